@@ -1,0 +1,135 @@
+// swift-tools-version: 6.1
+//
+// widgethost: a Linux runtime for WidgetKit-style timeline providers.
+//
+// The data path, in the order a call travels:
+//   SDK/ (C ABI)  ->  widgethost-runner (child, C)  ->  WidgetHostIsolation (host side)
+//   ->  WidgetHostScheduler  ->  WidgetHostCLI / widgethost
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6)
+]
+
+let package = Package(
+    name: "widgethost",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "widgethost", targets: ["widgethost"]),
+        .executable(name: "widgethost-runner", targets: ["widgethost-runner"]),
+        .library(name: "WidgetHostKit", targets: ["WidgetHostKit"]),
+        .library(name: "WidgetHostABI", targets: ["WidgetHostABI"]),
+        // First-party provider plugins, each a .so loaded through the C ABI.
+        .library(name: "CharacterPlugin", type: .dynamic, targets: ["CharacterPlugin"]),
+        .library(name: "CountdownPlugin", type: .dynamic, targets: ["CountdownPlugin"]),
+        .library(name: "MarketHoursPlugin", type: .dynamic, targets: ["MarketHoursPlugin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
+        // checks that freeze the v1 layout.
+        .target(
+            name: "WidgetHostABI",
+            path: "SDK",
+            sources: ["src"],
+            publicHeadersPath: "include"
+        ),
+        // Host-side system shims (posix_spawn with file actions, pidfd) and the
+        // wire protocol header shared with the runner.
+        .target(
+            name: "CWidgetHostSupport",
+            path: "Sources/CWidgetHostSupport"
+        ),
+        // The child process: loads one plugin and calls it. Plain C, single
+        // threaded, nothing that breaks after fork().
+        .executableTarget(
+            name: "widgethost-runner",
+            dependencies: ["WidgetHostABI", "CWidgetHostSupport"],
+            path: "Sources/widgethost-runner",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        // The Swift SDK plugin authors import (WidgetKit's names).
+        .target(
+            name: "WidgetHostKit",
+            dependencies: ["WidgetHostABI"],
+            swiftSettings: strictSwift
+        ),
+        // Plain values shared by the host modules: families, entries,
+        // timelines, plugin descriptions.
+        .target(
+            name: "WidgetHostModel",
+            swiftSettings: strictSwift
+        ),
+        // Host side of isolation: spawns the runner, speaks the wire protocol,
+        // enforces timeouts, turns everything into typed outcomes.
+        .target(
+            name: "WidgetHostIsolation",
+            dependencies: [
+                "WidgetHostModel",
+                "WidgetHostABI",
+                "CWidgetHostSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The budgeted reload scheduler: pure logic over a clock abstraction.
+        .target(
+            name: "WidgetHostScheduler",
+            dependencies: ["WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        // The command-line interface.
+        .target(
+            name: "WidgetHostCLI",
+            dependencies: [
+                "WidgetHostModel",
+                "WidgetHostIsolation",
+                "WidgetHostScheduler",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "widgethost",
+            dependencies: ["WidgetHostCLI"],
+            swiftSettings: strictSwift
+        ),
+
+        // First-party plugins.
+        .target(
+            name: "CharacterPlugin", dependencies: ["WidgetHostKit"],
+            path: "Plugins/Character", swiftSettings: strictSwift),
+        .target(
+            name: "CountdownPlugin", dependencies: ["WidgetHostKit"],
+            path: "Plugins/Countdown", swiftSettings: strictSwift),
+        .target(
+            name: "MarketHoursPlugin", dependencies: ["WidgetHostKit"],
+            path: "Plugins/MarketHours", swiftSettings: strictSwift),
+
+        // Tests.
+        .testTarget(
+            name: "WidgetHostKitTests",
+            dependencies: ["WidgetHostKit"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WidgetHostIsolationTests",
+            dependencies: ["WidgetHostIsolation", "WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WidgetHostSchedulerTests",
+            dependencies: ["WidgetHostScheduler", "WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WidgetHostCLITests",
+            dependencies: ["WidgetHostCLI"],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

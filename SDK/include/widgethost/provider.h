@@ -1,0 +1,408 @@
+/*
+ * widgethost/provider.h — the widgethost timeline-provider plugin ABI.
+ *
+ * A provider plugin is a shared object that exports ONE function,
+ * `widgethost_provider_entry`, returning a pointer to a constant, size-prefixed
+ * `wh_plugin_descriptor`. The host (the `widgethost-runner` child process,
+ * never the host daemon itself) calls it once after `dlopen`, then calls the
+ * entry points of the widget kinds it describes.
+ *
+ * Conventions used throughout this header:
+ *   - Every struct starts with `uint32_t struct_size`, set by whoever fills
+ *     the struct to `sizeof` of the struct as *they* compiled it. A reader
+ *     never reads past `struct_size`; fields beyond it read as zero
+ *     (zero-extension). Fields are only ever appended. See docs/abi.md.
+ *   - Every pointer says who owns it and how long it stays valid.
+ *   - Strings are UTF-8 and NUL-terminated.
+ *   - Times are `double` seconds since the Unix epoch (UTC), like
+ *     `Date.timeIntervalSince1970`. Durations are `double` seconds.
+ *   - Callbacks are a (function, void *context) pair.
+ *
+ * Build a plugin:
+ *   cc -shared -fPIC $(pkg-config --cflags widgethost-provider) -o my.so my.c
+ * and test it:
+ *   widgethost load ./my.so
+ *
+ * This header is C99 and C++ clean under -Wall -Wextra -pedantic -Werror.
+ */
+#ifndef WIDGETHOST_PROVIDER_H
+#define WIDGETHOST_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Versions                                                               */
+/* ---------------------------------------------------------------------- */
+
+/** The ABI version this header describes. A plugin built against this header
+ *  speaks exactly this version; the host may speak a range of them. */
+#define WH_ABI_VERSION 1u
+
+/** Oldest ABI version this header can describe (for hosts built against it). */
+#define WH_ABI_VERSION_MIN 1u
+
+/** Constant in `wh_plugin_descriptor.magic`: the bytes "WHPV" read as a
+ *  little-endian integer. Guards against a symbol of the right name that is
+ *  not a widgethost descriptor at all. */
+#define WH_PLUGIN_MAGIC 0x56504857u
+
+/** Version of the SDK this header belongs to, as a string. Informational. */
+#define WH_SDK_VERSION "1.0.0"
+
+/** Name of the one symbol every plugin exports. */
+#define WH_ENTRY_SYMBOL "widgethost_provider_entry"
+
+#if defined(_WIN32)
+#define WH_EXPORT __declspec(dllexport)
+#else
+#define WH_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Enumerations                                                           */
+/* ---------------------------------------------------------------------- */
+
+/** Widget families (sizes), as bits so a kind can list several.
+ *  The names and order mirror WidgetKit's `WidgetFamily`. */
+typedef enum wh_family {
+    WH_FAMILY_SYSTEM_SMALL = 1u << 0,
+    WH_FAMILY_SYSTEM_MEDIUM = 1u << 1,
+    WH_FAMILY_SYSTEM_LARGE = 1u << 2,
+    WH_FAMILY_SYSTEM_EXTRA_LARGE = 1u << 3,
+    WH_FAMILY_ACCESSORY_CIRCULAR = 1u << 4,
+    WH_FAMILY_ACCESSORY_RECTANGULAR = 1u << 5,
+    WH_FAMILY_ACCESSORY_INLINE = 1u << 6
+} wh_family;
+
+/** Every family bit defined by ABI version 1. */
+#define WH_FAMILY_ALL_V1 0x7Fu
+
+/** Type of a configuration parameter (see `wh_parameter`). */
+typedef enum wh_parameter_type {
+    WH_PARAM_STRING = 1,
+    WH_PARAM_INTEGER = 2,
+    WH_PARAM_NUMBER = 3,
+    WH_PARAM_BOOLEAN = 4
+} wh_parameter_type;
+
+/** Bits of `wh_kind.flags`. */
+typedef enum wh_kind_flags {
+    /** The kind needs network access. Without this bit the sandbox gives
+     *  the call no network at all. */
+    WH_KIND_NEEDS_NETWORK = 1u << 0
+} wh_kind_flags;
+
+/** When the host should ask for the next timeline (WidgetKit's
+ *  `TimelineReloadPolicy`). */
+typedef enum wh_reload_policy {
+    /** Ask again once the last entry's date has passed. */
+    WH_POLICY_AT_END = 1,
+    /** Ask again at `wh_result.policy_date`, not before. */
+    WH_POLICY_AFTER = 2,
+    /** Never ask again on its own; only an explicit reload asks. */
+    WH_POLICY_NEVER = 3
+} wh_reload_policy;
+
+/** `wh_result.status`. */
+typedef enum wh_status {
+    /** The result carries entries (and, for timeline, a policy). */
+    WH_STATUS_OK = 0,
+    /** The provider failed; `error_code` and `error_message` say why. */
+    WH_STATUS_ERROR = 1
+} wh_status;
+
+/** Bits of `wh_entry.flags`. */
+typedef enum wh_entry_flags {
+    /** `relevance_score` and `relevance_duration` are meaningful. */
+    WH_ENTRY_HAS_RELEVANCE = 1u << 0
+} wh_entry_flags;
+
+/** Which entry point a call is for (`wh_context.entry_point`). */
+typedef enum wh_entry_point {
+    WH_ENTRY_PLACEHOLDER = 1,
+    WH_ENTRY_SNAPSHOT = 2,
+    WH_ENTRY_TIMELINE = 3
+} wh_entry_point;
+
+/* ---------------------------------------------------------------------- */
+/* Host -> plugin: the offer                                              */
+/* ---------------------------------------------------------------------- */
+
+/** What the host offers when it calls `widgethost_provider_entry`.
+ *  Owner: the host. Valid only for the duration of that call: copy what you
+ *  need. */
+typedef struct wh_host_offer {
+    /** sizeof(wh_host_offer) as the host compiled it. */
+    uint32_t struct_size;
+    /** Oldest ABI version the host speaks. */
+    uint32_t abi_min;
+    /** Newest ABI version the host speaks. */
+    uint32_t abi_max;
+    /** Reserved, zero. */
+    uint32_t reserved;
+    /** Host name and version, e.g. "widgethost 0.1.0". Informational. */
+    const char *host_version;
+} wh_host_offer;
+
+/* ---------------------------------------------------------------------- */
+/* Plugin -> host: results                                                */
+/* ---------------------------------------------------------------------- */
+
+/** One timeline entry. */
+typedef struct wh_entry {
+    /** sizeof(wh_entry) as the plugin compiled it. */
+    uint32_t struct_size;
+    /** Bits from `wh_entry_flags`. */
+    uint32_t flags;
+    /** When the entry becomes the displayed one (seconds since the epoch). */
+    double date;
+    /** Relevance score (WidgetKit's `TimelineEntryRelevance.score`), >= 0;
+     *  read only when WH_ENTRY_HAS_RELEVANCE is set. */
+    double relevance_score;
+    /** How long the score holds, in seconds from `date`; 0 means until the
+     *  next entry. Read only when WH_ENTRY_HAS_RELEVANCE is set. */
+    double relevance_duration;
+    /** The entry's content: a JSON object, UTF-8. Owner: the plugin; needs to
+     *  stay valid only until the completion function returns. */
+    const char *content_json;
+    /** Length of `content_json` in bytes, or 0 to use strlen(). */
+    size_t content_length;
+} wh_entry;
+
+/** The answer to one entry-point call, passed to the completion function.
+ *  Owner: the plugin. The host copies everything it needs before the
+ *  completion function returns, so the plugin may free or reuse the result
+ *  (and everything it points to) as soon as the completion returns. */
+typedef struct wh_result {
+    /** sizeof(wh_result) as the plugin compiled it. */
+    uint32_t struct_size;
+    /** WH_STATUS_OK or WH_STATUS_ERROR. */
+    int32_t status;
+    /** Number of entries. Placeholder and snapshot answer exactly one;
+     *  timeline answers one or more, sorted by date. */
+    uint32_t entry_count;
+    /** sizeof(wh_entry) as the plugin compiled it: the stride of `entries`. */
+    uint32_t entry_size;
+    /** Array of `entry_count` entries, each `entry_size` bytes apart. */
+    const wh_entry *entries;
+    /** A `wh_reload_policy`; read for timeline calls only. */
+    uint32_t policy;
+    /** Reserved, zero. */
+    uint32_t reserved;
+    /** For WH_POLICY_AFTER: when to ask again (seconds since the epoch). */
+    double policy_date;
+    /** For WH_STATUS_ERROR: the plugin's own error code (any non-zero value). */
+    int32_t error_code;
+    /** Reserved, zero. */
+    uint32_t reserved2;
+    /** For WH_STATUS_ERROR: a message for the plugin's author/user.
+     *  Owner: the plugin; valid until the completion function returns. */
+    const char *error_message;
+} wh_result;
+
+/** The completion function the host hands to every entry point.
+ *
+ *  Call it exactly once per call, with `completion_context` as first
+ *  argument, from any thread, at any time before the call's deadline
+ *  (`wh_context.timeout`). The host copies `result` before returning;
+ *  `result` stays owned by the plugin. A second call is ignored. */
+typedef void (*wh_complete_fn)(void *completion_context, const wh_result *result);
+
+/* ---------------------------------------------------------------------- */
+/* Host -> plugin: the call context                                       */
+/* ---------------------------------------------------------------------- */
+
+/** Everything a provider needs to answer one call (WidgetKit's
+ *  `TimelineProviderContext`, plus the time and the instance's settings).
+ *  Owner: the host. The struct and every string it points to stay valid
+ *  until the plugin calls the completion function (or the deadline passes):
+ *  a provider answering later, from another thread, may keep the pointer
+ *  until then. */
+typedef struct wh_context {
+    /** sizeof(wh_context) as the host compiled it. */
+    uint32_t struct_size;
+    /** The ABI version negotiated for this plugin. */
+    uint32_t abi_version;
+    /** WH_ENTRY_PLACEHOLDER, WH_ENTRY_SNAPSHOT or WH_ENTRY_TIMELINE. */
+    uint32_t entry_point;
+    /** One `wh_family` bit: the family to render for. */
+    uint32_t family;
+    /** Non-zero when the widget is shown in the gallery (`isPreview`):
+     *  answer fast, with sample data if real data is not at hand. */
+    uint32_t is_preview;
+    /** Reserved, zero. */
+    uint32_t reserved;
+    /** The kind's id, as in `wh_kind.id`. */
+    const char *kind;
+    /** Display size in points (WidgetKit's `displaySize`). */
+    double display_width;
+    double display_height;
+    /** The current time, from the host's clock (seconds since the epoch).
+     *  Use it instead of reading the system clock: the scheduler's
+     *  simulations run on a virtual clock. */
+    double now;
+    /** Seconds the provider has to call the completion, counted from the
+     *  start of the call. The call is killed after that. */
+    double timeout;
+    /** The instance's configuration: a JSON object with one member per
+     *  declared parameter (defaults filled in). Never NULL; "{}" if none. */
+    const char *configuration_json;
+    /** The user's locale as a BCP 47 tag, e.g. "en-US". Never NULL. */
+    const char *locale;
+    /** Absolute path of the plugin's own data directory: the only place it
+     *  may write, shared with its app (WidgetKit's App Group container).
+     *  Also the current working directory. Never NULL. */
+    const char *data_directory;
+    /** The `context` pointer of the kind being called (`wh_kind.context`),
+     *  handed back untouched. */
+    void *kind_context;
+} wh_context;
+
+/** An entry point: placeholder, snapshot or timeline.
+ *
+ *  `context` and `completion_context` are owned by the host (see
+ *  `wh_context`). Return whenever you like: before or after calling
+ *  `complete`. The call ends when `complete` is called, or fails when the
+ *  deadline passes first. */
+typedef void (*wh_entry_fn)(const wh_context *context, wh_complete_fn complete,
+                            void *completion_context);
+
+/* ---------------------------------------------------------------------- */
+/* Plugin -> host: the descriptor                                         */
+/* ---------------------------------------------------------------------- */
+
+/** A configuration parameter a kind accepts. Owner: the plugin; must stay
+ *  valid (constant) while the plugin is loaded. */
+typedef struct wh_parameter {
+    /** sizeof(wh_parameter) as the plugin compiled it. */
+    uint32_t struct_size;
+    /** A `wh_parameter_type`. */
+    uint32_t type;
+    /** Name, unique in the kind: [A-Za-z_][A-Za-z0-9_]*. */
+    const char *name;
+    /** The default value as a JSON literal of the parameter's type, e.g.
+     *  "\"Paris\"", "3", "true". NULL means required, no default. */
+    const char *default_json;
+    /** One line for people configuring an instance. May be NULL. */
+    const char *description;
+} wh_parameter;
+
+/** One widget kind (WidgetKit: one `Widget` of a `WidgetBundle`).
+ *  Owner: the plugin; must stay valid (constant) while it is loaded. */
+typedef struct wh_kind {
+    /** sizeof(wh_kind) as the plugin compiled it. */
+    uint32_t struct_size;
+    /** Bits from `wh_kind_flags`. */
+    uint32_t flags;
+    /** Unique id, e.g. "com.example.character-detail" (WidgetKit's `kind`). */
+    const char *id;
+    /** Name shown in the gallery. */
+    const char *display_name;
+    /** One sentence shown in the gallery. May be NULL. */
+    const char *description;
+    /** The `wh_family` bits this kind supports; at least one. */
+    uint32_t families;
+    /** Number of entries in `parameters`. */
+    uint32_t parameter_count;
+    /** sizeof(wh_parameter) as the plugin compiled it: stride of `parameters`. */
+    uint32_t parameter_size;
+    /** Reserved, zero. */
+    uint32_t reserved;
+    /** Array of `parameter_count` parameters; may be NULL when the count is 0. */
+    const wh_parameter *parameters;
+    /** The three entry points; none may be NULL. */
+    wh_entry_fn placeholder;
+    wh_entry_fn snapshot;
+    wh_entry_fn timeline;
+    /** Opaque pointer handed back in `wh_context.kind_context`. May be NULL. */
+    void *context;
+} wh_kind;
+
+/** What `widgethost_provider_entry` returns. Owner: the plugin; must stay
+ *  valid (constant) while the plugin is loaded. */
+typedef struct wh_plugin_descriptor {
+    /** sizeof(wh_plugin_descriptor) as the plugin compiled it. */
+    uint32_t struct_size;
+    /** Must be WH_PLUGIN_MAGIC. */
+    uint32_t magic;
+    /** The ABI version the plugin chose from the host's offer
+     *  (abi_min..abi_max), or 0 to refuse the host: then say why in
+     *  `refusal`. */
+    uint32_t abi_version;
+    /** sizeof(wh_kind) as the plugin compiled it: the stride of `kinds`. */
+    uint32_t kind_size;
+    /** sizeof(wh_entry) and sizeof(wh_result) as the plugin compiled them;
+     *  the host checks them against the negotiated version. */
+    uint32_t entry_size;
+    uint32_t result_size;
+    /** Reverse-DNS id of the plugin, e.g. "com.example.weather". */
+    const char *id;
+    /** Human-readable name and version of the plugin. */
+    const char *name;
+    const char *version;
+    /** Who made it. May be NULL. */
+    const char *vendor;
+    /** WH_SDK_VERSION the plugin was built with. */
+    const char *sdk_version;
+    /** When `abi_version` is 0: why the plugin refused. May be NULL. */
+    const char *refusal;
+    /** Number of kinds, at least one. */
+    uint32_t kind_count;
+    /** Reserved, zero. */
+    uint32_t reserved;
+    /** Array of `kind_count` kinds, each `kind_size` bytes apart. */
+    const wh_kind *kinds;
+} wh_plugin_descriptor;
+
+/** The one function a plugin exports.
+ *
+ *  Called once, right after `dlopen`, with the host's offer. Keep it cheap:
+ *  no I/O, no threads, no blocking. Return a pointer to a constant descriptor
+ *  (a `static const` object is the usual way). Choose `abi_version` with
+ *  WH_NEGOTIATE(offer). Must not return NULL.
+ *
+ *  The returned pointer is owned by the plugin and must stay valid while the
+ *  plugin is loaded. */
+typedef const wh_plugin_descriptor *(*wh_entry_function)(const wh_host_offer *offer);
+
+/** Declaration of the symbol for plugins written in C or C++. */
+WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *offer);
+
+/** The ABI version a plugin built against this header answers to `offer`:
+ *  WH_ABI_VERSION if the host's range contains it, 0 (refusal) otherwise. */
+#define WH_NEGOTIATE(offer)                                                                  \
+    (((offer) != NULL && (offer)->abi_min <= WH_ABI_VERSION && WH_ABI_VERSION <= (offer)->abi_max) \
+         ? WH_ABI_VERSION                                                                    \
+         : 0u)
+
+/* ---------------------------------------------------------------------- */
+/* Display sizes                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* The display size the host passes for each family, in points (those of a
+ * 6.1" iPhone; informational, a provider must not depend on them). */
+#define WH_SIZE_SYSTEM_SMALL_W 170.0
+#define WH_SIZE_SYSTEM_SMALL_H 170.0
+#define WH_SIZE_SYSTEM_MEDIUM_W 364.0
+#define WH_SIZE_SYSTEM_MEDIUM_H 170.0
+#define WH_SIZE_SYSTEM_LARGE_W 364.0
+#define WH_SIZE_SYSTEM_LARGE_H 382.0
+#define WH_SIZE_SYSTEM_EXTRA_LARGE_W 715.0
+#define WH_SIZE_SYSTEM_EXTRA_LARGE_H 330.0
+#define WH_SIZE_ACCESSORY_CIRCULAR_W 76.0
+#define WH_SIZE_ACCESSORY_CIRCULAR_H 76.0
+#define WH_SIZE_ACCESSORY_RECTANGULAR_W 172.0
+#define WH_SIZE_ACCESSORY_RECTANGULAR_H 76.0
+#define WH_SIZE_ACCESSORY_INLINE_W 257.0
+#define WH_SIZE_ACCESSORY_INLINE_H 26.0
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WIDGETHOST_PROVIDER_H */

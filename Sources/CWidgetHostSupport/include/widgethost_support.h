@@ -1,0 +1,51 @@
+/*
+ * widgethost_support.h — thin host-side wrappers over Linux APIs that Swift
+ * cannot call directly (variadic syscall(), GNU-only posix_spawn file
+ * actions, wait-status macros). Nothing here forks: children are started
+ * with posix_spawn (vfork semantics), which is safe from a multi-threaded
+ * process.
+ */
+#ifndef WIDGETHOST_SUPPORT_H
+#define WIDGETHOST_SUPPORT_H
+
+#include <sys/types.h>
+
+#include "widgethost_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Starts `path` as an isolated child:
+ *  - a new session and process group (the child's pid is its pgid), so a
+ *    timeout can kill the whole group;
+ *  - stdin from /dev/null, stdout to `stdout_fd`, stderr to `stderr_fd`,
+ *    the protocol socket on fd 3 (WH_WIRE_FD), every other fd closed;
+ *  - signal mask emptied and every signal at its default disposition;
+ *  - working directory `cwd` (if not NULL) and environment `envp`.
+ *  On success returns 0 and sets `*pid` and `*pidfd` (-1 if the kernel has
+ *  no pidfd_open). On failure returns an errno value. */
+int wh_spawn(const char *path, char *const argv[], char *const envp[], int protocol_fd,
+             int stdout_fd, int stderr_fd, const char *cwd, pid_t *pid, int *pidfd);
+
+/** pipe2(fds, O_CLOEXEC): returns 0 or -1 with errno set. */
+int wh_pipe_cloexec(int fds[2]);
+
+/** pidfd_open(2), or -1 with errno set. */
+int wh_pidfd_open(pid_t pid);
+
+/** Decodes a wait status: returns 1 if the process exited (code in *value),
+ *  2 if a signal killed it (signal in *value, *core set), 0 otherwise. */
+int wh_wait_status(int status, int *value, int *core);
+
+/** The abbreviation of a signal, e.g. "SEGV", or NULL if unknown. */
+const char *wh_signal_abbrev(int signal);
+
+/** Reads the kernel's count of threads of this process (from /proc). */
+int wh_thread_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

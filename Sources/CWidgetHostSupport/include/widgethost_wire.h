@@ -1,0 +1,108 @@
+/*
+ * widgethost_wire.h — the framed protocol between the host and
+ * `widgethost-runner`, the child process that loads and calls a plugin.
+ *
+ * This is private to widgethost (plugins never see it); both sides are
+ * built from this one header, so the constants cannot drift apart.
+ *
+ * The channel is a SOCK_STREAM Unix socket on the child's fd 3
+ * (WH_WIRE_FD). Each message is a 16-byte header followed by `length`
+ * bytes of payload, all integers little-endian:
+ *
+ *     uint32 magic    WH_WIRE_MAGIC ("WHW1")
+ *     uint16 version  WH_WIRE_VERSION
+ *     uint16 type     a wh_wire_type
+ *     uint32 length   payload bytes, at most WH_WIRE_MAX_PAYLOAD
+ *     uint32 reserved zero
+ *
+ * Payloads are sequences of fields: u32, i32, u64 (little-endian),
+ * f64 (IEEE 754 bits as a little-endian u64) and str (u32 byte length,
+ * then the bytes, no NUL). The fields of each message are listed below,
+ * in order.
+ *
+ * A conversation: host sends LOAD; the runner answers LOADED or
+ * LOAD_FAILED. Then, for each call, host sends CALL and the runner
+ * answers RESULT or CALL_FAILED. When the host closes the socket the
+ * runner exits.
+ */
+#ifndef WIDGETHOST_WIRE_H
+#define WIDGETHOST_WIRE_H
+
+#include <stdint.h>
+
+/* Constants are enumerators (not macros with expressions) so that Swift
+ * imports them too. */
+enum {
+    WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
+    WH_WIRE_VERSION = 1u,
+    WH_WIRE_HEADER_SIZE = 16u,
+    /** Largest payload either side accepts (16 MiB). */
+    WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
+    /** The child's fd for the protocol socket. */
+    WH_WIRE_FD = 3,
+    /** Limits on a result, checked in the runner and again in the host. */
+    WH_LIMIT_MAX_ENTRIES = 400u,
+    WH_LIMIT_MAX_RESULT_BYTES = 10u * 1024u * 1024u
+};
+
+typedef enum wh_wire_type {
+    /* host -> runner */
+    /** str plugin_path, u32 abi_min, u32 abi_max, str host_version */
+    WH_MSG_LOAD = 1,
+    /** u32 entry_point, u32 family, u32 is_preview, f64 display_width,
+     *  f64 display_height, f64 now, f64 timeout, str kind,
+     *  str configuration_json, str locale, str data_directory */
+    WH_MSG_CALL = 2,
+
+    /* runner -> host */
+    /** u32 abi_version, u32 descriptor_size, str id, str name, str version,
+     *  str vendor, str sdk_version, u64 load_nanoseconds, u32 thread_count,
+     *  u32 kind_count, then per kind: str id, str display_name,
+     *  str description, u32 families, u32 flags, u32 entry_points (bit 0
+     *  placeholder, bit 1 snapshot, bit 2 timeline present),
+     *  u32 parameter_count, then per parameter: str name, u32 type,
+     *  u32 has_default, str default_json, str description */
+    WH_MSG_LOADED = 101,
+    /** u32 wh_load_failure, str detail (dlerror or similar),
+     *  str field, str expected, str found */
+    WH_MSG_LOAD_FAILED = 102,
+    /** i32 status, u32 policy, f64 policy_date, i32 error_code,
+     *  str error_message, u64 call_nanoseconds (entry call to completion),
+     *  u32 completed_on_calling_thread, u32 entry_count, then per entry:
+     *  u32 flags, f64 date, f64 relevance_score, f64 relevance_duration,
+     *  str content_json; and last u32 duplicate_completions (extra calls of
+     *  the completion seen before the result was sent) */
+    WH_MSG_RESULT = 103,
+    /** u32 wh_call_failure, str detail, u64 found, u64 limit */
+    WH_MSG_CALL_FAILED = 104
+} wh_wire_type;
+
+/** Why the runner could not load a plugin (WH_MSG_LOAD_FAILED). */
+typedef enum wh_load_failure {
+    WH_LOAD_FILE_NOT_FOUND = 1,
+    WH_LOAD_NOT_READABLE = 2,
+    WH_LOAD_NOT_ELF = 3,
+    WH_LOAD_WRONG_MACHINE = 4,
+    WH_LOAD_NOT_SHARED_OBJECT = 5,
+    WH_LOAD_MISSING_DEPENDENCY = 6,
+    WH_LOAD_UNRESOLVED_SYMBOL = 7,
+    WH_LOAD_DLOPEN_FAILED = 8,
+    WH_LOAD_NO_ENTRY_FUNCTION = 9,
+    WH_LOAD_ENTRY_RETURNED_NULL = 10,
+    WH_LOAD_ABI_MISMATCH = 11,
+    WH_LOAD_PLUGIN_REFUSED = 12,
+    WH_LOAD_INVALID_DESCRIPTOR = 13
+} wh_load_failure;
+
+/** Why a call produced no result (WH_MSG_CALL_FAILED). */
+typedef enum wh_call_failure {
+    WH_CALL_UNKNOWN_KIND = 1,
+    WH_CALL_MISSING_ENTRY_POINT = 2,
+    WH_CALL_NULL_RESULT = 3,
+    WH_CALL_BAD_RESULT_STRUCT = 4,
+    WH_CALL_TOO_MANY_ENTRIES = 5,
+    WH_CALL_RESULT_TOO_LARGE = 6,
+    WH_CALL_NOT_LOADED = 7
+} wh_call_failure;
+
+#endif /* WIDGETHOST_WIRE_H */

@@ -1,0 +1,112 @@
+#define _GNU_SOURCE
+#include "widgethost_support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int wh_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int wh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/* Moves fd above the range the child's dup2 targets use (0..3), so that a
+ * dup2 onto itself (which would keep FD_CLOEXEC set) cannot happen. */
+static int lift(int fd, int *owned) {
+    *owned = -1;
+    if (fd > WH_WIRE_FD) return fd;
+    int lifted = fcntl(fd, F_DUPFD_CLOEXEC, WH_WIRE_FD + 1);
+    if (lifted >= 0) *owned = lifted;
+    return lifted;
+}
+
+int wh_spawn(const char *path, char *const argv[], char *const envp[], int protocol_fd,
+             int stdout_fd, int stderr_fd, const char *cwd, pid_t *pid, int *pidfd) {
+    int owned[3];
+    int proto = lift(protocol_fd, &owned[0]);
+    int out = lift(stdout_fd, &owned[1]);
+    int err = lift(stderr_fd, &owned[2]);
+    int rc = 0;
+    if (proto < 0 || out < 0 || err < 0) {
+        rc = errno;
+        goto done;
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_adddup2(&actions, err, 2);
+    posix_spawn_file_actions_adddup2(&actions, proto, WH_WIRE_FD);
+    posix_spawn_file_actions_addclosefrom_np(&actions, WH_WIRE_FD + 1);
+    if (cwd) posix_spawn_file_actions_addchdir_np(&actions, cwd);
+
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+
+    pid_t child;
+    rc = posix_spawn(&child, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) {
+        *pid = child;
+        *pidfd = wh_pidfd_open(child);
+        if (*pidfd >= 0) fcntl(*pidfd, F_SETFD, FD_CLOEXEC);
+    }
+done:
+    for (int i = 0; i < 3; i++)
+        if (owned[i] >= 0) close(owned[i]);
+    return rc;
+}
+
+int wh_wait_status(int status, int *value, int *core) {
+    *core = 0;
+    if (WIFEXITED(status)) {
+        *value = WEXITSTATUS(status);
+        return 1;
+    }
+    if (WIFSIGNALED(status)) {
+        *value = WTERMSIG(status);
+#ifdef WCOREDUMP
+        *core = WCOREDUMP(status) ? 1 : 0;
+#endif
+        return 2;
+    }
+    *value = 0;
+    return 0;
+}
+
+const char *wh_signal_abbrev(int signal) { return sigabbrev_np(signal); }
+
+int wh_thread_count(void) {
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Threads:", 8) == 0) {
+            n = atoi(line + 8);
+            break;
+        }
+    }
+    fclose(f);
+    return n;
+}

@@ -1,0 +1,499 @@
+import CWidgetHostSupport
+import WidgetHostABI
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Host-side settings for isolated calls.
+public struct IsolationOptions: Sendable {
+    /// Path of `widgethost-runner`; nil to look next to the running executable
+    /// (or in `$WIDGETHOST_RUNNER`).
+    public var runnerPath: String?
+    /// Seconds the plugin has to load (`dlopen`, constructors, entry function).
+    public var loadTimeout: Double
+    /// The ABI versions the host offers.
+    public var abiRange: ClosedRange<UInt32>
+    /// Host name and version passed in the offer.
+    public var hostVersion: String
+
+    public init(
+        runnerPath: String? = nil, loadTimeout: Double = DefaultTimeouts.load,
+        abiRange: ClosedRange<UInt32> = 1...1, hostVersion: String = "widgethost 0.1.0"
+    ) {
+        self.runnerPath = runnerPath
+        self.loadTimeout = loadTimeout
+        self.abiRange = abiRange
+        self.hostVersion = hostVersion
+    }
+}
+
+/// Runs one plugin load, and optionally one entry-point call, in a fresh
+/// child process (`widgethost-runner`), and supervises it.
+///
+/// The child is started with `posix_spawn` in its own session and process
+/// group, with only stdin (/dev/null), stdout and stderr (pipes to the host),
+/// and the protocol socket (fd 3). Liveness is judged by the child's pidfd,
+/// never by EOF on a pipe. On a deadline the whole process group is killed;
+/// after every call the group is killed before the child is reaped, so no
+/// grandchild outlives the call.
+///
+/// ```swift
+/// let output = IsolatedRunner.run(plugin: "/path/libCountdownPlugin.so",
+///                                 call: PluginCall(.timeline, kind: "com.widgethost.countdown",
+///                                                  family: .systemSmall, now: now, dataDirectory: dir))
+/// if let failure = output.failure { print(failure.message, failure.hint) }
+/// ```
+public enum IsolatedRunner {
+    /// Loads `plugin` in a child and, if `call` is given, makes that call.
+    /// Never throws: every failure is a typed `PluginFailure` in the output.
+    public static func run(
+        plugin: String, call: PluginCall? = nil, options: IsolationOptions = IsolationOptions()
+    ) -> CallOutput {
+        let path = absolutePath(plugin)
+        var session = Supervision(path: path, call: call, options: options)
+        return session.run()
+    }
+
+    /// Resolves `path` against the current directory.
+    static func absolutePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
+    }
+}
+
+/// Monotonic seconds.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// The state of one supervised child.
+private struct Supervision {
+    let path: String
+    let call: PluginCall?
+    let options: IsolationOptions
+
+    var pid: pid_t = 0
+    var pidfd: Int32 = -1
+    var channel: Int32 = -1
+    var stdoutPipe: Int32 = -1
+    var stderrPipe: Int32 = -1
+
+    var decoder = FrameDecoder()
+    var stdoutBytes: [UInt8] = []
+    var stderrBytes: [UInt8] = []
+    var dropped = 0
+    var channelOpen = true
+    var stdoutOpen = true
+    var stderrOpen = true
+
+    enum Stage { case loading, calling, finished }
+    var stage = Stage.loading
+    var deadline = 0.0
+    var startedAt = 0.0
+
+    var description: PluginDescription?
+    var result: ProviderResult?
+    var failure: PluginFailure?
+    var providerSeconds: Double?
+    var killedForTimeout = false
+
+    init(path: String, call: PluginCall?, options: IsolationOptions) {
+        self.path = path
+        self.call = call
+        self.options = options
+    }
+
+    mutating func run() -> CallOutput {
+        startedAt = monotonicSeconds()
+        if let problem = spawn() {
+            return output(failure: PluginFailure(plugin: path, reason: .runnerUnavailable(problem)), exit: "not started")
+        }
+        var load = WireWriter()
+        load.string(path)
+        load.u32(options.abiRange.lowerBound)
+        load.u32(options.abiRange.upperBound)
+        load.string(options.hostVersion)
+        send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue)))
+        deadline = monotonicSeconds() + options.loadTimeout
+
+        let exited = supervise()
+        let exit = finish(childExited: exited)
+        return output(failure: failure, exit: exit)
+    }
+
+    // MARK: Spawning
+
+    /// Starts the runner; returns a problem description on failure.
+    mutating func spawn() -> String? {
+        guard let runner = RunnerLocator.locate(explicit: options.runnerPath) else {
+            return "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
+        }
+        var sockets: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
+            return "socketpair failed: \(String(cString: strerror(errno)))"
+        }
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard wh_pipe_cloexec(&outPipe) == 0, wh_pipe_cloexec(&errPipe) == 0 else {
+            return "pipe2 failed: \(String(cString: strerror(errno)))"
+        }
+        let directory = call?.dataDirectory
+        if let directory { DataDirectory.ensure(directory) }
+        let environment = ChildEnvironment.make(dataDirectory: directory, locale: call?.locale)
+        let argv: [String] = ["widgethost-runner"]
+        var spawnedPid: pid_t = 0
+        var spawnedPidfd: Int32 = -1
+        let rc = withCStrings(argv) { cArgv in
+            withCStrings(environment) { cEnv in
+                wh_spawn(
+                    runner, cArgv, cEnv, sockets[1], outPipe[1], errPipe[1], directory, &spawnedPid,
+                    &spawnedPidfd)
+            }
+        }
+        close(sockets[1])
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(sockets[0])
+            close(outPipe[0])
+            close(errPipe[0])
+            return "posix_spawn(\(runner)) failed: \(String(cString: strerror(rc)))"
+        }
+        pid = spawnedPid
+        pidfd = spawnedPidfd
+        channel = sockets[0]
+        stdoutPipe = outPipe[0]
+        stderrPipe = errPipe[0]
+        for fd in [channel, stdoutPipe, stderrPipe] {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        return nil
+    }
+
+    // MARK: The loop
+
+    /// Polls the channel, the log pipes and the pidfd until the conversation
+    /// is over, the child exits, or a deadline passes. Returns true when the
+    /// child is known to have exited.
+    mutating func supervise() -> Bool {
+        while stage != .finished {
+            let remaining = deadline - monotonicSeconds()
+            if remaining <= 0 {
+                timeOut()
+                return false
+            }
+            // A stream at EOF is left out (poll ignores negative fds), so a
+            // plugin that closes its stdout cannot make this loop spin.
+            var fds = [
+                pollfd(fd: channelOpen ? channel : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stdoutOpen ? stdoutPipe : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stderrOpen ? stderrPipe : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0),
+            ]
+            // Without a pidfd (old kernels) poll in short slices and ask waitpid.
+            let slice = pidfd >= 0 ? remaining : min(remaining, 0.005)
+            // Round up to whole milliseconds: never wake before the deadline.
+            let milliseconds = Int32(min((slice * 1000).rounded(.up), 3_600_000))
+            let ready = poll(&fds, nfds_t(fds.count), milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                fail(.protocolViolation("poll failed: \(String(cString: strerror(errno)))"))
+                return false
+            }
+            if fds[1].revents != 0 {
+                let drained = Self.drain(stdoutPipe, into: &stdoutBytes)
+                dropped += drained.dropped
+                stdoutOpen = !drained.eof
+            }
+            if fds[2].revents != 0 {
+                let drained = Self.drain(stderrPipe, into: &stderrBytes)
+                dropped += drained.dropped
+                stderrOpen = !drained.eof
+            }
+            if fds[0].revents != 0 { readChannel() }
+            let exited = pidfd >= 0 ? fds[3].revents != 0 : childHasExited()
+            if exited {
+                // Take what the child wrote before it exited.
+                readChannel()
+                return true
+            }
+        }
+        return false
+    }
+
+    mutating func childHasExited() -> Bool {
+        var info = siginfo_t()
+        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+    }
+
+    mutating func readChannel() {
+        guard channel >= 0 else { return }
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while stage != .finished {
+            let count = chunk.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
+                channelOpen = false
+                break
+            }
+            if count < 0 { break }
+            decoder.append(chunk[0..<count])
+            do {
+                while stage != .finished, let frame = try decoder.next() { handle(frame) }
+            } catch {
+                fail(.protocolViolation(Self.explain(error)))
+            }
+        }
+    }
+
+    static func explain(_ error: FrameDecoder.Failure) -> String {
+        switch error {
+        case .badMagic(let magic):
+            "a frame starts with 0x\(String(magic, radix: 16)) instead of the protocol's magic (did the plugin write to fd 3?)"
+        case .badVersion(let version): "a frame has protocol version \(version), expected \(WH_WIRE_VERSION)"
+        case .tooLarge(let length): "a frame of \(length) bytes exceeds the \(WH_WIRE_MAX_PAYLOAD)-byte limit"
+        }
+    }
+
+    /// Reads what a log pipe has, keeping up to the per-stream limit.
+    /// Returns the number of bytes dropped and whether the pipe reached EOF.
+    static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> (dropped: Int, eof: Bool) {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var dropped = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return (dropped, true) }
+            if count < 0 { return (dropped, errno != EAGAIN && errno != EINTR) }
+            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
+            bytes.append(contentsOf: chunk[0..<min(room, count)])
+            dropped += count - min(room, count)
+        }
+    }
+
+    // MARK: Messages
+
+    mutating func handle(_ frame: WireFrame) {
+        var reader = WireReader(frame.payload)
+        switch UInt32(frame.type) {
+        case WH_MSG_LOADED.rawValue:
+            guard stage == .loading else { return fail(.protocolViolation("LOADED received twice")) }
+            let decoded = DescriptorDecoder.decode(&reader, path: path)
+            guard !reader.malformed else { return fail(.protocolViolation("truncated LOADED message")) }
+            switch decoded {
+            case .failure(let failure): self.failure = failure; stage = .finished
+            case .success(let plugin):
+                description = plugin
+                startCall(plugin)
+            }
+        case WH_MSG_LOAD_FAILED.rawValue:
+            let code = reader.u32()
+            let detail = reader.string()
+            let field = reader.string()
+            let expected = reader.string()
+            let found = reader.string()
+            fail(LoadFailureMapping.reason(code: code, detail: detail, field: field, expected: expected, found: found, options: options))
+        case WH_MSG_RESULT.rawValue:
+            guard stage == .calling, let call else { return fail(.protocolViolation("RESULT before CALL")) }
+            let raw = RawResult.decode(&reader)
+            guard !reader.malformed else { return fail(.protocolViolation("truncated RESULT message")) }
+            providerSeconds = Double(raw.nanoseconds) / 1e9
+            switch ResultValidator.validate(raw, for: call) {
+            case .success(let validated): result = validated
+            case .failure(let reason): failure = PluginFailure(plugin: path, reason: reason)
+            }
+            stage = .finished
+        case WH_MSG_CALL_FAILED.rawValue:
+            guard let call else { return fail(.protocolViolation("CALL_FAILED without a call")) }
+            let code = reader.u32()
+            let detail = reader.string()
+            let found = reader.u64()
+            let limit = reader.u64()
+            fail(CallFailureMapping.reason(code: code, detail: detail, found: found, limit: limit, call: call, plugin: description))
+        default:
+            fail(.protocolViolation("unknown message type \(frame.type)"))
+        }
+    }
+
+    mutating func startCall(_ plugin: PluginDescription) {
+        guard let call else {
+            stage = .finished
+            return
+        }
+        guard let kind = plugin.kind(call.kind) else {
+            return fail(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
+        }
+        guard kind.families.contains(call.family) else {
+            return fail(.unsupportedFamily(kind: kind.id, family: call.family, supported: kind.families))
+        }
+        guard kind.entryPoints.contains(call.entryPoint) else {
+            return fail(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
+        }
+        let configuration: String
+        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
+        case .success(let json): configuration = json
+        case .failure(let problem): return fail(.badConfiguration(problem.description))
+        }
+        var message = WireWriter()
+        message.u32(call.entryPoint.rawValue)
+        message.u32(call.family.rawValue)
+        message.u32(call.isPreview ? 1 : 0)
+        message.f64(call.family.displaySize.width)
+        message.f64(call.family.displaySize.height)
+        message.f64(call.now)
+        message.f64(call.effectiveTimeout)
+        message.string(call.kind)
+        message.string(configuration)
+        message.string(call.locale)
+        message.string(call.dataDirectory)
+        stage = .calling
+        deadline = monotonicSeconds() + call.effectiveTimeout
+        send(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
+    }
+
+    mutating func fail(_ reason: PluginFailure.Reason) {
+        if failure == nil { failure = PluginFailure(plugin: path, reason: reason) }
+        stage = .finished
+    }
+
+    mutating func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(channel, $0.baseAddress, $0.count) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EAGAIN || errno == EINTR {
+                var fd = pollfd(fd: channel, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&fd, 1, 100)
+            } else {
+                return  // the child is gone; its exit status will tell why
+            }
+        }
+    }
+
+    var currentPhase: PluginFailure.Phase {
+        if stage == .calling, let call { return .call(call.entryPoint) }
+        return .load
+    }
+
+    mutating func timeOut() {
+        let phase = currentPhase
+        let limit = phase == .load ? options.loadTimeout : (call?.effectiveTimeout ?? 0)
+        killGroup()
+        killedForTimeout = true
+        fail(.timedOut(phase: phase, limit: limit))
+    }
+
+    func killGroup() {
+        // SIGCONT first so a stopped group still receives the kill.
+        kill(-pid, SIGCONT)
+        kill(-pid, SIGKILL)
+    }
+
+    // MARK: Ending
+
+    /// Ends the conversation, makes sure the child and its whole process group
+    /// are gone, reaps the child and turns an unexpected exit into a failure.
+    /// Returns how the child ended.
+    mutating func finish(childExited: Bool) -> String {
+        let phaseAtExit = currentPhase
+        let conversationOver = stage == .finished
+        // Closing the channel tells the runner to exit.
+        close(channel)
+        channel = -1
+        if !childExited && !killedForTimeout {
+            // Give the runner a moment to exit on its own, then kill.
+            if !waitForExit(seconds: 0.5) { killGroup() }
+        }
+        // The leader may have exited, but its pid stays reserved until it is
+        // reaped: kill the group (grandchildren) first, then reap.
+        killGroup()
+        _ = waitForExit(seconds: 5)
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        dropped += Self.drain(stdoutPipe, into: &stdoutBytes).dropped
+        dropped += Self.drain(stderrPipe, into: &stderrBytes).dropped
+        close(stdoutPipe)
+        close(stderrPipe)
+        if pidfd >= 0 { close(pidfd) }
+
+        var value: Int32 = 0
+        var core: Int32 = 0
+        let kind = wh_wait_status(status, &value, &core)
+        let exit: String
+        if kind == 1 {
+            exit = "exited \(value)"
+            if !conversationOver && failure == nil {
+                failure = PluginFailure(plugin: path, reason: .exitedEarly(phase: phaseAtExit, status: value))
+            }
+        } else if kind == 2 {
+            let name = Self.signalName(value)
+            exit = killedForTimeout ? "killed by SIGKILL (timeout)" : "killed by \(name)"
+            if !conversationOver && failure == nil {
+                failure = PluginFailure(plugin: path, reason: .crashed(phase: phaseAtExit, signal: value, name: name))
+            }
+        } else {
+            exit = "unknown (wait status \(status))"
+        }
+        return exit
+    }
+
+    /// Waits for the child to exit, up to `seconds`. True if it did.
+    func waitForExit(seconds: Double) -> Bool {
+        let end = monotonicSeconds() + seconds
+        while true {
+            if pidfd >= 0 {
+                var fd = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+                let left = max(0, end - monotonicSeconds())
+                if poll(&fd, 1, Int32(left * 1000) + 1) > 0 { return true }
+            } else {
+                var info = siginfo_t()
+                if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+                    info._sifields._sigchld.si_pid == pid
+                {
+                    return true
+                }
+                usleep(1000)
+            }
+            if monotonicSeconds() >= end { return false }
+        }
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        guard let abbrev = wh_signal_abbrev(signal) else { return "signal \(signal)" }
+        let name = "SIG" + String(cString: abbrev)
+        guard let text = strsignal(signal) else { return name }
+        return "\(name) (\(String(cString: text).lowercased()))"
+    }
+
+    func output(failure: PluginFailure?, exit: String) -> CallOutput {
+        CallOutput(
+            plugin: description,
+            result: failure == nil ? result : nil,
+            failure: failure,
+            timing: CallTiming(
+                totalSeconds: monotonicSeconds() - startedAt,
+                loadSeconds: description?.loadSeconds,
+                providerSeconds: providerSeconds),
+            log: CapturedLog(
+                stdout: String(decoding: stdoutBytes, as: UTF8.self),
+                stderr: String(decoding: stderrBytes, as: UTF8.self),
+                droppedBytes: dropped),
+            childExit: exit)
+    }
+}
+
+/// Calls `body` with a NULL-terminated C array of the strings.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

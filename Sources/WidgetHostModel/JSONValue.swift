@@ -1,0 +1,181 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A parsed JSON value, used to check what plugins return and to show it.
+///
+/// ```swift
+/// let value = try JSONValue.parse(#"{"health": 0.75}"#)
+/// value.isObject          // true
+/// value.compactText(limit: 40)
+/// ```
+public enum JSONValue: Sendable, Hashable, Decodable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    /// Members, sorted by name.
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(compactText(limit: .max)) }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        if let container = try? decoder.container(keyedBy: Key.self) {
+            var members: [(String, JSONValue)] = []
+            // JSONDecoder does not keep member order; sort for stable output.
+            for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+                members.append((key.stringValue, try container.decode(JSONValue.self, forKey: key)))
+            }
+            self = .object(members)
+            return
+        }
+        if var container = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !container.isAtEnd { items.append(try container.decode(JSONValue.self)) }
+            self = .array(items)
+            return
+        }
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    /// Parses JSON text. Throws `JSONValue.ParseError` with the decoder's
+    /// explanation when the text is not JSON.
+    public static func parse(_ text: String) throws(ParseError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        } catch {
+            throw ParseError(explanation: Self.explain(error))
+        }
+    }
+
+    /// Why a text is not JSON.
+    public struct ParseError: Error, Sendable, CustomStringConvertible {
+        public var explanation: String
+        public var description: String { explanation }
+    }
+
+    private static func explain(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            if let underlying = context.underlyingError {
+                return "\(context.debugDescription) (\(underlying))"
+            }
+            return context.debugDescription
+        }
+        return "\(error)"
+    }
+
+    /// True for a JSON object.
+    public var isObject: Bool {
+        if case .object = self { return true }
+        return false
+    }
+
+    /// The name of the value's JSON type (`object`, `array`, ...).
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// The members of an object, as (name, JSON text) pairs.
+    public var objectMembers: [(String, JSONValue)]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+
+    /// Compact JSON text, cut with `…` after `limit` characters.
+    public func compactText(limit: Int = 80) -> String {
+        var out = ""
+        write(to: &out, limit: limit)
+        if out.count > limit { return String(out.prefix(max(0, limit - 1))) + "…" }
+        return out
+    }
+
+    private func write(to out: inout String, limit: Int) {
+        if out.count > limit { return }
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 1e15 {
+                out += String(Int64(value))
+            } else {
+                out += "\(value)"
+            }
+        case .string(let value): out += Self.quote(value)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out, limit: limit)
+                if out.count > limit { return }
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { out += "," }
+                out += Self.quote(member.0) + ":"
+                member.1.write(to: &out, limit: limit)
+                if out.count > limit { return }
+            }
+            out += "}"
+        }
+    }
+
+    /// A JSON string literal for `text`.
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let s where s.value < 0x20:
+                let hex = String(s.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,148 @@
+/// The entry points every widget kind has.
+public enum EntryPoint: UInt32, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    case placeholder = 1
+    case snapshot = 2
+    case timeline = 3
+
+    public var description: String {
+        switch self {
+        case .placeholder: "placeholder"
+        case .snapshot: "snapshot"
+        case .timeline: "timeline"
+        }
+    }
+
+    /// Looks an entry point up by name (`placeholder`, `snapshot`, `timeline`).
+    public init?(name: String) {
+        guard let point = Self.allCases.first(where: { $0.description == name.lowercased() }) else {
+            return nil
+        }
+        self = point
+    }
+}
+
+/// The type of a configuration parameter (`wh_parameter_type`).
+public enum ParameterType: UInt32, Sendable, Codable, CustomStringConvertible {
+    case string = 1
+    case integer = 2
+    case number = 3
+    case boolean = 4
+
+    public var description: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .number: "number"
+        case .boolean: "boolean"
+        }
+    }
+}
+
+/// A configuration parameter a widget kind accepts.
+public struct ParameterDescription: Sendable, Hashable, Codable {
+    public var name: String
+    /// The declared type; nil when the plugin declared a type this host does not know.
+    public var type: ParameterType?
+    /// The raw type number the plugin declared.
+    public var rawType: UInt32
+    /// The default as a JSON literal, or nil when the parameter is required.
+    public var defaultJSON: String?
+    public var summary: String
+
+    public init(
+        name: String, type: ParameterType?, rawType: UInt32, defaultJSON: String?, summary: String
+    ) {
+        self.name = name
+        self.type = type
+        self.rawType = rawType
+        self.defaultJSON = defaultJSON
+        self.summary = summary
+    }
+}
+
+/// One widget kind of a plugin, as its descriptor declares it.
+public struct KindDescription: Sendable, Hashable, Codable {
+    public var id: String
+    public var displayName: String
+    public var summary: String
+    /// The raw `wh_family` bits.
+    public var familyBits: UInt32
+    public var needsNetwork: Bool
+    /// The entry points the kind provides (a missing one is a plugin defect).
+    public var entryPoints: [EntryPoint]
+    public var parameters: [ParameterDescription]
+
+    public init(
+        id: String, displayName: String, summary: String, familyBits: UInt32, needsNetwork: Bool,
+        entryPoints: [EntryPoint], parameters: [ParameterDescription]
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.summary = summary
+        self.familyBits = familyBits
+        self.needsNetwork = needsNetwork
+        self.entryPoints = entryPoints
+        self.parameters = parameters
+    }
+
+    /// The families the kind supports, in WidgetKit order.
+    public var families: [WidgetFamily] { WidgetFamily.families(in: familyBits) }
+
+    /// The instance configuration with every declared default filled in and
+    /// `overrides` (a JSON object's members, as JSON text) applied on top.
+    public func configurationJSON(overrides: [String: String] = [:]) -> String {
+        var members: [(String, String)] = []
+        for parameter in parameters {
+            if let value = overrides[parameter.name] ?? parameter.defaultJSON {
+                members.append((parameter.name, value))
+            }
+        }
+        for (name, value) in overrides.sorted(by: { $0.key < $1.key })
+        where !parameters.contains(where: { $0.name == name }) {
+            members.append((name, value))
+        }
+        return "{" + members.map { "\(JSONValue.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
+
+/// What a plugin says about itself once loaded (its `wh_plugin_descriptor`).
+public struct PluginDescription: Sendable, Hashable, Codable {
+    /// The path the plugin was loaded from.
+    public var path: String
+    public var id: String
+    public var name: String
+    public var version: String
+    public var vendor: String
+    public var sdkVersion: String
+    /// The ABI version negotiated with the host.
+    public var abiVersion: UInt32
+    /// `struct_size` of the plugin's descriptor.
+    public var descriptorSize: UInt32
+    /// Seconds `dlopen` plus the entry function took in the child.
+    public var loadSeconds: Double
+    /// Threads alive in the child right after loading (more than 1 means the
+    /// plugin started threads while loading).
+    public var threadsAfterLoad: UInt32
+    public var kinds: [KindDescription]
+
+    public init(
+        path: String, id: String, name: String, version: String, vendor: String,
+        sdkVersion: String, abiVersion: UInt32, descriptorSize: UInt32, loadSeconds: Double,
+        threadsAfterLoad: UInt32, kinds: [KindDescription]
+    ) {
+        self.path = path
+        self.id = id
+        self.name = name
+        self.version = version
+        self.vendor = vendor
+        self.sdkVersion = sdkVersion
+        self.abiVersion = abiVersion
+        self.descriptorSize = descriptorSize
+        self.loadSeconds = loadSeconds
+        self.threadsAfterLoad = threadsAfterLoad
+        self.kinds = kinds
+    }
+
+    /// The kind with this id.
+    public func kind(_ id: String) -> KindDescription? { kinds.first { $0.id == id } }
+}

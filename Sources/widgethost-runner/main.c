@@ -1,0 +1,806 @@
+/*
+ * widgethost-runner — the child process that loads one provider plugin and
+ * calls it on the host's behalf.
+ *
+ * No plugin code ever runs in the host: `dlopen` (which runs the plugin's
+ * constructors) and every entry-point call happen here. The host talks to
+ * this process over the framed protocol of widgethost_wire.h on fd 3; the
+ * plugin's stdout and stderr are pipes the host reads separately, so
+ * nothing a plugin prints can corrupt the protocol.
+ *
+ * This program is deliberately small, single-threaded (plugins may start
+ * threads; the runner itself never does) and free of anything that breaks
+ * after fork(), so that the fork server can reuse it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "widgethost_wire.h"
+#include <widgethost/provider.h>
+
+/* ------------------------------------------------------------------ */
+/* Growable byte buffer with little-endian field writers               */
+/* ------------------------------------------------------------------ */
+
+typedef struct buffer {
+    uint8_t *data;
+    size_t length;
+    size_t capacity;
+    int failed; /* allocation failed */
+} buffer;
+
+static void buf_reserve(buffer *b, size_t extra) {
+    if (b->failed) return;
+    if (b->length + extra <= b->capacity) return;
+    size_t cap = b->capacity ? b->capacity : 4096;
+    while (cap < b->length + extra) cap *= 2;
+    uint8_t *grown = realloc(b->data, cap);
+    if (!grown) {
+        b->failed = 1;
+        return;
+    }
+    b->data = grown;
+    b->capacity = cap;
+}
+
+static void buf_bytes(buffer *b, const void *bytes, size_t count) {
+    buf_reserve(b, count);
+    if (b->failed) return;
+    if (count) memcpy(b->data + b->length, bytes, count);
+    b->length += count;
+}
+
+static void buf_u32(buffer *b, uint32_t v) {
+    uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    buf_bytes(b, le, 4);
+}
+
+static void buf_u64(buffer *b, uint64_t v) {
+    buf_u32(b, (uint32_t)v);
+    buf_u32(b, (uint32_t)(v >> 32));
+}
+
+static void buf_f64(buffer *b, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    buf_u64(b, bits);
+}
+
+static void buf_strn(buffer *b, const char *s, size_t n) {
+    if (!s) n = 0;
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    buf_u32(b, (uint32_t)n);
+    buf_bytes(b, s, n);
+}
+
+static void buf_str(buffer *b, const char *s) { buf_strn(b, s, s ? strlen(s) : 0); }
+
+/* ------------------------------------------------------------------ */
+/* Reader over a received payload                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct reader {
+    const uint8_t *data;
+    size_t length;
+    size_t offset;
+    int failed;
+} reader;
+
+static uint32_t rd_u32(reader *r) {
+    if (r->failed || r->length - r->offset < 4) {
+        r->failed = 1;
+        return 0;
+    }
+    const uint8_t *p = r->data + r->offset;
+    r->offset += 4;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd_u64(reader *r) {
+    uint64_t lo = rd_u32(r);
+    uint64_t hi = rd_u32(r);
+    return lo | hi << 32;
+}
+
+static double rd_f64(reader *r) {
+    uint64_t bits = rd_u64(r);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* Returns a malloc'd NUL-terminated copy (never NULL unless failed). */
+static char *rd_str(reader *r) {
+    uint32_t n = rd_u32(r);
+    if (r->failed || r->length - r->offset < n) {
+        r->failed = 1;
+        return NULL;
+    }
+    char *s = malloc((size_t)n + 1);
+    if (!s) {
+        r->failed = 1;
+        return NULL;
+    }
+    memcpy(s, r->data + r->offset, n);
+    s[n] = 0;
+    r->offset += n;
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Framing on fd 3                                                     */
+/* ------------------------------------------------------------------ */
+
+static int write_all(int fd, const void *data, size_t n) {
+    const uint8_t *p = data;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 1 = read everything, 0 = clean EOF before any byte, -1 = error/short. */
+static int read_all(int fd, void *data, size_t n) {
+    uint8_t *p = data;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) return got == 0 ? 0 : -1;
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+static void send_frame(uint16_t type, const buffer *payload) {
+    buffer frame = {0};
+    buf_u32(&frame, WH_WIRE_MAGIC);
+    uint8_t vt[4] = {(uint8_t)WH_WIRE_VERSION, (uint8_t)(WH_WIRE_VERSION >> 8), (uint8_t)type,
+                     (uint8_t)(type >> 8)};
+    buf_bytes(&frame, vt, 4);
+    buf_u32(&frame, (uint32_t)payload->length);
+    buf_u32(&frame, 0);
+    if (frame.failed || write_all(WH_WIRE_FD, frame.data, frame.length) != 0 ||
+        write_all(WH_WIRE_FD, payload->data, payload->length) != 0) {
+        _exit(3); /* the host is gone or the socket is broken */
+    }
+    free(frame.data);
+}
+
+/* Returns 1 and a malloc'd payload, or 0 on EOF. Exits on a protocol error. */
+static int recv_frame(uint16_t *type, uint8_t **payload, uint32_t *length) {
+    uint8_t header[WH_WIRE_HEADER_SIZE];
+    int r = read_all(WH_WIRE_FD, header, sizeof header);
+    if (r == 0) return 0;
+    if (r < 0) _exit(3);
+    uint32_t magic = (uint32_t)header[0] | (uint32_t)header[1] << 8 | (uint32_t)header[2] << 16 |
+                     (uint32_t)header[3] << 24;
+    uint16_t version = (uint16_t)(header[4] | header[5] << 8);
+    *type = (uint16_t)(header[6] | header[7] << 8);
+    *length = (uint32_t)header[8] | (uint32_t)header[9] << 8 | (uint32_t)header[10] << 16 |
+              (uint32_t)header[11] << 24;
+    if (magic != WH_WIRE_MAGIC || version != WH_WIRE_VERSION || *length > WH_WIRE_MAX_PAYLOAD) {
+        _exit(4);
+    }
+    *payload = malloc(*length ? *length : 1);
+    if (!*payload) _exit(5);
+    if (*length && read_all(WH_WIRE_FD, *payload, *length) != 1) _exit(3);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t thread_count(void) {
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 0;
+    char line[256];
+    uint32_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Threads:", 8) == 0) {
+            n = (uint32_t)strtoul(line + 8, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+static char scratch[512];
+
+static const char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static const char *fmt(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(scratch, sizeof scratch, format, ap);
+    va_end(ap);
+    return scratch;
+}
+
+/* LOAD_FAILED: code, detail, field, expected, found. Then exit: a runner
+ * that failed to load has nothing more to do. */
+static void fail_load(wh_load_failure code, const char *detail, const char *field,
+                      const char *expected, const char *found) {
+    buffer b = {0};
+    buf_u32(&b, (uint32_t)code);
+    buf_str(&b, detail);
+    buf_str(&b, field);
+    buf_str(&b, expected);
+    buf_str(&b, found);
+    send_frame(WH_MSG_LOAD_FAILED, &b);
+    _exit(0);
+}
+
+static void fail_call(wh_call_failure code, const char *detail, uint64_t found, uint64_t limit) {
+    buffer b = {0};
+    buf_u32(&b, (uint32_t)code);
+    buf_str(&b, detail);
+    buf_u64(&b, found);
+    buf_u64(&b, limit);
+    send_frame(WH_MSG_CALL_FAILED, &b);
+}
+
+static const char *machine_name(unsigned machine) {
+    switch (machine) {
+    case EM_X86_64: return "x86-64";
+    case EM_386: return "i386";
+    case EM_AARCH64: return "AArch64";
+    case EM_ARM: return "ARM";
+    case EM_RISCV: return "RISC-V";
+    case EM_PPC64: return "PowerPC64";
+    case EM_S390: return "s390";
+    default: return NULL;
+    }
+}
+
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#elif defined(__riscv)
+#define HOST_MACHINE EM_RISCV
+#else
+#define HOST_MACHINE 0
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The smallest struct sizes ABI v1 accepts: v1 is the first version, so
+ * these are the v1 sizes. A later ABI appends fields; an older plugin's
+ * smaller struct is then zero-extended (see docs/abi.md). */
+#define WH_V1_DESCRIPTOR_SIZE sizeof(wh_plugin_descriptor)
+#define WH_V1_KIND_SIZE sizeof(wh_kind)
+#define WH_V1_PARAMETER_SIZE sizeof(wh_parameter)
+#define WH_V1_ENTRY_SIZE sizeof(wh_entry)
+#define WH_V1_RESULT_SIZE sizeof(wh_result)
+#define WH_MAX_KINDS 256u
+#define WH_MAX_PARAMETERS 64u
+
+typedef struct loaded_kind {
+    wh_kind kind; /* zero-extended copy */
+} loaded_kind;
+
+static wh_plugin_descriptor g_descriptor; /* zero-extended copy */
+static loaded_kind *g_kinds;
+static uint32_t g_kind_count;
+static uint32_t g_abi_version;
+static int g_loaded;
+
+/* Copies min(declared, known) bytes of a plugin struct into a zeroed local:
+ * the zero-extension rule. */
+static void copy_struct(void *dst, size_t known, const void *src, uint32_t declared) {
+    memset(dst, 0, known);
+    memcpy(dst, src, declared < known ? declared : known);
+}
+
+static void check_elf(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            fail_load(WH_LOAD_FILE_NOT_FOUND, strerror(e), "path", "an existing file", path);
+        fail_load(WH_LOAD_NOT_READABLE, strerror(e), "path", "a readable file", path);
+    }
+    if (!S_ISREG(st.st_mode))
+        fail_load(WH_LOAD_NOT_ELF, "not a regular file", "file type", "a regular file",
+                  S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fail_load(WH_LOAD_NOT_READABLE, strerror(errno), "path", "a readable file", path);
+    }
+    Elf64_Ehdr header;
+    memset(&header, 0, sizeof header);
+    ssize_t n = read(fd, &header, sizeof header);
+    close(fd);
+    if (n < 0) fail_load(WH_LOAD_NOT_READABLE, strerror(errno), "path", "a readable file", path);
+    if (n < 4 || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+        char found[64];
+        if (n == 0) {
+            snprintf(found, sizeof found, "an empty file (0 bytes)");
+        } else {
+            /* Show the first bytes, printable characters as they are. */
+            size_t k = 0;
+            k += (size_t)snprintf(found + k, sizeof found - k, "starts with \"");
+            for (ssize_t i = 0; i < n && i < 8 && k < sizeof found - 8; i++) {
+                unsigned char c = header.e_ident[i];
+                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+                    found[k++] = (char)c;
+                else
+                    k += (size_t)snprintf(found + k, sizeof found - k, "\\x%02x", c);
+            }
+            snprintf(found + k, sizeof found - k, "\"");
+        }
+        fail_load(WH_LOAD_NOT_ELF, "the file has no ELF header", "ELF magic",
+                  "\\x7fELF (a shared object built for Linux)", found);
+    }
+    if ((size_t)n < sizeof header) {
+        fail_load(WH_LOAD_NOT_ELF, "the ELF header is truncated", "ELF header size",
+                  fmt("%zu bytes", sizeof header), fmt("%zd bytes", n));
+    }
+    if (header.e_ident[EI_CLASS] != ELFCLASS64) {
+        fail_load(WH_LOAD_WRONG_MACHINE, "the file is a 32-bit ELF object", "ELF class",
+                  "ELFCLASS64 (64-bit)", "ELFCLASS32 (32-bit)");
+    }
+    if (HOST_MACHINE != 0 && header.e_machine != HOST_MACHINE) {
+        const char *found = machine_name(header.e_machine);
+        char expected[64];
+        snprintf(expected, sizeof expected, "%s (e_machine %u)", machine_name(HOST_MACHINE),
+                 (unsigned)HOST_MACHINE);
+        fail_load(WH_LOAD_WRONG_MACHINE, "the shared object was built for another architecture",
+                  "ELF machine", expected,
+                  found ? fmt("%s (e_machine %u)", found, (unsigned)header.e_machine)
+                        : fmt("e_machine %u", (unsigned)header.e_machine));
+    }
+    if (header.e_type != ET_DYN) {
+        fail_load(WH_LOAD_NOT_SHARED_OBJECT, "the file is an ELF object but not a shared object",
+                  "ELF type", "ET_DYN (built with -shared)",
+                  header.e_type == ET_EXEC  ? "ET_EXEC (an executable)"
+                  : header.e_type == ET_REL ? "ET_REL (an object file: link it with -shared)"
+                                            : fmt("e_type %u", (unsigned)header.e_type));
+    }
+}
+
+static void handle_load(reader *r) {
+    char *path = rd_str(r);
+    uint32_t abi_min = rd_u32(r);
+    uint32_t abi_max = rd_u32(r);
+    char *host_version = rd_str(r);
+    if (r->failed) _exit(4);
+    if (g_loaded) fail_load(WH_LOAD_DLOPEN_FAILED, "a plugin is already loaded", "", "", "");
+
+    check_elf(path);
+
+    uint64_t start = monotonic_ns();
+    dlerror();
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *err = dlerror();
+        if (!err) err = "dlopen failed without a message";
+        if (strstr(err, "cannot open shared object file"))
+            fail_load(WH_LOAD_MISSING_DEPENDENCY, err, "", "", "");
+        if (strstr(err, "undefined symbol")) fail_load(WH_LOAD_UNRESOLVED_SYMBOL, err, "", "", "");
+        fail_load(WH_LOAD_DLOPEN_FAILED, err, "", "", "");
+    }
+    dlerror();
+    void *symbol = dlsym(handle, WH_ENTRY_SYMBOL);
+    if (!symbol) {
+        const char *err = dlerror();
+        fail_load(WH_LOAD_NO_ENTRY_FUNCTION, err ? err : "symbol not found", "symbol",
+                  WH_ENTRY_SYMBOL, "absent");
+    }
+    wh_entry_function entry;
+    memcpy(&entry, &symbol, sizeof entry);
+
+    wh_host_offer offer;
+    memset(&offer, 0, sizeof offer);
+    offer.struct_size = sizeof offer;
+    offer.abi_min = abi_min;
+    offer.abi_max = abi_max;
+    offer.host_version = host_version;
+    const wh_plugin_descriptor *raw = entry(&offer);
+    uint64_t load_ns = monotonic_ns() - start;
+    if (!raw) {
+        fail_load(WH_LOAD_ENTRY_RETURNED_NULL, "widgethost_provider_entry returned NULL", "return value",
+                  "a pointer to a wh_plugin_descriptor", "NULL");
+    }
+
+    /* Field by field, in the order a reader must trust them. */
+    uint32_t declared = raw->struct_size;
+    if (declared < WH_V1_DESCRIPTOR_SIZE) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "at least %zu (sizeof(wh_plugin_descriptor) in ABI v1)",
+                 WH_V1_DESCRIPTOR_SIZE);
+        fail_load(WH_LOAD_ABI_MISMATCH, "the descriptor is smaller than any ABI version defines",
+                  "struct_size", expected, fmt("%u", declared));
+    }
+    copy_struct(&g_descriptor, sizeof g_descriptor, raw, declared);
+    if (g_descriptor.magic != WH_PLUGIN_MAGIC) {
+        char expected[32];
+        snprintf(expected, sizeof expected, "0x%08x (WH_PLUGIN_MAGIC)", WH_PLUGIN_MAGIC);
+        fail_load(WH_LOAD_ABI_MISMATCH, "the descriptor does not start with the widgethost magic",
+                  "magic", expected, fmt("0x%08x", g_descriptor.magic));
+    }
+    if (g_descriptor.abi_version == 0) {
+        fail_load(WH_LOAD_PLUGIN_REFUSED,
+                  g_descriptor.refusal ? g_descriptor.refusal : "the plugin gave no reason",
+                  "abi_version", fmt("%u..%u", abi_min, abi_max), "0 (refused)");
+    }
+    if (g_descriptor.abi_version < abi_min || g_descriptor.abi_version > abi_max) {
+        char expected[32];
+        snprintf(expected, sizeof expected, "%u..%u", abi_min, abi_max);
+        fail_load(WH_LOAD_ABI_MISMATCH, "the plugin chose an ABI version the host did not offer",
+                  "abi_version", expected, fmt("%u", g_descriptor.abi_version));
+    }
+    g_abi_version = g_descriptor.abi_version;
+    struct {
+        const char *name;
+        uint32_t found;
+        size_t minimum;
+    } sizes[] = {
+        {"kind_size", g_descriptor.kind_size, WH_V1_KIND_SIZE},
+        {"entry_size", g_descriptor.entry_size, WH_V1_ENTRY_SIZE},
+        {"result_size", g_descriptor.result_size, WH_V1_RESULT_SIZE},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (sizes[i].found < sizes[i].minimum) {
+            char expected[64];
+            snprintf(expected, sizeof expected, "at least %zu (ABI v1)", sizes[i].minimum);
+            fail_load(WH_LOAD_ABI_MISMATCH, "a struct size is smaller than ABI v1 defines",
+                      sizes[i].name, expected, fmt("%u", sizes[i].found));
+        }
+    }
+    if (g_descriptor.kind_count == 0 || g_descriptor.kinds == NULL) {
+        fail_load(WH_LOAD_INVALID_DESCRIPTOR, "the plugin declares no widget kinds", "kind_count",
+                  "at least 1 kind, with kinds pointing to them",
+                  fmt("%u kinds, kinds = %s", g_descriptor.kind_count,
+                      g_descriptor.kinds ? "set" : "NULL"));
+    }
+    if (g_descriptor.kind_count > WH_MAX_KINDS) {
+        fail_load(WH_LOAD_INVALID_DESCRIPTOR, "the plugin declares too many kinds", "kind_count",
+                  fmt("at most %u", WH_MAX_KINDS), fmt("%u", g_descriptor.kind_count));
+    }
+    g_kind_count = g_descriptor.kind_count;
+    g_kinds = calloc(g_kind_count, sizeof *g_kinds);
+    if (!g_kinds) _exit(5);
+    const uint8_t *base = (const uint8_t *)g_descriptor.kinds;
+    for (uint32_t i = 0; i < g_kind_count; i++) {
+        const wh_kind *k = (const wh_kind *)(const void *)(base + (size_t)i * g_descriptor.kind_size);
+        uint32_t ksize = k->struct_size;
+        if (ksize < WH_V1_KIND_SIZE) {
+            char field[48];
+            snprintf(field, sizeof field, "kinds[%u].struct_size", i);
+            fail_load(WH_LOAD_ABI_MISMATCH, "a kind is smaller than ABI v1 defines", field,
+                      fmt("at least %zu", WH_V1_KIND_SIZE), fmt("%u", ksize));
+        }
+        copy_struct(&g_kinds[i].kind, sizeof(wh_kind), k, ksize);
+        const wh_kind *kind = &g_kinds[i].kind;
+        if (!kind->id || !kind->id[0]) {
+            char field[32];
+            snprintf(field, sizeof field, "kinds[%u].id", i);
+            fail_load(WH_LOAD_INVALID_DESCRIPTOR, "a kind has no id", field,
+                      "a non-empty string such as \"com.example.weather\"",
+                      kind->id ? "\"\"" : "NULL");
+        }
+        if (kind->parameter_count > WH_MAX_PARAMETERS ||
+            (kind->parameter_count > 0 &&
+             (kind->parameters == NULL || kind->parameter_size < WH_V1_PARAMETER_SIZE))) {
+            char field[48];
+            snprintf(field, sizeof field, "kinds[%u].parameters", i);
+            fail_load(WH_LOAD_INVALID_DESCRIPTOR, "a kind's parameter array is invalid", field,
+                      fmt("at most %u parameters, each at least %zu bytes, pointer set",
+                          WH_MAX_PARAMETERS, WH_V1_PARAMETER_SIZE),
+                      fmt("%u parameters of %u bytes at %p", kind->parameter_count,
+                          kind->parameter_size, (const void *)kind->parameters));
+        }
+    }
+
+    buffer b = {0};
+    buf_u32(&b, g_descriptor.abi_version);
+    buf_u32(&b, declared);
+    buf_str(&b, g_descriptor.id);
+    buf_str(&b, g_descriptor.name);
+    buf_str(&b, g_descriptor.version);
+    buf_str(&b, g_descriptor.vendor);
+    buf_str(&b, g_descriptor.sdk_version);
+    buf_u64(&b, load_ns);
+    buf_u32(&b, thread_count());
+    buf_u32(&b, g_kind_count);
+    for (uint32_t i = 0; i < g_kind_count; i++) {
+        const wh_kind *k = &g_kinds[i].kind;
+        buf_str(&b, k->id);
+        buf_str(&b, k->display_name);
+        buf_str(&b, k->description);
+        buf_u32(&b, k->families);
+        buf_u32(&b, k->flags);
+        buf_u32(&b, (k->placeholder ? 1u : 0u) | (k->snapshot ? 2u : 0u) | (k->timeline ? 4u : 0u));
+        buf_u32(&b, k->parameter_count);
+        const uint8_t *pbase = (const uint8_t *)k->parameters;
+        for (uint32_t j = 0; j < k->parameter_count; j++) {
+            wh_parameter p;
+            const wh_parameter *raw_p =
+                (const wh_parameter *)(const void *)(pbase + (size_t)j * k->parameter_size);
+            copy_struct(&p, sizeof p, raw_p, raw_p->struct_size);
+            buf_str(&b, p.name);
+            buf_u32(&b, p.type);
+            buf_u32(&b, p.default_json ? 1u : 0u);
+            buf_str(&b, p.default_json);
+            buf_str(&b, p.description);
+        }
+    }
+    if (b.failed) _exit(5);
+    send_frame(WH_MSG_LOADED, &b);
+    free(b.data);
+    g_loaded = 1;
+    free(path);
+    free(host_version);
+}
+
+/* ------------------------------------------------------------------ */
+/* Calling                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct call_state {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    int done;
+    uint32_t duplicates;
+    pthread_t caller;
+    uint64_t started_ns;
+    /* Filled by the completion: either a RESULT payload or a failure. */
+    buffer payload;
+    int failure; /* 0, or a wh_call_failure */
+    char failure_detail[256];
+    uint64_t failure_found;
+    uint64_t failure_limit;
+} call_state;
+
+static void set_failure(call_state *s, wh_call_failure code, uint64_t found, uint64_t limit,
+                        const char *detail) {
+    s->failure = (int)code;
+    s->failure_found = found;
+    s->failure_limit = limit;
+    snprintf(s->failure_detail, sizeof s->failure_detail, "%s", detail);
+}
+
+/* Copies the plugin's result into the payload. Runs on whatever thread the
+ * plugin completes on, with the state's lock held. */
+static void encode_result(call_state *s, const wh_result *raw, uint64_t elapsed_ns) {
+    if (!raw) {
+        set_failure(s, WH_CALL_NULL_RESULT, 0, 0, "the completion was called with a NULL result");
+        return;
+    }
+    if (raw->struct_size < WH_V1_RESULT_SIZE) {
+        set_failure(s, WH_CALL_BAD_RESULT_STRUCT, raw->struct_size, WH_V1_RESULT_SIZE,
+                    "wh_result.struct_size is smaller than ABI v1's sizeof(wh_result)");
+        return;
+    }
+    wh_result result;
+    copy_struct(&result, sizeof result, raw, raw->struct_size);
+    uint32_t count = result.status == WH_STATUS_OK ? result.entry_count : 0;
+    if (count > WH_LIMIT_MAX_ENTRIES) {
+        set_failure(s, WH_CALL_TOO_MANY_ENTRIES, count, WH_LIMIT_MAX_ENTRIES,
+                    "the result has more entries than the host accepts");
+        return;
+    }
+    if (count > 0 && (result.entries == NULL || result.entry_size < WH_V1_ENTRY_SIZE)) {
+        set_failure(s, WH_CALL_BAD_RESULT_STRUCT, result.entry_size, WH_V1_ENTRY_SIZE,
+                    result.entries == NULL ? "wh_result.entries is NULL but entry_count > 0"
+                                           : "wh_result.entry_size is smaller than ABI v1's "
+                                             "sizeof(wh_entry)");
+        return;
+    }
+    buffer *b = &s->payload;
+    b->length = 0;
+    buf_u32(b, (uint32_t)result.status);
+    buf_u32(b, result.policy);
+    buf_f64(b, result.policy_date);
+    buf_u32(b, (uint32_t)result.error_code);
+    buf_str(b, result.status == WH_STATUS_OK ? NULL : result.error_message);
+    buf_u64(b, elapsed_ns);
+    buf_u32(b, pthread_equal(pthread_self(), s->caller) ? 1u : 0u);
+    buf_u32(b, count);
+    uint64_t total = 0;
+    const uint8_t *base = (const uint8_t *)result.entries;
+    for (uint32_t i = 0; i < count; i++) {
+        const wh_entry *raw_e = (const wh_entry *)(const void *)(base + (size_t)i * result.entry_size);
+        wh_entry e;
+        uint32_t esize = raw_e->struct_size;
+        if (esize < WH_V1_ENTRY_SIZE) {
+            char detail[128];
+            snprintf(detail, sizeof detail,
+                     "entries[%u].struct_size is smaller than ABI v1's sizeof(wh_entry)", i);
+            set_failure(s, WH_CALL_BAD_RESULT_STRUCT, esize, WH_V1_ENTRY_SIZE, detail);
+            return;
+        }
+        copy_struct(&e, sizeof e, raw_e, esize);
+        size_t n = e.content_json ? (e.content_length ? e.content_length : strlen(e.content_json)) : 0;
+        total += n;
+        if (total > WH_LIMIT_MAX_RESULT_BYTES) {
+            set_failure(s, WH_CALL_RESULT_TOO_LARGE, total, WH_LIMIT_MAX_RESULT_BYTES,
+                        "the entries' content is larger than the host accepts");
+            return;
+        }
+        buf_u32(b, e.flags);
+        buf_f64(b, e.date);
+        buf_f64(b, e.relevance_score);
+        buf_f64(b, e.relevance_duration);
+        buf_strn(b, e.content_json, n);
+    }
+    if (b->failed) {
+        set_failure(s, WH_CALL_RESULT_TOO_LARGE, total, WH_LIMIT_MAX_RESULT_BYTES,
+                    "the runner ran out of memory copying the result");
+        return;
+    }
+}
+
+static void on_complete(void *context, const wh_result *result) {
+    call_state *s = context;
+    uint64_t elapsed = monotonic_ns() - s->started_ns;
+    pthread_mutex_lock(&s->lock);
+    if (s->done) {
+        s->duplicates++;
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    encode_result(s, result, elapsed);
+    s->done = 1;
+    pthread_cond_broadcast(&s->done_cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* One call state for the runner's lifetime: a plugin may still hold the
+ * completion context after the call (a late or second completion), so it
+ * must never be freed or reused while the process lives. Each call gets a
+ * fresh runner (or, with the fork server, a fresh child). */
+static call_state g_call = {.lock = PTHREAD_MUTEX_INITIALIZER, .done_cond = PTHREAD_COND_INITIALIZER};
+static int g_called;
+
+static void handle_call(reader *r) {
+    uint32_t entry_point = rd_u32(r);
+    uint32_t family = rd_u32(r);
+    uint32_t is_preview = rd_u32(r);
+    double width = rd_f64(r);
+    double height = rd_f64(r);
+    double now = rd_f64(r);
+    double timeout = rd_f64(r);
+    char *kind_id = rd_str(r);
+    char *configuration = rd_str(r);
+    char *locale = rd_str(r);
+    char *data_directory = rd_str(r);
+    if (r->failed) _exit(4);
+    if (!g_loaded) {
+        fail_call(WH_CALL_NOT_LOADED, "CALL before LOAD", 0, 0);
+        return;
+    }
+    if (g_called) _exit(6); /* one call per runner process */
+    g_called = 1;
+
+    const wh_kind *kind = NULL;
+    for (uint32_t i = 0; i < g_kind_count; i++) {
+        if (strcmp(g_kinds[i].kind.id, kind_id) == 0) kind = &g_kinds[i].kind;
+    }
+    if (!kind) {
+        fail_call(WH_CALL_UNKNOWN_KIND, kind_id, 0, 0);
+        return;
+    }
+    wh_entry_fn fn = entry_point == WH_ENTRY_PLACEHOLDER ? kind->placeholder
+                     : entry_point == WH_ENTRY_SNAPSHOT  ? kind->snapshot
+                     : entry_point == WH_ENTRY_TIMELINE  ? kind->timeline
+                                                         : NULL;
+    if (!fn) {
+        fail_call(WH_CALL_MISSING_ENTRY_POINT, kind_id, entry_point, 0);
+        return;
+    }
+
+    /* Host-owned context: lives until the process exits, so it outlives the
+     * deadline as the ABI promises. */
+    static wh_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.struct_size = sizeof ctx;
+    ctx.abi_version = g_abi_version;
+    ctx.entry_point = entry_point;
+    ctx.family = family;
+    ctx.is_preview = is_preview;
+    ctx.kind = kind_id;
+    ctx.display_width = width;
+    ctx.display_height = height;
+    ctx.now = now;
+    ctx.timeout = timeout;
+    ctx.configuration_json = configuration;
+    ctx.locale = locale;
+    ctx.data_directory = data_directory;
+    ctx.kind_context = kind->context;
+
+    call_state *s = &g_call;
+    s->caller = pthread_self();
+    s->started_ns = monotonic_ns();
+    fn(&ctx, on_complete, s);
+
+    pthread_mutex_lock(&s->lock);
+    while (!s->done) pthread_cond_wait(&s->done_cond, &s->lock);
+    /* Flush what the plugin printed with stdio, so the host's log has it
+     * before the result. */
+    fflush(stdout);
+    fflush(stderr);
+    if (s->failure) {
+        fail_call((wh_call_failure)s->failure, s->failure_detail, s->failure_found,
+                  s->failure_limit);
+    } else {
+        buf_u32(&s->payload, s->duplicates);
+        send_frame(WH_MSG_RESULT, &s->payload);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+    (void)argv;
+    struct stat st;
+    if (argc > 1 || fstat(WH_WIRE_FD, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        fprintf(stderr,
+                "widgethost-runner: this program is started by widgethost to load and call a\n"
+                "plugin in an isolated process; it is not meant to be run by hand.\n"
+                "Use `widgethost load PLUGIN.so` instead.\n");
+        return 2;
+    }
+    /* Die with the host: PDEATHSIG fires when the parent thread exits;
+     * re-check the parent after setting it, in case it already died. */
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent || parent == 1) _exit(7);
+    signal(SIGPIPE, SIG_IGN);
+    /* Plugin output goes to pipes; make stdio line-buffered so a crash
+     * loses as little of the plugin's log as possible. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    for (;;) {
+        uint16_t type;
+        uint8_t *payload;
+        uint32_t length;
+        if (!recv_frame(&type, &payload, &length)) break;
+        reader r = {payload, length, 0, 0};
+        switch (type) {
+        case WH_MSG_LOAD: handle_load(&r); break;
+        case WH_MSG_CALL: handle_call(&r); break;
+        default: _exit(4);
+        }
+        free(payload);
+    }
+    /* The host closed the channel. Do not run the plugin's destructors or
+     * atexit handlers: they are not part of any call. */
+    _exit(0);
+}
