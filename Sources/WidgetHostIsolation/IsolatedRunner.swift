@@ -58,8 +58,13 @@ public enum IsolatedRunner {
         return session.run()
     }
 
-    /// Resolves `path` against the current directory.
+    /// The canonical absolute path of `path` (symlinks resolved), or `path`
+    /// made absolute when it does not exist (the runner reports that).
     static func absolutePath(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
         if path.hasPrefix("/") { return path }
         guard let cwd = getcwd(nil, 0) else { return path }
         defer { free(cwd) }

@@ -1,0 +1,66 @@
+import ArgumentParser
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// The arguments of a single entry-point call.
+struct SingleCallArguments: ParsableArguments {
+    @Argument(help: ArgumentHelp("The plugin's shared object.", valueName: "plugin.so"))
+    var plugin: String
+
+    @Option(help: ArgumentHelp("The widget kind to call (see `widgethost load`).", valueName: "id"))
+    var kind: String
+
+    @Option(help: ArgumentHelp("The family to render for.", valueName: "family"))
+    var family: WidgetFamily = .systemSmall
+
+    @Flag(help: "Call as WidgetKit does for the widget gallery (context.isPreview).")
+    var preview = false
+
+    @OptionGroup var options: CallOptions
+
+    func run(_ entryPoint: EntryPoint) throws {
+        let isolation = options.isolation()
+        let now = options.now?.seconds ?? wallClockNow()
+        let call = PluginCall(
+            entryPoint, kind: kind, family: family, isPreview: preview, now: now,
+            timeout: options.timeout?.seconds, configuration: try parseConfiguration(options.config),
+            locale: options.locale, dataDirectory: options.dataDirectory(for: plugin))
+        let output = IsolatedRunner.run(plugin: plugin, call: call, options: isolation)
+        if options.json {
+            print(JSONReport.encode(JSONReport.Single(
+                plugin: output.plugin.map { JSONReport.plugin($0, range: isolation.abiRange) },
+                call: JSONReport.call(call, output))))
+        } else {
+            if let plugin = output.plugin { print("\(plugin.name) \(plugin.version) (\(plugin.id)), kind \(kind), \(family)") }
+            print(TextReport.call(call, output, indent: "", verbose: options.verbose))
+        }
+        if output.failure != nil { throw ExitCode.failure }
+    }
+}
+
+struct PlaceholderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "placeholder",
+        abstract: "Call a kind's placeholder entry point once.",
+        discussion: "Example:\n  widgethost placeholder .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail")
+    @OptionGroup var arguments: SingleCallArguments
+    func run() throws { try arguments.run(.placeholder) }
+}
+
+struct SnapshotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Call a kind's snapshot entry point once.",
+        discussion: "Example:\n  widgethost snapshot .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail --preview")
+    @OptionGroup var arguments: SingleCallArguments
+    func run() throws { try arguments.run(.snapshot) }
+}
+
+struct TimelineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "timeline",
+        abstract: "Call a kind's timeline entry point once.",
+        discussion: "Example:\n  widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown --config '{\"title\":\"Launch\"}' --timeout 2s")
+    @OptionGroup var arguments: SingleCallArguments
+    func run() throws { try arguments.run(.timeline) }
+}

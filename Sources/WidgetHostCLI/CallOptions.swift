@@ -1,0 +1,59 @@
+import ArgumentParser
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// Options shared by every command that calls a plugin.
+struct CallOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Seconds the entry point may take, e.g. 250ms, 2s (default per entry point: placeholder 500ms, snapshot 2s or 1s in preview, timeline 15s).", valueName: "duration"))
+    var timeout: DurationArgument?
+
+    @Option(help: ArgumentHelp("Seconds loading may take (dlopen, constructors, entry function).", valueName: "duration"))
+    var loadTimeout: DurationArgument = DurationArgument(argument: "5s")!
+
+    @Option(help: ArgumentHelp("The instance configuration, a JSON object of parameter values.", valueName: "json"))
+    var config: String?
+
+    @Option(help: "The locale passed to the plugin (BCP 47).")
+    var locale = "en-US"
+
+    @Option(help: ArgumentHelp("The plugin's data directory (default: $XDG_DATA_HOME/widgethost/plugins/NAME).", valueName: "path"))
+    var dataDir: String?
+
+    @Option(help: ArgumentHelp("The time the plugin sees as now: ISO 8601 or seconds since the epoch (default: the real time).", valueName: "time"))
+    var now: TimeArgument?
+
+    @Flag(name: .shortAndLong, help: "Show what the plugin printed (stdout and stderr) and timing details.")
+    var verbose = false
+
+    @Flag(help: "Print JSON for machines instead of text (schema: docs/cli.md).")
+    var json = false
+
+    func isolation() -> IsolationOptions {
+        IsolationOptions(loadTimeout: loadTimeout.seconds)
+    }
+
+    func dataDirectory(for plugin: String) -> String {
+        dataDir.map { IsolatedRunnerPath.absolute($0) } ?? DataDirectory.defaultPath(forPlugin: plugin)
+    }
+}
+
+/// Path helpers for the CLI.
+enum IsolatedRunnerPath {
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    }
+
+    static func currentDirectory() -> String {
+        #if canImport(Glibc)
+            guard let cwd = getcwd(nil, 0) else { return "." }
+            defer { free(cwd) }
+            return String(cString: cwd)
+        #else
+            return "."
+        #endif
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif

@@ -1,0 +1,119 @@
+import ArgumentParser
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// `widgethost load PLUGIN.so`: everything about a plugin.
+struct LoadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Load a plugin in an isolated child and show everything about it.",
+        discussion: """
+            Shows the plugin's identity and ABI version, each kind with its families and
+            parameters, and for each kind and family the placeholder, the snapshot (preview
+            and not) and the timeline: entries (date relative to now, relevance, content),
+            the reload policy, each call's latency, and warnings.
+
+            Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.
+
+            Examples:
+              widgethost load .build/debug/libCharacterPlugin.so
+              widgethost load samples/c/moonphase.so --family systemSmall --verbose
+              widgethost load my.so --kind org.example.weather --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The plugin's shared object.", valueName: "plugin.so"))
+    var plugin: String
+
+    @Option(help: ArgumentHelp("Only this kind (default: every kind).", valueName: "id"))
+    var kind: String?
+
+    @Option(help: ArgumentHelp("Only this family (default: every family the kind supports).", valueName: "family"))
+    var family: WidgetFamily?
+
+    @OptionGroup var options: CallOptions
+
+    func run() throws {
+        let isolation = options.isolation()
+        let described = IsolatedRunner.run(plugin: plugin, options: isolation)
+        guard let description = described.plugin, described.failure == nil else {
+            let failure = described.failure ?? PluginFailure(plugin: plugin, reason: .protocolViolation("no descriptor"))
+            if options.json {
+                print(JSONReport.encode(JSONReport.Load(ok: false, plugin: nil, failure: .init(failure), kinds: [])))
+            } else {
+                print(TextReport.failure(failure))
+                if options.verbose {
+                    TextReport.logLines(described.log, indent: "  ").forEach { print($0) }
+                }
+            }
+            throw ExitCode.failure
+        }
+        var kinds = description.kinds
+        if let kind {
+            guard let selected = description.kind(kind) else {
+                throw ValidationError(
+                    "\(description.path) has no kind \"\(kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))")
+            }
+            kinds = [selected]
+        }
+        let configuration = try parseConfiguration(options.config)
+        let now = options.now?.seconds ?? wallClockNow()
+        let dataDirectory = options.dataDirectory(for: plugin)
+        var allOK = true
+        var jsonKinds: [JSONReport.Kind] = []
+
+        if !options.json {
+            print(TextReport.plugin(description, range: isolation.abiRange))
+            print("Data     \(dataDirectory)")
+        }
+        for kind in kinds {
+            var families = kind.families
+            if let family {
+                families = families.filter { $0 == family }
+                if families.isEmpty {
+                    allOK = false
+                    if !options.json {
+                        print(TextReport.kindHeader(kind))
+                        print("  \(family) is not supported by this kind; it supports: \(kind.families.map(\.name).joined(separator: ", "))")
+                    }
+                }
+            }
+            if !options.json { print(TextReport.kindHeader(kind)) }
+            var calls: [JSONReport.Call] = []
+            for family in families {
+                if !options.json { print("  \(family)") }
+                let plan: [(EntryPoint, Bool)] = [(.placeholder, false), (.snapshot, true), (.snapshot, false), (.timeline, false)]
+                for (entryPoint, preview) in plan {
+                    let call = PluginCall(
+                        entryPoint, kind: kind.id, family: family, isPreview: preview, now: now,
+                        timeout: options.timeout?.seconds, configuration: configuration,
+                        locale: options.locale, dataDirectory: dataDirectory)
+                    let output = IsolatedRunner.run(plugin: description.path, call: call, options: isolation)
+                    if output.failure != nil { allOK = false }
+                    if options.json {
+                        calls.append(JSONReport.call(call, output))
+                    } else {
+                        print(TextReport.call(call, output, indent: "    ", verbose: options.verbose))
+                    }
+                }
+            }
+            jsonKinds.append(
+                JSONReport.Kind(
+                    id: kind.id, displayName: kind.displayName, description: kind.summary,
+                    families: kind.families.map(\.name), needsNetwork: kind.needsNetwork,
+                    entryPoints: kind.entryPoints.map(\.description),
+                    parameters: kind.parameters.map {
+                        .init(name: $0.name, type: $0.type?.description ?? "unknown(\($0.rawType))", defaultJSON: $0.defaultJSON, description: $0.summary)
+                    },
+                    calls: calls))
+        }
+        if options.json {
+            print(JSONReport.encode(JSONReport.Load(
+                ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil, kinds: jsonKinds)))
+        } else {
+            print("")
+            print(allOK ? "All calls succeeded." : "Some calls failed (see above).")
+        }
+        if !allOK { throw ExitCode.failure }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import WidgetHostModel
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A duration given on the command line: `250ms`, `2s`, `1.5s`, `100us`, `1m`.
+struct DurationArgument: ExpressibleByArgument, Sendable {
+    var seconds: Double
+
+    init?(argument: String) {
+        let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, scale) in units where argument.hasSuffix(suffix) {
+            guard let value = Double(argument.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
+            seconds = value * scale
+            return
+        }
+        guard let value = Double(argument), value.isFinite, value > 0 else { return nil }
+        seconds = value
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
+/// A point in time: ISO 8601 (`2026-11-21T17:00:00Z`) or seconds since the epoch.
+struct TimeArgument: ExpressibleByArgument, Sendable {
+    var seconds: Double
+
+    init?(argument: String) {
+        if let value = Double(argument), value.isFinite {
+            seconds = value
+            return
+        }
+        guard let date = try? Date.ISO8601FormatStyle().parse(argument) else { return nil }
+        seconds = date.timeIntervalSince1970
+    }
+}
+
+extension WidgetFamily: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+}
+
+extension EntryPoint: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+    public static var allValueStrings: [String] { allCases.map(\.description) }
+}
+
+/// Parses `--config '{"character":"Panda"}'` into member name → JSON text.
+func parseConfiguration(_ text: String?) throws -> [String: String] {
+    guard let text else { return [:] }
+    let value: JSONValue
+    do {
+        value = try JSONValue.parse(text)
+    } catch {
+        throw ValidationError("--config is not JSON (\(error.explanation)); pass an object such as '{\"character\":\"Power Panda\"}'")
+    }
+    guard let members = value.objectMembers else {
+        throw ValidationError("--config must be a JSON object, got a JSON \(value.typeName); pass an object such as '{\"character\":\"Power Panda\"}'")
+    }
+    var result: [String: String] = [:]
+    for (name, member) in members { result[name] = member.compactText(limit: .max) }
+    return result
+}
+
+/// The current wall-clock time in seconds since the epoch.
+func wallClockNow() -> Double { Date().timeIntervalSince1970 }

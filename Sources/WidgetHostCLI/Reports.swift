@@ -1,0 +1,185 @@
+import WidgetHostIsolation
+import WidgetHostModel
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The JSON documents the CLI prints with `--json` (schema in docs/cli.md).
+/// Every document carries `schemaVersion`; fields are only ever added.
+enum JSONReport {
+    static let schemaVersion = 1
+
+    struct Failure: Encodable {
+        var code: String
+        var message: String
+        var hint: String
+
+        init(_ failure: PluginFailure) {
+            code = failure.code
+            message = failure.message
+            hint = failure.hint
+        }
+    }
+
+    struct Entry: Encodable {
+        var date: String
+        var dateSeconds: Double
+        var relevance: Relevance?
+        var content: JSONValue
+    }
+
+    struct Policy: Encodable {
+        var type: String
+        var date: String?
+        var dateSeconds: Double?
+
+        init(_ policy: ReloadPolicy) {
+            switch policy {
+            case .atEnd: type = "atEnd"
+            case .never: type = "never"
+            case .after(let date):
+                type = "after"
+                self.date = Timestamp.iso8601(date)
+                dateSeconds = date
+            }
+        }
+    }
+
+    struct Log: Encodable {
+        var stdout: String
+        var stderr: String
+        var droppedBytes: Int
+    }
+
+    struct Call: Encodable {
+        var kind: String
+        var family: String
+        var entryPoint: String
+        var isPreview: Bool
+        var ok: Bool
+        var now: String
+        var latencySeconds: Double
+        var providerSeconds: Double?
+        var entries: [Entry]?
+        var policy: Policy?
+        var warnings: [String]
+        var failure: Failure?
+        var log: Log
+        var childExit: String
+    }
+
+    struct Parameter: Encodable {
+        var name: String
+        var type: String
+        var defaultJSON: String?
+        var description: String
+    }
+
+    struct Kind: Encodable {
+        var id: String
+        var displayName: String
+        var description: String
+        var families: [String]
+        var needsNetwork: Bool
+        var entryPoints: [String]
+        var parameters: [Parameter]
+        var calls: [Call]
+    }
+
+    struct Plugin: Encodable {
+        var path: String
+        var id: String
+        var name: String
+        var version: String
+        var vendor: String
+        var sdkVersion: String
+        var abiVersion: UInt32
+        var hostABIRange: String
+        var descriptorSize: UInt32
+        var loadSeconds: Double
+        var threadsAfterLoad: UInt32
+    }
+
+    struct Load: Encodable {
+        var schemaVersion = JSONReport.schemaVersion
+        var ok: Bool
+        var plugin: Plugin?
+        var failure: Failure?
+        var kinds: [Kind]
+    }
+
+    struct Single: Encodable {
+        var schemaVersion = JSONReport.schemaVersion
+        var plugin: Plugin?
+        var call: Call
+    }
+
+    static func call(_ call: PluginCall, _ output: CallOutput) -> Call {
+        Call(
+            kind: call.kind, family: call.family.name, entryPoint: call.entryPoint.description,
+            isPreview: call.isPreview, ok: output.failure == nil, now: Timestamp.iso8601(call.now),
+            latencySeconds: output.timing.totalSeconds, providerSeconds: output.timing.providerSeconds,
+            entries: output.result?.entries.map {
+                Entry(
+                    date: Timestamp.iso8601($0.date), dateSeconds: $0.date, relevance: $0.relevance,
+                    content: (try? JSONValue.parse($0.contentJSON)) ?? .string($0.contentJSON))
+            },
+            policy: output.result?.policy.map(Policy.init),
+            warnings: output.result?.warnings ?? [],
+            failure: output.failure.map(Failure.init),
+            log: Log(stdout: output.log.stdout, stderr: output.log.stderr, droppedBytes: output.log.droppedBytes),
+            childExit: output.childExit)
+    }
+
+    static func plugin(_ plugin: PluginDescription, range: ClosedRange<UInt32>) -> Plugin {
+        Plugin(
+            path: plugin.path, id: plugin.id, name: plugin.name, version: plugin.version,
+            vendor: plugin.vendor, sdkVersion: plugin.sdkVersion, abiVersion: plugin.abiVersion,
+            hostABIRange: "\(range.lowerBound)..\(range.upperBound)",
+            descriptorSize: plugin.descriptorSize, loadSeconds: plugin.loadSeconds,
+            threadsAfterLoad: plugin.threadsAfterLoad)
+    }
+
+    static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension JSONValue: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .number(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let items):
+            var container = encoder.unkeyedContainer()
+            for item in items { try container.encode(item) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: DynamicKey.self)
+            for (name, value) in members { try container.encode(value, forKey: DynamicKey(name)) }
+        }
+    }
+
+    private struct DynamicKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

@@ -1,0 +1,119 @@
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// Human-readable rendering of plugins, calls and failures.
+enum TextReport {
+    static func plugin(_ plugin: PluginDescription, range: ClosedRange<UInt32>) -> String {
+        var lines: [String] = []
+        let vendor = plugin.vendor.isEmpty ? "" : " by \(plugin.vendor)"
+        lines.append("Plugin   \(plugin.name) \(plugin.version) (\(plugin.id))\(vendor)")
+        lines.append("File     \(plugin.path)")
+        lines.append(
+            "ABI      v\(plugin.abiVersion) (host offers \(range.lowerBound)..\(range.upperBound)), descriptor \(plugin.descriptorSize) bytes, SDK \(plugin.sdkVersion.isEmpty ? "unknown" : plugin.sdkVersion)"
+        )
+        let threads = plugin.threadsAfterLoad > 1
+            ? "\(plugin.threadsAfterLoad) threads after loading (the plugin starts threads while loading)"
+            : "1 thread after loading"
+        lines.append("Loaded   in \(Timestamp.duration(plugin.loadSeconds)) (dlopen + entry function), \(threads)")
+        lines.append("Kinds    \(plugin.kinds.count)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func kindHeader(_ kind: KindDescription) -> String {
+        var lines: [String] = []
+        lines.append("")
+        lines.append("Kind \(kind.id)  \"\(kind.displayName)\"")
+        if !kind.summary.isEmpty { lines.append("  \(kind.summary)") }
+        lines.append("  Families    \(kind.families.map(\.name).joined(separator: ", "))")
+        if kind.parameters.isEmpty {
+            lines.append("  Parameters  none")
+        } else {
+            for (index, parameter) in kind.parameters.enumerated() {
+                let label = index == 0 ? "  Parameters  " : "              "
+                let type = parameter.type?.description ?? "type \(parameter.rawType)"
+                let value = parameter.defaultJSON.map { " = \($0)" } ?? " (required)"
+                let summary = parameter.summary.isEmpty ? "" : "  — \(parameter.summary)"
+                lines.append("\(label)\(parameter.name): \(type)\(value)\(summary)")
+            }
+        }
+        lines.append("  Network     \(kind.needsNetwork ? "needed" : "not needed")")
+        let missing = EntryPoint.allCases.filter { !kind.entryPoints.contains($0) }
+        if !missing.isEmpty {
+            lines.append("  Missing     \(missing.map(\.description).joined(separator: ", ")) entry point(s)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One call, as a block: a status line, the entries, the policy, warnings,
+    /// the failure and (verbose) the log.
+    static func call(_ call: PluginCall, _ output: CallOutput, indent: String, verbose: Bool) -> String {
+        var lines: [String] = []
+        let name = call.entryPoint.description + (call.isPreview ? " (preview)" : "")
+        let padded = name.padding(toLength: 22)
+        let latency = Timestamp.duration(output.timing.totalSeconds)
+        if let failure = output.failure {
+            lines.append("\(indent)\(padded)FAILED  \(latency)  [\(failure.code)]")
+            lines.append("\(indent)  error: \(failure.message)")
+            lines.append("\(indent)  hint:  \(failure.hint)")
+        } else if let result = output.result {
+            var summary = "\(result.entries.count) entr\(result.entries.count == 1 ? "y" : "ies")"
+            if let policy = result.policy { summary += ", policy \(policyText(policy, now: call.now, entries: result.entries))" }
+            lines.append("\(indent)\(padded)ok      \(latency)  \(summary)")
+            for entry in result.entries.prefix(verbose ? result.entries.count : 12) {
+                let when = Timestamp.relative(entry.date, to: call.now).padding(toLength: 12)
+                let relevance = entry.relevance.map { "relevance \(trim($0.score))\($0.duration > 0 ? " for \(Timestamp.duration($0.duration))" : "")  " } ?? ""
+                let content = (try? JSONValue.parse(entry.contentJSON))?.compactText(limit: 72) ?? entry.contentJSON
+                lines.append("\(indent)    \(when)\(relevance)\(content)")
+            }
+            if !verbose && result.entries.count > 12 {
+                lines.append("\(indent)    … \(result.entries.count - 12) more (--verbose shows all)")
+            }
+            for warning in result.warnings { lines.append("\(indent)  warning: \(warning)") }
+        }
+        if verbose {
+            var timing = "total \(latency)"
+            if let load = output.timing.loadSeconds { timing += ", load \(Timestamp.duration(load))" }
+            if let provider = output.timing.providerSeconds { timing += ", provider \(Timestamp.duration(provider))" }
+            lines.append("\(indent)  timing: \(timing); child \(output.childExit)")
+            lines.append(contentsOf: logLines(output.log, indent: indent + "  "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func logLines(_ log: CapturedLog, indent: String) -> [String] {
+        var lines: [String] = []
+        for (name, text) in [("stdout", log.stdout), ("stderr", log.stderr)] where !text.isEmpty {
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0) {
+                lines.append("\(indent)\(name) | \(line)")
+            }
+        }
+        if log.droppedBytes > 0 { lines.append("\(indent)(\(log.droppedBytes) more bytes of output not kept)") }
+        return lines
+    }
+
+    static func policyText(_ policy: ReloadPolicy, now: Double, entries: [EntryRecord]) -> String {
+        switch policy {
+        case .atEnd:
+            guard let last = entries.last else { return "atEnd" }
+            return "atEnd (next timeline \(Timestamp.relative(last.date, to: now)))"
+        case .after(let date):
+            return "after(\(Timestamp.iso8601(date))) (\(Timestamp.relative(date, to: now)))"
+        case .never:
+            return "never (only an explicit reload asks again)"
+        }
+    }
+
+    static func trim(_ value: Double) -> String {
+        value.rounded() == value ? String(Int(value)) : String(value)
+    }
+
+    static func failure(_ failure: PluginFailure) -> String {
+        "error: \(failure.message)\nhint:  \(failure.hint)"
+    }
+}
+
+extension String {
+    func padding(toLength length: Int) -> String {
+        count >= length ? self + " " : self + String(repeating: " ", count: length - count)
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import WidgetHostIsolation
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `widgethost` command.
+public struct WidgetHostCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "widgethost",
+        abstract: "A Linux runtime for WidgetKit-style timeline provider plugins.",
+        discussion: """
+            Plugins are shared objects exporting widgethost_provider_entry (SDK/include/widgethost/provider.h).
+            Every plugin is loaded and called in an isolated child process with a timeout.
+
+            Examples:
+              widgethost load .build/debug/libCharacterPlugin.so
+              widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown
+              widgethost snapshot my.so --kind org.example.weather --family systemMedium --preview
+            """,
+        version: "0.1.0",
+        subcommands: [
+            LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self,
+        ]
+    )
+
+    public init() {}
+
+    /// Runs the command line and exits with the documented codes: 0 success,
+    /// 1 a plugin call failed, 2 a usage error.
+    public static func runFromCommandLine() -> Never {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+            Glibc.exit(0)
+        } catch let code as ExitCode {
+            Glibc.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help and --version
+                print(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            let message = fullMessage(for: error)
+            FileHandleOutput.standardError(message + "\n")
+            Glibc.exit(code == .failure ? 1 : 2)
+        }
+    }
+}
+
+/// Writes to stderr without Foundation's FileHandle.
+enum FileHandleOutput {
+    static func standardError(_ text: String) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import WidgetHostCLI
+
+WidgetHostCommand.runFromCommandLine()
