@@ -491,7 +491,8 @@ private struct Supervision {
                 stdout: String(decoding: stdoutBytes, as: UTF8.self),
                 stderr: String(decoding: stderrBytes, as: UTF8.self),
                 droppedBytes: dropped),
-            childExit: exit)
+            childExit: exit,
+            processGroup: pid)
     }
 }
 

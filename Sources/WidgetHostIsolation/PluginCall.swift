@@ -113,4 +113,6 @@ public struct CallOutput: Sendable {
     public var log: CapturedLog
     /// How the child ended, e.g. "exited 0", "killed by SIGKILL (timeout)".
     public var childExit: String
+    /// The child's pid, which was also its process group id (0 if it never started).
+    public var processGroup: Int32
 }

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// Runs the real `widgethost` executable, as users do.
+enum CLI {
+    static let repositoryRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// The build directory: the test bundle sits next to the executables.
+    static let buildDirectory: String = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return (exe as NSString).deletingLastPathComponent
+    }()
+
+    static var executable: String { buildDirectory + "/widgethost" }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String], in directory: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes concurrently so neither can fill up and block the child.
+        nonisolated(unsafe) var errData = Data()
+        let errReader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errReader.isFinished { usleep(1000) }
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func shell(_ command: String) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do { try process.run() } catch { return (127, "\(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func temporaryDirectory(_ name: String) -> String {
+        let path = NSTemporaryDirectory() + "widgethost-cli-tests-\(getpid())-\(name)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// The faulty fixtures, built once.
+    static let fixtures: String = {
+        let directory = temporaryDirectory("fixtures")
+        let result = shell("bash '\(repositoryRoot)/Tests/Fixtures/faulty/build.sh' '\(directory)'")
+        precondition(result.status == 0, "building the fixtures failed:\n\(result.output)")
+        return directory
+    }()
+
+    static let dataDirectory = temporaryDirectory("data")
+
+    static func json(_ text: String) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try #require(object as? [String: Any])
+    }
+}
+
+@Suite("widgethost CLI")
+struct CLITests {
+    @Test func loadShowsEverythingAboutAGoodPlugin() throws {
+        let result = try CLI.run(["load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--verbose"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        for expected in [
+            "ABI      v1", "Kind test.fixture", "systemSmall", "systemMedium", "placeholder", "snapshot (preview)",
+            "timeline", "policy atEnd", "stdout | hello from good", "All calls succeeded.",
+        ] {
+            #expect(result.stdout.contains(expected), "missing \(expected) in:\n\(result.stdout)")
+        }
+    }
+
+    @Test func loadJSONFollowsTheDocumentedSchema() throws {
+        let result = try CLI.run(["load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall"])
+        #expect(result.status == 0)
+        let document = try CLI.json(result.stdout)
+        #expect(document["schemaVersion"] as? Int == 1)
+        #expect(document["ok"] as? Bool == true)
+        let plugin = try #require(document["plugin"] as? [String: Any])
+        #expect(plugin["abiVersion"] as? Int == 1)
+        let kinds = try #require(document["kinds"] as? [[String: Any]])
+        let calls = try #require(kinds.first?["calls"] as? [[String: Any]])
+        #expect(calls.count == 4)
+        let timeline = try #require(calls.last)
+        #expect(timeline["entryPoint"] as? String == "timeline")
+        #expect((timeline["policy"] as? [String: Any])?["type"] as? String == "atEnd")
+        #expect((timeline["entries"] as? [[String: Any]])?.count == 3)
+    }
+
+    @Test func loadOfAFaultyPluginExitsOneWithTheTypedError() throws {
+        let result = try CLI.run(["load", CLI.fixtures + "/crash_segv.so", "--data-dir", CLI.dataDirectory, "--family", "systemSmall"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("[crashed]"))
+        #expect(result.stdout.contains("SIGSEGV"))
+        #expect(result.stdout.contains("Some calls failed"))
+    }
+
+    @Test func loadOfANonELFFileNamesTheFileAndWhatToDo() throws {
+        let result = try CLI.run(["load", CLI.fixtures + "/not_elf.so"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("not_elf.so is not a shared object"))
+        #expect(result.stdout.contains("hint:"))
+    }
+
+    @Test func singleCallCommands() throws {
+        for command in ["placeholder", "snapshot", "timeline"] {
+            let result = try CLI.run([command, CLI.fixtures + "/good.so", "--kind", "test.fixture", "--data-dir", CLI.dataDirectory, "--json"])
+            #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+            let call = try #require(try CLI.json(result.stdout)["call"] as? [String: Any])
+            #expect(call["entryPoint"] as? String == command)
+            #expect(call["ok"] as? Bool == true)
+        }
+        let timedOut = try CLI.run(["timeline", CLI.fixtures + "/hang.so", "--kind", "test.fixture", "--timeout", "200ms", "--data-dir", CLI.dataDirectory])
+        #expect(timedOut.status == 1)
+        #expect(timedOut.stdout.contains("[timedOut]"))
+        #expect(timedOut.stdout.contains("200.0ms"))
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let badFamily = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--family", "huge"])
+        #expect(badFamily.status == 2)
+        #expect(badFamily.stderr.contains("systemSmall"))
+        let badTimeout = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--timeout", "soon"])
+        #expect(badTimeout.status == 2)
+        let badConfig = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--config", "[1]"])
+        #expect(badConfig.status == 2)
+        #expect(badConfig.stderr.contains("--config must be a JSON object"))
+        let unknownFlag = try CLI.run(["load", "--frobnicate"])
+        #expect(unknownFlag.status == 2)
+        let help = try CLI.run(["load", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:"))
+    }
+}
