@@ -27,11 +27,15 @@ struct SingleCallArguments: ParsableArguments {
             locale: options.locale, dataDirectory: options.dataDirectory(for: plugin))
         let output = IsolatedRunner.run(plugin: plugin, call: call, options: isolation)
         if options.json {
-            print(JSONReport.encode(JSONReport.Single(
-                plugin: output.plugin.map { JSONReport.plugin($0, range: isolation.abiRange) },
-                call: JSONReport.call(call, output))))
+            print(
+                JSONReport.encode(
+                    JSONReport.Single(
+                        plugin: output.plugin.map { JSONReport.plugin($0, range: isolation.abiRange) },
+                        call: JSONReport.call(call, output))))
         } else {
-            if let plugin = output.plugin { print("\(plugin.name) \(plugin.version) (\(plugin.id)), kind \(kind), \(family)") }
+            if let plugin = output.plugin {
+                print("\(plugin.name) \(plugin.version) (\(plugin.id)), kind \(kind), \(family)")
+            }
             print(TextReport.call(call, output, indent: "", verbose: options.verbose))
         }
         if output.failure != nil { throw ExitCode.failure }
@@ -42,7 +46,9 @@ struct PlaceholderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "placeholder",
         abstract: "Call a kind's placeholder entry point once.",
-        discussion: "Example:\n  widgethost placeholder .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail")
+        discussion:
+            "Example:\n  widgethost placeholder .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail"
+    )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.placeholder) }
 }
@@ -51,7 +57,9 @@ struct SnapshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapshot",
         abstract: "Call a kind's snapshot entry point once.",
-        discussion: "Example:\n  widgethost snapshot .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail --preview")
+        discussion:
+            "Example:\n  widgethost snapshot .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail --preview"
+    )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.snapshot) }
 }
@@ -60,7 +68,9 @@ struct TimelineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "timeline",
         abstract: "Call a kind's timeline entry point once.",
-        discussion: "Example:\n  widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown --config '{\"title\":\"Launch\"}' --timeout 2s")
+        discussion:
+            "Example:\n  widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown --config '{\"title\":\"Launch\"}' --timeout 2s"
+    )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.timeline) }
 }

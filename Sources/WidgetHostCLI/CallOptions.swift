@@ -4,10 +4,14 @@ import WidgetHostModel
 
 /// Options shared by every command that calls a plugin.
 struct CallOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Seconds the entry point may take, e.g. 250ms, 2s (default per entry point: placeholder 500ms, snapshot 2s or 1s in preview, timeline 15s).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the entry point may take, e.g. 250ms, 2s (default per entry point: placeholder 500ms, snapshot 2s or 1s in preview, timeline 15s).",
+            valueName: "duration"))
     var timeout: DurationArgument?
 
-    @Option(help: ArgumentHelp("Seconds loading may take (dlopen, constructors, entry function).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp("Seconds loading may take (dlopen, constructors, entry function).", valueName: "duration"))
     var loadTimeout: DurationArgument = DurationArgument(argument: "5s")!
 
     @Option(help: ArgumentHelp("The instance configuration, a JSON object of parameter values.", valueName: "json"))
@@ -16,10 +20,15 @@ struct CallOptions: ParsableArguments {
     @Option(help: "The locale passed to the plugin (BCP 47).")
     var locale = "en-US"
 
-    @Option(help: ArgumentHelp("The plugin's data directory (default: $XDG_DATA_HOME/widgethost/plugins/NAME).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The plugin's data directory (default: $XDG_DATA_HOME/widgethost/plugins/NAME).", valueName: "path"))
     var dataDir: String?
 
-    @Option(help: ArgumentHelp("The time the plugin sees as now: ISO 8601 or seconds since the epoch (default: the real time).", valueName: "time"))
+    @Option(
+        help: ArgumentHelp(
+            "The time the plugin sees as now: ISO 8601 or seconds since the epoch (default: the real time).",
+            valueName: "time"))
     var now: TimeArgument?
 
     @Flag(name: .shortAndLong, help: "Show what the plugin printed (stdout and stderr) and timing details.")

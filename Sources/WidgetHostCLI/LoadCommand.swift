@@ -37,13 +37,14 @@ struct LoadCommand: ParsableCommand {
         let isolation = options.isolation()
         let described = IsolatedRunner.run(plugin: plugin, options: isolation)
         guard let description = described.plugin, described.failure == nil else {
-            let failure = described.failure ?? PluginFailure(plugin: plugin, reason: .protocolViolation("no descriptor"))
+            let failure =
+                described.failure ?? PluginFailure(plugin: plugin, reason: .protocolViolation("no descriptor"))
             if options.json {
                 print(JSONReport.encode(JSONReport.Load(ok: false, plugin: nil, failure: .init(failure), kinds: [])))
             } else {
                 print(TextReport.failure(failure))
                 if options.verbose {
-                    TextReport.logLines(described.log, indent: "  ").forEach { print($0) }
+                    for line in TextReport.logLines(described.log, indent: "  ") { print(line) }
                 }
             }
             throw ExitCode.failure
@@ -52,7 +53,8 @@ struct LoadCommand: ParsableCommand {
         if let kind {
             guard let selected = description.kind(kind) else {
                 throw ValidationError(
-                    "\(description.path) has no kind \"\(kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))")
+                    "\(description.path) has no kind \"\(kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
+                )
             }
             kinds = [selected]
         }
@@ -74,7 +76,9 @@ struct LoadCommand: ParsableCommand {
                     allOK = false
                     if !options.json {
                         print(TextReport.kindHeader(kind))
-                        print("  \(family) is not supported by this kind; it supports: \(kind.families.map(\.name).joined(separator: ", "))")
+                        print(
+                            "  \(family) is not supported by this kind; it supports: \(kind.families.map(\.name).joined(separator: ", "))"
+                        )
                     }
                 }
             }
@@ -82,7 +86,9 @@ struct LoadCommand: ParsableCommand {
             var calls: [JSONReport.Call] = []
             for family in families {
                 if !options.json { print("  \(family)") }
-                let plan: [(EntryPoint, Bool)] = [(.placeholder, false), (.snapshot, true), (.snapshot, false), (.timeline, false)]
+                let plan: [(EntryPoint, Bool)] = [
+                    (.placeholder, false), (.snapshot, true), (.snapshot, false), (.timeline, false),
+                ]
                 for (entryPoint, preview) in plan {
                     let call = PluginCall(
                         entryPoint, kind: kind.id, family: family, isPreview: preview, now: now,
@@ -103,13 +109,18 @@ struct LoadCommand: ParsableCommand {
                     families: kind.families.map(\.name), needsNetwork: kind.needsNetwork,
                     entryPoints: kind.entryPoints.map(\.description),
                     parameters: kind.parameters.map {
-                        .init(name: $0.name, type: $0.type?.description ?? "unknown(\($0.rawType))", defaultJSON: $0.defaultJSON, description: $0.summary)
+                        .init(
+                            name: $0.name, type: $0.type?.description ?? "unknown(\($0.rawType))",
+                            defaultJSON: $0.defaultJSON, description: $0.summary)
                     },
                     calls: calls))
         }
         if options.json {
-            print(JSONReport.encode(JSONReport.Load(
-                ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil, kinds: jsonKinds)))
+            print(
+                JSONReport.encode(
+                    JSONReport.Load(
+                        ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil,
+                        kinds: jsonKinds)))
         } else {
             print("")
             print(allOK ? "All calls succeeded." : "Some calls failed (see above).")

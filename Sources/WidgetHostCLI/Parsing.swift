@@ -56,10 +56,13 @@ func parseConfiguration(_ text: String?) throws -> [String: String] {
     do {
         value = try JSONValue.parse(text)
     } catch {
-        throw ValidationError("--config is not JSON (\(error.explanation)); pass an object such as '{\"character\":\"Power Panda\"}'")
+        throw ValidationError(
+            "--config is not JSON (\(error.explanation)); pass an object such as '{\"character\":\"Power Panda\"}'")
     }
     guard let members = value.objectMembers else {
-        throw ValidationError("--config must be a JSON object, got a JSON \(value.typeName); pass an object such as '{\"character\":\"Power Panda\"}'")
+        throw ValidationError(
+            "--config must be a JSON object, got a JSON \(value.typeName); pass an object such as '{\"character\":\"Power Panda\"}'"
+        )
     }
     var result: [String: String] = [:]
     for (name, member) in members { result[name] = member.compactText(limit: .max) }

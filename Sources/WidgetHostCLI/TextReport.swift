@@ -11,7 +11,8 @@ enum TextReport {
         lines.append(
             "ABI      v\(plugin.abiVersion) (host offers \(range.lowerBound)..\(range.upperBound)), descriptor \(plugin.descriptorSize) bytes, SDK \(plugin.sdkVersion.isEmpty ? "unknown" : plugin.sdkVersion)"
         )
-        let threads = plugin.threadsAfterLoad > 1
+        let threads =
+            plugin.threadsAfterLoad > 1
             ? "\(plugin.threadsAfterLoad) threads after loading (the plugin starts threads while loading)"
             : "1 thread after loading"
         lines.append("Loaded   in \(Timestamp.duration(plugin.loadSeconds)) (dlopen + entry function), \(threads)")
@@ -57,11 +58,16 @@ enum TextReport {
             lines.append("\(indent)  hint:  \(failure.hint)")
         } else if let result = output.result {
             var summary = "\(result.entries.count) entr\(result.entries.count == 1 ? "y" : "ies")"
-            if let policy = result.policy { summary += ", policy \(policyText(policy, now: call.now, entries: result.entries))" }
+            if let policy = result.policy {
+                summary += ", policy \(policyText(policy, now: call.now, entries: result.entries))"
+            }
             lines.append("\(indent)\(padded)ok      \(latency)  \(summary)")
             for entry in result.entries.prefix(verbose ? result.entries.count : 12) {
                 let when = Timestamp.relative(entry.date, to: call.now).padding(toLength: 12)
-                let relevance = entry.relevance.map { "relevance \(trim($0.score))\($0.duration > 0 ? " for \(Timestamp.duration($0.duration))" : "")  " } ?? ""
+                let relevance =
+                    entry.relevance.map {
+                        "relevance \(trim($0.score))\($0.duration > 0 ? " for \(Timestamp.duration($0.duration))" : "")  "
+                    } ?? ""
                 let content = (try? JSONValue.parse(entry.contentJSON))?.compactText(limit: 72) ?? entry.contentJSON
                 lines.append("\(indent)    \(when)\(relevance)\(content)")
             }
@@ -83,7 +89,9 @@ enum TextReport {
     static func logLines(_ log: CapturedLog, indent: String) -> [String] {
         var lines: [String] = []
         for (name, text) in [("stdout", log.stdout), ("stderr", log.stderr)] where !text.isEmpty {
-            for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0) {
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(
+                text.hasSuffix("\n") ? 1 : 0)
+            {
                 lines.append("\(indent)\(name) | \(line)")
             }
         }

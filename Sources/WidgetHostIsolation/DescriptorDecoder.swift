@@ -55,44 +55,58 @@ enum DescriptorDecoder {
         return .success(plugin)
     }
 
-    static func invalid(_ field: String, _ expected: String, _ found: String, _ detail: String) -> PluginFailure.Reason {
+    static func invalid(_ field: String, _ expected: String, _ found: String, _ detail: String) -> PluginFailure.Reason
+    {
         .invalidDescriptor(field: field, expected: expected, found: found, detail: detail)
     }
 
     /// The first semantic problem of a descriptor, if any.
     static func check(_ plugin: PluginDescription) -> PluginFailure.Reason? {
         if plugin.id.isEmpty {
-            return invalid("id", "a reverse-DNS id such as \"com.example.weather\"", "an empty string or NULL", "every plugin needs an id")
+            return invalid(
+                "id", "a reverse-DNS id such as \"com.example.weather\"", "an empty string or NULL",
+                "every plugin needs an id")
         }
         var seen: Set<String> = []
         for (index, kind) in plugin.kinds.enumerated() {
             let at = "kinds[\(index)]"
             if !seen.insert(kind.id).inserted {
-                return invalid("\(at).id", "a kind id unique in the plugin", "\"\(kind.id)\" a second time", "two kinds share an id")
+                return invalid(
+                    "\(at).id", "a kind id unique in the plugin", "\"\(kind.id)\" a second time",
+                    "two kinds share an id")
             }
             if kind.familyBits == 0 {
-                return invalid("\(at).families", "at least one WH_FAMILY_* bit", "0", "kind \(kind.id) supports no family")
+                return invalid(
+                    "\(at).families", "at least one WH_FAMILY_* bit", "0", "kind \(kind.id) supports no family")
             }
             if kind.familyBits & ~WidgetFamily.allBits != 0 {
                 return invalid(
                     "\(at).families", "only bits of WH_FAMILY_ALL_V1 (0x7f)",
-                    "0x" + String(kind.familyBits, radix: 16), "kind \(kind.id) sets family bits ABI v1 does not define")
+                    "0x" + String(kind.familyBits, radix: 16), "kind \(kind.id) sets family bits ABI v1 does not define"
+                )
             }
             var names: Set<String> = []
             for (parameterIndex, parameter) in kind.parameters.enumerated() {
                 let field = "\(at).parameters[\(parameterIndex)]"
                 if !isIdentifier(parameter.name) {
-                    return invalid("\(field).name", "an identifier ([A-Za-z_][A-Za-z0-9_]*)", "\"\(parameter.name)\"", "kind \(kind.id)")
+                    return invalid(
+                        "\(field).name", "an identifier ([A-Za-z_][A-Za-z0-9_]*)", "\"\(parameter.name)\"",
+                        "kind \(kind.id)")
                 }
                 if !names.insert(parameter.name).inserted {
-                    return invalid("\(field).name", "a name unique in the kind", "\"\(parameter.name)\" twice", "kind \(kind.id)")
+                    return invalid(
+                        "\(field).name", "a name unique in the kind", "\"\(parameter.name)\" twice", "kind \(kind.id)")
                 }
                 guard let type = parameter.type else {
-                    return invalid("\(field).type", "WH_PARAM_STRING, _INTEGER, _NUMBER or _BOOLEAN (1-4)", "\(parameter.rawType)", "kind \(kind.id), parameter \(parameter.name)")
+                    return invalid(
+                        "\(field).type", "WH_PARAM_STRING, _INTEGER, _NUMBER or _BOOLEAN (1-4)", "\(parameter.rawType)",
+                        "kind \(kind.id), parameter \(parameter.name)")
                 }
                 if let defaultJSON = parameter.defaultJSON {
                     if let problem = ConfigurationBuilder.check(json: defaultJSON, against: type) {
-                        return invalid("\(field).default_json", "a JSON \(type)", "\(defaultJSON)", "kind \(kind.id), parameter \(parameter.name): \(problem)")
+                        return invalid(
+                            "\(field).default_json", "a JSON \(type)", "\(defaultJSON)",
+                            "kind \(kind.id), parameter \(parameter.name): \(problem)")
                     }
                 }
             }
@@ -101,8 +115,11 @@ enum DescriptorDecoder {
     }
 
     static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
+        else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 }
 
@@ -111,17 +128,26 @@ public enum ConfigurationBuilder {
     /// The configuration object: every declared default, with `overrides`
     /// (member name to JSON text) applied. Fails on an unknown parameter, a
     /// value of the wrong type, or a required parameter with no value.
-    public static func build(kind: KindDescription, overrides: [String: String]) -> Result<String, ConfigurationProblem> {
+    public static func build(kind: KindDescription, overrides: [String: String]) -> Result<String, ConfigurationProblem>
+    {
         for name in overrides.keys.sorted() where !kind.parameters.contains(where: { $0.name == name }) {
             let known = kind.parameters.map(\.name)
-            return .failure(ConfigurationProblem("kind \(kind.id) has no parameter \"\(name)\"; it has: \(known.isEmpty ? "none" : known.joined(separator: ", "))"))
+            return .failure(
+                ConfigurationProblem(
+                    "kind \(kind.id) has no parameter \"\(name)\"; it has: \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+                ))
         }
         for parameter in kind.parameters {
             guard let value = overrides[parameter.name] ?? parameter.defaultJSON else {
-                return .failure(ConfigurationProblem("parameter \"\(parameter.name)\" of kind \(kind.id) is required and has no default"))
+                return .failure(
+                    ConfigurationProblem(
+                        "parameter \"\(parameter.name)\" of kind \(kind.id) is required and has no default"))
             }
             if let type = parameter.type, let problem = check(json: value, against: type) {
-                return .failure(ConfigurationProblem("parameter \"\(parameter.name)\" of kind \(kind.id): expected a \(type), got \(value) (\(problem))"))
+                return .failure(
+                    ConfigurationProblem(
+                        "parameter \"\(parameter.name)\" of kind \(kind.id): expected a \(type), got \(value) (\(problem))"
+                    ))
             }
         }
         return .success(kind.configurationJSON(overrides: overrides))

@@ -1,5 +1,6 @@
 import CWidgetHostSupport
 import WidgetHostModel
+
 /// Turns the runner's LOAD_FAILED codes into typed reasons.
 enum LoadFailureMapping {
     static func reason(

@@ -119,7 +119,8 @@ private struct Supervision {
     mutating func run() -> CallOutput {
         startedAt = monotonicSeconds()
         if let problem = spawn() {
-            return output(failure: PluginFailure(plugin: path, reason: .runnerUnavailable(problem)), exit: "not started")
+            return output(
+                failure: PluginFailure(plugin: path, reason: .runnerUnavailable(problem)), exit: "not started")
         }
         var load = WireWriter()
         load.string(path)
@@ -139,7 +140,8 @@ private struct Supervision {
     /// Starts the runner; returns a problem description on failure.
     mutating func spawn() -> String? {
         guard let runner = RunnerLocator.locate(explicit: options.runnerPath) else {
-            return "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
+            return
+                "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
         }
         var sockets: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
@@ -236,7 +238,8 @@ private struct Supervision {
 
     mutating func childHasExited() -> Bool {
         var info = siginfo_t()
-        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+            && info._sifields._sigchld.si_pid == pid
     }
 
     mutating func readChannel() {
@@ -292,7 +295,9 @@ private struct Supervision {
             let decoded = DescriptorDecoder.decode(&reader, path: path)
             guard !reader.malformed else { return fail(.protocolViolation("truncated LOADED message")) }
             switch decoded {
-            case .failure(let failure): self.failure = failure; stage = .finished
+            case .failure(let failure):
+                self.failure = failure
+                stage = .finished
             case .success(let plugin):
                 description = plugin
                 startCall(plugin)
@@ -303,7 +308,9 @@ private struct Supervision {
             let field = reader.string()
             let expected = reader.string()
             let found = reader.string()
-            fail(LoadFailureMapping.reason(code: code, detail: detail, field: field, expected: expected, found: found, options: options))
+            fail(
+                LoadFailureMapping.reason(
+                    code: code, detail: detail, field: field, expected: expected, found: found, options: options))
         case WH_MSG_RESULT.rawValue:
             guard stage == .calling, let call else { return fail(.protocolViolation("RESULT before CALL")) }
             let raw = RawResult.decode(&reader)
@@ -320,7 +327,9 @@ private struct Supervision {
             let detail = reader.string()
             let found = reader.u64()
             let limit = reader.u64()
-            fail(CallFailureMapping.reason(code: code, detail: detail, found: found, limit: limit, call: call, plugin: description))
+            fail(
+                CallFailureMapping.reason(
+                    code: code, detail: detail, found: found, limit: limit, call: call, plugin: description))
         default:
             fail(.protocolViolation("unknown message type \(frame.type)"))
         }
@@ -500,6 +509,6 @@ private struct Supervision {
 func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
     var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     pointers.append(nil)
-    defer { pointers.forEach { free($0) } }
+    defer { for pointer in pointers { free(pointer) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

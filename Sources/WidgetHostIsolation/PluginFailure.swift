@@ -136,7 +136,8 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .entryReturnedNull:
             return "\(file): widgethost_provider_entry returned NULL instead of a descriptor"
         case .abiMismatch(let field, let expected, let found, let detail):
-            return "\(file) does not match the host's ABI: field \(field): expected \(expected), found \(found) (\(detail))"
+            return
+                "\(file) does not match the host's ABI: field \(field): expected \(expected), found \(found) (\(detail))"
         case .pluginRefused(let reason, let offered):
             return "\(file) refused to load: the host offered ABI \(offered); the plugin says: \(reason)"
         case .invalidDescriptor(let field, let expected, let found, let detail):
@@ -146,13 +147,15 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .badConfiguration(let what):
             return "bad configuration for \(file): \(what)"
         case .unsupportedFamily(let kind, let family, let supported):
-            return "kind \(kind) of \(file) does not support \(family); it supports: \(supported.map(\.name).joined(separator: ", "))"
+            return
+                "kind \(kind) of \(file) does not support \(family); it supports: \(supported.map(\.name).joined(separator: ", "))"
         case .missingEntryPoint(let kind, let point):
             return "kind \(kind) of \(file) has no \(point) entry point (wh_kind.\(point) is NULL)"
         case .pluginError(let code, let message):
             return "\(file) reported an error: code \(code): \(message)"
         case .timedOut(let phase, let limit):
-            return "\(file) timed out during \(phase): no answer after \(Timestamp.duration(limit)); its process group was killed"
+            return
+                "\(file) timed out during \(phase): no answer after \(Timestamp.duration(limit)); its process group was killed"
         case .crashed(let phase, let signal, let name):
             return "\(file) crashed with \(name) (signal \(signal)) during \(phase)"
         case .exitedEarly(let phase, let status):
@@ -170,39 +173,47 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var hint: String {
         switch reason {
         case .runnerUnavailable:
-            return "Build the package (`swift build`) so that widgethost-runner sits next to widgethost, or set WIDGETHOST_RUNNER to its path."
+            return
+                "Build the package (`swift build`) so that widgethost-runner sits next to widgethost, or set WIDGETHOST_RUNNER to its path."
         case .fileNotFound:
             return "Check the path; build the plugin first (`swift build`, `make`, `cargo build`)."
         case .notReadable:
             return "Check the file's permissions."
         case .notELF:
-            return "Pass the .so the build produced (e.g. .build/debug/libMyPlugin.so), built with `cc -shared -fPIC` or a dynamic library product."
+            return
+                "Pass the .so the build produced (e.g. .build/debug/libMyPlugin.so), built with `cc -shared -fPIC` or a dynamic library product."
         case .wrongMachine:
             return "Rebuild the plugin for this machine's architecture."
         case .notSharedObject:
             return "Link the plugin with -shared (C), crate-type = [\"cdylib\"] (Rust) or type: .dynamic (SwiftPM)."
         case .missingDependency:
-            return "Install the library, or link it statically, or set an rpath (-Wl,-rpath,'$ORIGIN') so it is found next to the plugin; `ldd PLUGIN.so` lists what is missing."
+            return
+                "Install the library, or link it statically, or set an rpath (-Wl,-rpath,'$ORIGIN') so it is found next to the plugin; `ldd PLUGIN.so` lists what is missing."
         case .unresolvedSymbol:
-            return "Link the library that defines the symbol, or define it; build with -Wl,--no-undefined to catch this at link time."
+            return
+                "Link the library that defines the symbol, or define it; build with -Wl,--no-undefined to catch this at link time."
         case .dlopenFailed:
             return "Read the dlerror text above; `ldd PLUGIN.so` and `readelf -d PLUGIN.so` help."
         case .noEntryFunction:
-            return "Export `const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *)` (C: include <widgethost/provider.h>; Swift: @_cdecl(\"widgethost_provider_entry\"); Rust: #[no_mangle] pub extern \"C\"). Check with `nm -D PLUGIN.so`."
+            return
+                "Export `const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *)` (C: include <widgethost/provider.h>; Swift: @_cdecl(\"widgethost_provider_entry\"); Rust: #[no_mangle] pub extern \"C\"). Check with `nm -D PLUGIN.so`."
         case .entryReturnedNull:
-            return "Return a pointer to a static const wh_plugin_descriptor; to refuse a host, set abi_version to 0 and explain in `refusal`."
+            return
+                "Return a pointer to a static const wh_plugin_descriptor; to refuse a host, set abi_version to 0 and explain in `refusal`."
         case .abiMismatch(let field, _, _, _):
             return field == "abi_version"
                 ? "Choose the version with WH_NEGOTIATE(offer), or rebuild against this host's SDK/include/widgethost/provider.h."
                 : "Rebuild the plugin against this host's SDK/include/widgethost/provider.h and set every struct_size/size field with sizeof."
         case .pluginRefused:
-            return "Use a widgethost whose ABI range includes the version the plugin needs, or rebuild the plugin against this host's SDK."
+            return
+                "Use a widgethost whose ABI range includes the version the plugin needs, or rebuild the plugin against this host's SDK."
         case .invalidDescriptor:
             return "Fix the descriptor as docs/abi.md describes."
         case .unknownKind:
             return "Pick one of the kinds listed (`widgethost load PLUGIN.so` shows them)."
         case .badConfiguration:
-            return "Pass --config with a JSON object whose members are the kind's parameters (`widgethost load PLUGIN.so` lists them)."
+            return
+                "Pass --config with a JSON object whose members are the kind's parameters (`widgethost load PLUGIN.so` lists them)."
         case .unsupportedFamily:
             return "Pick one of the families listed, or add the family to the kind's `families` bits."
         case .missingEntryPoint:
@@ -211,17 +222,22 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
             return "This is the plugin's own error; see its message and log (--verbose)."
         case .timedOut(let phase, _):
             if case .load = phase {
-                return "The plugin's constructors or widgethost_provider_entry block: keep loading cheap (no I/O, no waiting)."
+                return
+                    "The plugin's constructors or widgethost_provider_entry block: keep loading cheap (no I/O, no waiting)."
             }
-            return "Call the completion before the deadline (context->timeout); answer from cached or sample data when the real data is slow, or raise it with --timeout."
+            return
+                "Call the completion before the deadline (context->timeout); answer from cached or sample data when the real data is slow, or raise it with --timeout."
         case .crashed:
-            return "Run it under a debugger with `widgethost ... --verbose` for its log; check memory use in the entry points and constructors."
+            return
+                "Run it under a debugger with `widgethost ... --verbose` for its log; check memory use in the entry points and constructors."
         case .exitedEarly:
             return "Do not call exit() in a plugin: report errors with WH_STATUS_ERROR."
         case .malformedResult:
-            return "See docs/abi.md, \"Results\": entry dates finite and sorted, content a JSON object, policy atEnd/after/never."
+            return
+                "See docs/abi.md, \"Results\": entry dates finite and sorted, content a JSON object, policy atEnd/after/never."
         case .resultTooLarge:
-            return "Return fewer entries (at most \(WidgetHostLimits.maxEntries)) or less content (at most \(WidgetHostLimits.maxResultBytes / 1_048_576) MiB per result)."
+            return
+                "Return fewer entries (at most \(WidgetHostLimits.maxEntries)) or less content (at most \(WidgetHostLimits.maxResultBytes / 1_048_576) MiB per result)."
         case .protocolViolation:
             return "The plugin must not read or write fd 3 (the host's channel); use stdout/stderr for logging."
         }

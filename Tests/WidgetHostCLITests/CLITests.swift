@@ -94,7 +94,9 @@ struct CLITests {
     }
 
     @Test func loadJSONFollowsTheDocumentedSchema() throws {
-        let result = try CLI.run(["load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall"])
+        let result = try CLI.run([
+            "load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall",
+        ])
         #expect(result.status == 0)
         let document = try CLI.json(result.stdout)
         #expect(document["schemaVersion"] as? Int == 1)
@@ -111,7 +113,9 @@ struct CLITests {
     }
 
     @Test func loadOfAFaultyPluginExitsOneWithTheTypedError() throws {
-        let result = try CLI.run(["load", CLI.fixtures + "/crash_segv.so", "--data-dir", CLI.dataDirectory, "--family", "systemSmall"])
+        let result = try CLI.run([
+            "load", CLI.fixtures + "/crash_segv.so", "--data-dir", CLI.dataDirectory, "--family", "systemSmall",
+        ])
         #expect(result.status == 1)
         #expect(result.stdout.contains("[crashed]"))
         #expect(result.stdout.contains("SIGSEGV"))
@@ -127,25 +131,36 @@ struct CLITests {
 
     @Test func singleCallCommands() throws {
         for command in ["placeholder", "snapshot", "timeline"] {
-            let result = try CLI.run([command, CLI.fixtures + "/good.so", "--kind", "test.fixture", "--data-dir", CLI.dataDirectory, "--json"])
+            let result = try CLI.run([
+                command, CLI.fixtures + "/good.so", "--kind", "test.fixture", "--data-dir", CLI.dataDirectory, "--json",
+            ])
             #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
             let call = try #require(try CLI.json(result.stdout)["call"] as? [String: Any])
             #expect(call["entryPoint"] as? String == command)
             #expect(call["ok"] as? Bool == true)
         }
-        let timedOut = try CLI.run(["timeline", CLI.fixtures + "/hang.so", "--kind", "test.fixture", "--timeout", "200ms", "--data-dir", CLI.dataDirectory])
+        let timedOut = try CLI.run([
+            "timeline", CLI.fixtures + "/hang.so", "--kind", "test.fixture", "--timeout", "200ms", "--data-dir",
+            CLI.dataDirectory,
+        ])
         #expect(timedOut.status == 1)
         #expect(timedOut.stdout.contains("[timedOut]"))
         #expect(timedOut.stdout.contains("200.0ms"))
     }
 
     @Test func usageErrorsExitTwo() throws {
-        let badFamily = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--family", "huge"])
+        let badFamily = try CLI.run([
+            "timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--family", "huge",
+        ])
         #expect(badFamily.status == 2)
         #expect(badFamily.stderr.contains("systemSmall"))
-        let badTimeout = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--timeout", "soon"])
+        let badTimeout = try CLI.run([
+            "timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--timeout", "soon",
+        ])
         #expect(badTimeout.status == 2)
-        let badConfig = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--config", "[1]"])
+        let badConfig = try CLI.run([
+            "timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--config", "[1]",
+        ])
         #expect(badConfig.status == 2)
         #expect(badConfig.stderr.contains("--config must be a JSON object"))
         let unknownFlag = try CLI.run(["load", "--frobnicate"])

@@ -13,10 +13,15 @@ struct FaultFixtureTests {
         sourceLocation: SourceLocation = #_sourceLocation,
         _ check: (PluginFailure.Reason) -> Bool
     ) {
-        let output = TestSupport.call(TestSupport.fixture(fixture), entryPoint, timeout: timeout, loadTimeout: loadTimeout)
+        let output = TestSupport.call(
+            TestSupport.fixture(fixture), entryPoint, timeout: timeout, loadTimeout: loadTimeout)
         if let failure = output.failure {
-            #expect(check(failure.reason), "\(fixture): unexpected outcome \(failure.reason)", sourceLocation: sourceLocation)
-            #expect(failure.message.contains(fixture), "message must name the file: \(failure.message)", sourceLocation: sourceLocation)
+            #expect(
+                check(failure.reason), "\(fixture): unexpected outcome \(failure.reason)",
+                sourceLocation: sourceLocation)
+            #expect(
+                failure.message.contains(fixture), "message must name the file: \(failure.message)",
+                sourceLocation: sourceLocation)
             #expect(!failure.hint.isEmpty, sourceLocation: sourceLocation)
         } else {
             Issue.record("\(fixture): expected a failure, got a result", sourceLocation: sourceLocation)
@@ -135,7 +140,12 @@ struct FaultFixtureTests {
     }
 
     @Test func wrongABIVersionNamesTheField() {
-        expectFailure("wrong_abi") { $0 == .abiMismatch(field: "abi_version", expected: "1..1", found: "2", detail: "the plugin chose an ABI version the host did not offer") }
+        expectFailure("wrong_abi") {
+            $0
+                == .abiMismatch(
+                    field: "abi_version", expected: "1..1", found: "2",
+                    detail: "the plugin chose an ABI version the host did not offer")
+        }
     }
 
     @Test func badMagicNamesTheField() {
@@ -177,14 +187,18 @@ struct FaultFixtureTests {
 
     @Test func unresolvedSymbolIsNamed() {
         expectFailure("unresolved_symbol") {
-            if case .unresolvedSymbol("wh_fixture_does_not_exist", let dlerror) = $0 { return dlerror.contains("undefined symbol") }
+            if case .unresolvedSymbol("wh_fixture_does_not_exist", let dlerror) = $0 {
+                return dlerror.contains("undefined symbol")
+            }
             return false
         }
     }
 
     @Test func missingDependencyIsNamed() {
         expectFailure("missing_dependency") {
-            if case .missingDependency("libwhfixturedep.so", let dlerror) = $0 { return dlerror.contains("cannot open shared object file") }
+            if case .missingDependency("libwhfixturedep.so", let dlerror) = $0 {
+                return dlerror.contains("cannot open shared object file")
+            }
             return false
         }
     }
@@ -216,7 +230,9 @@ struct FaultFixtureTests {
 
     @Test func otherArchitectureIsWrongMachine() {
         expectFailure("wrong_machine") {
-            if case .wrongMachine(let expected, let found) = $0 { return expected.contains("x86-64") && found.contains("AArch64") }
+            if case .wrongMachine(let expected, let found) = $0 {
+                return expected.contains("x86-64") && found.contains("AArch64")
+            }
             return false
         }
     }
@@ -249,9 +265,14 @@ struct FaultFixtureTests {
 
     @Test func hostSideChecksRefuseUnknownKindFamilyAndConfiguration() {
         let good = TestSupport.fixture("good")
-        #expect(TestSupport.call(good, kind: "nope").failure?.reason == .unknownKind(kind: "nope", available: ["test.fixture"]))
+        #expect(
+            TestSupport.call(good, kind: "nope").failure?.reason
+                == .unknownKind(kind: "nope", available: ["test.fixture"]))
         let family = TestSupport.call(good, family: .accessoryInline).failure?.reason
-        #expect(family == .unsupportedFamily(kind: "test.fixture", family: .accessoryInline, supported: [.systemSmall, .systemMedium]))
+        #expect(
+            family
+                == .unsupportedFamily(
+                    kind: "test.fixture", family: .accessoryInline, supported: [.systemSmall, .systemMedium]))
         let config = TestSupport.call(good, configuration: ["nope": "1"]).failure
         #expect(config?.code == "badConfiguration")
     }

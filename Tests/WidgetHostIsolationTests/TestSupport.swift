@@ -93,7 +93,9 @@ enum TestSupport {
     /// After a fault: the host still loads and calls a good plugin.
     static func expectHostStillWorks(sourceLocation: SourceLocation = #_sourceLocation) {
         let output = call(fixture("good"))
-        #expect(output.failure == nil, "good plugin failed after a fault: \(String(describing: output.failure))", sourceLocation: sourceLocation)
+        #expect(
+            output.failure == nil, "good plugin failed after a fault: \(String(describing: output.failure))",
+            sourceLocation: sourceLocation)
         #expect(output.result?.entries.count == 3, sourceLocation: sourceLocation)
     }
 }
