@@ -1,0 +1,138 @@
+import WidgetHostModel
+
+/// An explicit reload waiting to happen.
+public struct PendingRequest: Sendable, Hashable, Codable {
+    public var trigger: ReloadTrigger
+    public var charge: ReloadCharge
+    public var requestedAt: Double
+
+    public init(trigger: ReloadTrigger, charge: ReloadCharge, requestedAt: Double) {
+        self.trigger = trigger
+        self.charge = charge
+        self.requestedAt = requestedAt
+    }
+}
+
+/// A reload issued and not yet completed.
+public struct InFlightReload: Sendable, Hashable, Codable {
+    public var decision: ReloadDecision
+    /// When the reload was first due (for re-queuing an explicit request after a failure).
+    public var dueSince: Double
+}
+
+/// Everything the scheduler knows about one instance. Plain Codable values:
+/// the daemon persists them (ledger, last good timeline, backoff).
+public struct InstanceState: Sendable, Hashable, Codable {
+    public var instance: WidgetInstance
+    public var addedAt: Double
+    /// The last good timeline (kept across failures).
+    public var timeline: TimelineRecord?
+    public var timelineReceivedAt: Double?
+    /// When the timeline's policy makes the instance due (jitter and the
+    /// minimum interval applied); `nil` for `never` or before the first timeline.
+    public var policyDue: Double?
+    /// Counted reload times (rolling window).
+    public var ledger = RollingLedger()
+    public var lastReloadAt: Double?
+    /// When the instance was last shown, while it is visible.
+    public var visibleSince: Double?
+    public var views = ViewHistory()
+    public var request: PendingRequest?
+    /// A significant location change not yet served (reload when next viewed).
+    public var locationChangeAt: Double?
+    public var inFlight: InFlightReload?
+    public var consecutiveFailures = 0
+    public var backoffUntil: Double?
+    public var lastFailure: FailureRecord?
+
+    public init(instance: WidgetInstance, addedAt: Double) {
+        self.instance = instance
+        self.addedAt = addedAt
+        self.visibleSince = instance.isVisible ? addedAt : nil
+    }
+}
+
+/// The foreground and session state of an app.
+public struct AppState: Sendable, Hashable, Codable {
+    public var foreground = false
+    public var sessions: Set<SessionKind> = []
+    public init() {}
+}
+
+/// The whole scheduler state, Codable for persistence.
+public struct SchedulerState: Sendable, Hashable, Codable {
+    /// Instances in insertion order (decisions come out in this order).
+    public var instances: [InstanceState] = []
+    public var apps: [String: AppState] = [:]
+    /// Host-wide ledger of capped free reloads.
+    public var freeLedger = RollingLedger()
+    /// The latest time the scheduler was told about.
+    public var now: Double?
+    public init() {}
+}
+
+/// A reload the scheduler intends, with every constraint applied.
+public struct PlannedReload: Sendable, Hashable, Codable {
+    /// The earliest time the reload may happen.
+    public var time: Double
+    /// The coalescing deadline: the reload may be batched up to this time.
+    public var latest: Double
+    public var trigger: ReloadTrigger
+    public var charge: ReloadCharge
+    public var attempt: Int
+    public var deferral: Deferral?
+    public var wouldHaveBeenDeferred: Deferral?
+}
+
+/// Why an instance is (not) being reloaded, for the daemon's `explain`.
+public struct ReloadExplanation: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var instanceID: String
+    public var time: Double
+    public var isVisible: Bool
+    public var tier: ViewTier
+    public var allowance: Int
+    public var countedInWindow: Int
+    /// When one more counted reload fits the budget (== `time` if it fits now).
+    public var budgetAvailableAt: Double
+    /// When the spacing rule next allows a counted reload.
+    public var spacingAvailableAt: Double?
+    public var policy: ReloadPolicy?
+    public var policyDue: Double?
+    public var waitingForVisibility: Bool
+    public var pendingRequest: PendingRequest?
+    public var inFlight: ReloadDecision?
+    public var backoffUntil: Double?
+    public var lastFailure: FailureRecord?
+    public var next: PlannedReload?
+
+    public var description: String {
+        func at(_ t: Double) -> String { "\(Timestamp.iso8601(t)) (\(Timestamp.relative(t, to: time)))" }
+        var lines = ["instance \(instanceID) at \(Timestamp.iso8601(time))"]
+        lines.append("  visible: \(isVisible), tier: \(tier.rawValue), budget: \(countedInWindow)/\(allowance) in 24h")
+        if budgetAvailableAt > time { lines.append("  budget spent: next counted reload at \(at(budgetAvailableAt))") }
+        if let spacingAvailableAt, spacingAvailableAt > time {
+            lines.append("  spacing: next counted reload not before \(at(spacingAvailableAt))")
+        }
+        lines.append("  policy: \(policy.map { "\($0)" } ?? "none yet")" + (policyDue.map { ", due \(at($0))" } ?? ""))
+        if waitingForVisibility { lines.append("  hidden: the due reload waits until the instance is shown") }
+        if let pendingRequest {
+            lines.append(
+                "  pending request: \(pendingRequest.trigger) \(pendingRequest.charge) since \(at(pendingRequest.requestedAt))"
+            )
+        }
+        if let inFlight { lines.append("  in flight: \(inFlight)") }
+        if let lastFailure {
+            lines.append(
+                "  last failure: \(lastFailure.reason) at \(at(lastFailure.time)), \(lastFailure.consecutiveFailures) in a row, retry at \(at(lastFailure.retryAt))"
+            )
+        }
+        if let next {
+            var line = "  next reload: \(at(next.time)) \(next.trigger) \(next.charge)"
+            if let deferral = next.deferral { line += ", deferred (\(deferral))" }
+            lines.append(line)
+        } else if inFlight == nil {
+            lines.append("  next reload: none scheduled")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

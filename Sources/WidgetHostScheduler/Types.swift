@@ -1,0 +1,221 @@
+import WidgetHostModel
+
+/// One placed widget: a plugin's kind, in a family, with a configuration,
+/// belonging to an app. Each instance has its own budget.
+public struct WidgetInstance: Sendable, Hashable, Codable {
+    /// Unique, stable id (also seeds the instance's jitter).
+    public var id: String
+    /// The plugin (provider .so) that serves it.
+    public var plugin: String
+    /// The widget kind inside the plugin (WidgetKit's `kind`).
+    public var kind: String
+    public var family: WidgetFamily
+    /// The user's configuration (intent), as JSON text.
+    public var configuration: String
+    /// The containing app (whose foreground/session state makes reloads free).
+    public var app: String
+    /// Whether the instance is on screen now.
+    public var isVisible: Bool
+    /// Whether the widget uses location (gets significant-location-change reloads).
+    public var usesLocation: Bool
+
+    public init(
+        id: String, plugin: String, kind: String, family: WidgetFamily = .systemSmall,
+        configuration: String = "{}", app: String, isVisible: Bool = true, usesLocation: Bool = false
+    ) {
+        self.id = id
+        self.plugin = plugin
+        self.kind = kind
+        self.family = family
+        self.configuration = configuration
+        self.app = app
+        self.isVisible = isVisible
+        self.usesLocation = usesLocation
+    }
+}
+
+/// What `getCurrentConfigurations()` returns (WidgetKit's `WidgetInfo`).
+public struct WidgetInfo: Sendable, Hashable, Codable {
+    public var id: String
+    public var plugin: String
+    public var kind: String
+    public var family: WidgetFamily
+    public var configuration: String
+    public var app: String
+}
+
+/// A kind of app session during which WidgetCenter and policy reloads are free.
+public enum SessionKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case audio
+    case navigation
+}
+
+/// A system-wide change that reloads every instance for free.
+public enum SystemChange: String, Sendable, Hashable, Codable, CaseIterable {
+    case locale
+    case accessibility
+    case timeZone
+}
+
+/// Something that happens to the host, fed to `ReloadScheduler.handle(_:at:)`.
+public enum SchedulerEvent: Sendable, Hashable, Codable {
+    case instanceShown(String)
+    case instanceHidden(String)
+    case appForeground(String)
+    case appBackground(String)
+    case sessionStarted(app: String, kind: SessionKind)
+    case sessionEnded(app: String, kind: SessionKind)
+    /// A button or toggle in the instance ran an app intent: one guaranteed free reload.
+    case appIntent(instance: String)
+    case systemChange(SystemChange)
+    /// Instances that use location reload (free) when next viewed.
+    case significantLocationChange
+    /// `WidgetCenter.reloadTimelines(ofKind:)` called by `app`.
+    case reloadTimelines(ofKind: String, app: String)
+    /// `WidgetCenter.reloadAllTimelines()` called by `app`.
+    case reloadAllTimelines(app: String)
+}
+
+/// Why a reload happens.
+public enum ReloadTrigger: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The instance was just added: its first timeline.
+    case added
+    /// The timeline's reload policy came due (`atEnd` or `after(date)`).
+    case policy
+    case reloadTimelines(kind: String, app: String)
+    case reloadAllTimelines(app: String)
+    case appIntent
+    case systemChange(SystemChange)
+    case significantLocationChange
+
+    public var description: String {
+        switch self {
+        case .added: "added"
+        case .policy: "policy"
+        case .reloadTimelines(let kind, let app): "reloadTimelines(ofKind: \(kind)) by \(app)"
+        case .reloadAllTimelines(let app): "reloadAllTimelines() by \(app)"
+        case .appIntent: "appIntent"
+        case .systemChange(let change): "systemChange(\(change.rawValue))"
+        case .significantLocationChange: "significantLocationChange"
+        }
+    }
+
+    /// Whether this is an explicit request (anything but the policy).
+    public var isExplicit: Bool { self != .policy }
+}
+
+/// Why a reload is not counted against the budget.
+public enum FreeReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case appForeground
+    case audioSession
+    case navigationSession
+    case appIntent
+    case localeChange
+    case accessibilityChange
+    case timeZoneChange
+    case significantLocationChange
+    case instanceAdded
+}
+
+/// Whether a reload is counted against the instance's budget.
+public enum ReloadCharge: Sendable, Hashable, Codable, CustomStringConvertible {
+    case counted
+    case free(FreeReason)
+
+    public var isCounted: Bool { self == .counted }
+
+    public var description: String {
+        switch self {
+        case .counted: "counted"
+        case .free(let reason): "free(\(reason.rawValue))"
+        }
+    }
+}
+
+/// Why a reload was (or, in developer mode, would have been) moved later.
+public enum DeferralCause: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The rolling 24 h allowance was spent; `until` is oldest counted + window.
+    case budget
+    /// The previous counted reload was less than the minimum interval ago.
+    case spacing
+    /// Retrying after a failure.
+    case backoff
+    /// The policy came due while the instance was hidden; `until` is when it was shown.
+    case hidden
+    /// The host-wide free-reload cap was reached.
+    case freeRateCap
+    /// Batched with nearby reloads, within the coalescing slack.
+    case coalescing
+}
+
+/// A reload moved from `from` to `until` because of `cause`.
+public struct Deferral: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var from: Double
+    /// `nil` when the end is unknown (hidden: until the instance is shown).
+    public var until: Double?
+    public var cause: DeferralCause
+
+    public init(from: Double, until: Double?, cause: DeferralCause) {
+        self.from = from
+        self.until = until
+        self.cause = cause
+    }
+
+    public var description: String {
+        let end = until.map { Timestamp.iso8601($0) } ?? "shown"
+        return "\(cause.rawValue): \(Timestamp.iso8601(from)) -> \(end)"
+    }
+}
+
+/// One reload the driver must perform now.
+public struct ReloadDecision: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var instanceID: String
+    public var plugin: String
+    public var kind: String
+    /// When the reload is issued.
+    public var time: Double
+    public var trigger: ReloadTrigger
+    public var charge: ReloadCharge
+    /// 0 for a first attempt, n for the n-th retry after failures.
+    public var attempt: Int
+    /// Set when the reload happens later than first due, and why.
+    public var deferral: Deferral?
+    /// Developer mode only: the deferral the limits would have imposed.
+    public var wouldHaveBeenDeferred: Deferral?
+    /// For counted reloads: the allowance in force and the counted reloads in
+    /// the window ending at `time`, this one included.
+    public var allowance: Int?
+    public var countedInWindow: Int?
+
+    public var description: String {
+        var text = "\(Timestamp.iso8601(time)) reload \(instanceID) [\(plugin)/\(kind)] \(trigger) \(charge)"
+        if attempt > 0 { text += " attempt=\(attempt)" }
+        if let allowance, let countedInWindow { text += " budget=\(countedInWindow)/\(allowance)" }
+        if let deferral { text += " deferred(\(deferral))" }
+        if let wouldHaveBeenDeferred { text += " would-have-been-deferred(\(wouldHaveBeenDeferred))" }
+        return text
+    }
+}
+
+/// The reloads of one plugin kind issued at one wakeup: one child can serve them all.
+public struct ReloadBatch: Sendable, Hashable, Codable {
+    public var plugin: String
+    public var kind: String
+    public var time: Double
+    public var decisions: [ReloadDecision]
+}
+
+/// How a reload ended.
+public enum ReloadOutcome: Sendable, Hashable, Codable {
+    case success(TimelineRecord)
+    case failure(reason: String)
+    case timedOut
+}
+
+/// The last failure of an instance, kept until the next success.
+public struct FailureRecord: Sendable, Hashable, Codable {
+    public var time: Double
+    public var reason: String
+    public var consecutiveFailures: Int
+    public var retryAt: Double
+}

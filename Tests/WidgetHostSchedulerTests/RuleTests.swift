@@ -1,0 +1,313 @@
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+@Suite("Scheduler rules, in virtual time")
+struct RuleTests {
+    @Test("1. Policies: atEnd, after(date), never; first timeline at once, free")
+    func policies() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("end"), at: t0)
+        s.add(instance("after"), at: t0)
+        s.add(instance("never"), at: t0)
+        #expect(s.nextWakeup() == t0)
+        let decisions = drive(&s, until: t0 + 5 * hour) { d in
+            switch d.instanceID {
+            case "end": .success(timeline([d.time, d.time + hour, d.time + 2 * hour], .atEnd))
+            case "after": .success(timeline([d.time], .after(d.time + 1800)))
+            default: .success(timeline([d.time], .never))
+            }
+        }
+        let first = decisions.filter { $0.trigger == .added }
+        #expect(first.count == 3)
+        #expect(first.allSatisfy { $0.time == t0 && $0.charge == .free(.instanceAdded) })
+        #expect(decisions.filter { $0.instanceID == "end" }.map(\.time) == [t0, t0 + 2 * hour, t0 + 4 * hour])
+        #expect(decisions.filter { $0.instanceID == "after" }.map(\.time) == (0...10).map { t0 + Double($0) * 1800 })
+        #expect(decisions.filter { $0.instanceID == "never" }.map(\.time) == [t0])
+        #expect(decisions.filter { $0.trigger == .policy }.allSatisfy { $0.charge == .counted })
+        // `never` reloads through an explicit request only.
+        s.handle(.reloadTimelines(ofKind: "k", app: "app"), at: t0 + 5 * hour + 10)
+        let more = drive(&s, until: t0 + 5 * hour + 20) { d in .success(timeline([d.time], .never)) }
+        #expect(more.contains { $0.instanceID == "never" && $0.time == t0 + 5 * hour + 10 })
+    }
+
+    @Test("2. Entries: the displayed entry changes at each entry's date")
+    func entries() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([t0, t0 + 600, t0 + 1200], .never)) }
+        #expect(s.displayedEntry(of: "a", at: t0)?.contentJSON == "{\"i\":0}")
+        #expect(s.displayedEntry(of: "a", at: t0 + 599.9)?.contentJSON == "{\"i\":0}")
+        #expect(s.displayedEntry(of: "a", at: t0 + 600)?.contentJSON == "{\"i\":1}")
+        #expect(s.displayedEntry(of: "a", at: t0 + 5000)?.contentJSON == "{\"i\":2}")
+        #expect(s.nextWakeup() == t0 + 600)
+        #expect(s.nextEntryChange(of: "a", after: t0 + 600) == t0 + 1200)
+        _ = s.dueReloads(at: t0 + 600)
+        #expect(s.nextWakeup() == t0 + 1200)
+    }
+
+    @Test("3. Budget: rolling 24 h allowance by tier; spent budget defers to oldest + 24 h")
+    func budget() {
+        var c = testConfig()
+        c.learningAllowance = 5
+        var s = ReloadScheduler(configuration: c)
+        s.add(instance("a"), at: t0)
+        let decisions = drive(&s, until: t0 + day + 1000) { d in .success(timeline([d.time], .after(d.time + 300))) }
+        let counted = decisions.filter { $0.charge == .counted }
+        let expected = [300.0, 600, 900, 1200, 1500, day + 300, day + 600, day + 900].map { t0 + $0 }
+        #expect(counted.map(\.time) == expected)
+        let deferred = counted[5]
+        #expect(deferred.deferral == Deferral(from: t0 + 1800, until: t0 + day + 300, cause: .budget))
+        #expect(counted.allSatisfy { ($0.countedInWindow ?? 99) <= 5 })
+        // explain shows the exact time budget returns.
+        var probe = ReloadScheduler(configuration: c)
+        probe.add(instance("a"), at: t0)
+        _ = drive(&probe, until: t0 + 2000) { d in .success(timeline([d.time], .after(d.time + 300))) }
+        let why = probe.explain("a", at: t0 + 2000)
+        #expect(why?.budgetAvailableAt == t0 + day + 300)
+        #expect(why?.next?.deferral?.cause == .budget)
+        #expect(why?.description.contains("budget spent") == true)
+    }
+
+    @Test("3. Budget: allowance follows the viewing tier and the learning period")
+    func tiers() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("seen"), at: t0)
+        s.add(instance("rare", visible: false), at: t0)
+        s.add(instance("some", visible: false), at: t0)
+        let later = t0 + 4 * day
+        #expect(s.tier(of: "seen", at: t0 + day) == .learning)
+        #expect(s.allowance(of: "seen", at: t0) == 96)
+        #expect(s.tier(of: "seen", at: later) == .frequent)
+        #expect(s.allowance(of: "seen", at: later) == 70)
+        #expect(s.tier(of: "rare", at: later) == .rare)
+        #expect(s.allowance(of: "rare", at: later) == 12)
+        s.handle(.instanceShown("some"), at: later - 2 * hour)
+        s.handle(.instanceHidden("some"), at: later - 2 * hour + 60)
+        s.handle(.instanceShown("some"), at: later - 60)
+        s.handle(.instanceHidden("some"), at: later - 30)
+        #expect(s.tier(of: "some", at: later) == .occasional)
+        #expect(s.allowance(of: "some", at: later) == 40)
+    }
+
+    @Test("4. Spacing: counted reloads at least 5 minutes apart")
+    func spacing() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .never)) }
+        s.reloadTimelines(ofKind: "k", app: "app", at: t0 + 1000)
+        var got = drive(&s, until: t0 + 1050) { d in .success(timeline([d.time], .never)) }
+        #expect(got.map(\.time) == [t0 + 1000])
+        s.reloadTimelines(ofKind: "k", app: "app", at: t0 + 1100)
+        got = drive(&s, until: t0 + 2000) { d in .success(timeline([d.time], .never)) }
+        #expect(got.map(\.time) == [t0 + 1300])
+        #expect(got.first?.deferral == Deferral(from: t0 + 1100, until: t0 + 1300, cause: .spacing))
+        #expect(got.first?.charge == .counted)
+    }
+
+    @Test("5. Free reloads: typed, not counted, bounded by the host-wide cap")
+    func freeReloads() {
+        var c = testConfig()
+        c.freeReloadLimit = 3
+        var s = ReloadScheduler(configuration: c)
+        for i in 0..<5 { s.add(instance("i\(i)", app: "app\(i)", visible: i != 4, location: i == 4), at: t0) }
+        let ok: (ReloadDecision) -> ReloadOutcome = { d in .success(timeline([d.time], .after(d.time + 10 * hour))) }
+        _ = drive(&s, until: t0) { ok($0) }
+        s.handle(.appForeground("app0"), at: t0 + hour)
+        s.handle(.sessionStarted(app: "app1", kind: .audio), at: t0 + hour)
+        s.handle(.sessionStarted(app: "app2", kind: .navigation), at: t0 + hour)
+        s.handle(.appIntent(instance: "i3"), at: t0 + hour)
+        s.handle(.significantLocationChange, at: t0 + hour)
+        for i in 0..<3 { s.handle(.reloadAllTimelines(app: "app\(i)"), at: t0 + hour) }
+        var got = drive(&s, until: t0 + 2 * hour) { ok($0) }
+        let byID = Dictionary(got.map { ($0.instanceID, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byID["i0"]?.charge == .free(.appForeground))
+        #expect(byID["i1"]?.charge == .free(.audioSession))
+        #expect(byID["i2"]?.charge == .free(.navigationSession))
+        #expect(byID["i3"]?.charge == .free(.appIntent))
+        #expect(got.filter { $0.time == t0 + hour }.count == 3)  // cap of 3 per minute
+        #expect(byID["i3"]?.time == t0 + hour + 60)
+        #expect(byID["i3"]?.deferral?.cause == .freeRateCap)
+        #expect(byID["i4"] == nil)  // location change waits until the instance is viewed
+        s.handle(.instanceShown("i4"), at: t0 + 3 * hour)
+        got = drive(&s, until: t0 + 3 * hour) { ok($0) }
+        #expect(got.map(\.instanceID) == ["i4"])
+        #expect(got.first?.charge == .free(.significantLocationChange))
+        #expect(got.first?.time == t0 + 3 * hour)
+        for change in SystemChange.allCases { s.handle(.systemChange(change), at: t0 + 4 * hour) }
+        got = drive(&s, until: t0 + 4 * hour + 120) { ok($0) }
+        #expect(Set(got.map(\.charge)) == [.free(.localeChange)])
+        #expect(got.map(\.time) == [0, 0, 0, 60, 60].map { t0 + 4 * hour + $0 })
+        for id in s.instanceIDs { #expect(s.instanceState(id)?.ledger.times.isEmpty == true) }
+        // A misbehaving foreground app asking every second: bounded by the cap.
+        var loops = 0
+        for second in 0..<600 {
+            let t = t0 + 5 * hour + Double(second)
+            s.handle(.reloadAllTimelines(app: "app0"), at: t)
+            loops += drive(&s, until: t) { ok($0) }.count
+        }
+        #expect(loops == 30)  // 3 per 60 s for 600 s
+    }
+
+    @Test("6. WidgetCenter: by kind or all; free in foreground, counted otherwise; configurations")
+    func widgetCenter() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(WidgetInstance(id: "a", plugin: "p", kind: "k1", configuration: "{\"team\":1}", app: "app"), at: t0)
+        s.add(instance("b", kind: "k2"), at: t0)
+        s.add(instance("c", kind: "k1", app: "other"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .never)) }
+        s.reloadTimelines(ofKind: "k1", app: "app", at: t0 + 1000)
+        var got = drive(&s, until: t0 + 1000) { d in .success(timeline([d.time], .never)) }
+        #expect(got.map(\.instanceID) == ["a"])
+        #expect(got.first?.charge == .counted)
+        #expect(got.first?.trigger == .reloadTimelines(kind: "k1", app: "app"))
+        s.handle(.appForeground("app"), at: t0 + 2000)
+        s.reloadAllTimelines(app: "app", at: t0 + 2000)
+        got = drive(&s, until: t0 + 2000) { d in .success(timeline([d.time], .never)) }
+        #expect(got.map(\.instanceID) == ["a", "b"])
+        #expect(got.allSatisfy { $0.charge == .free(.appForeground) })
+        let configs = s.getCurrentConfigurations(app: "app")
+        #expect(configs.map(\.id) == ["a", "b"])
+        #expect(configs.first?.configuration == "{\"team\":1}")
+        #expect(s.getCurrentConfigurations().count == 3)
+    }
+
+    @Test("7. Visibility: a reload due while hidden happens when shown")
+    func visibility() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .after(t0 + hour))) }
+        s.handle(.instanceHidden("a"), at: t0 + 600)
+        var got = drive(&s, until: t0 + 3 * hour) { d in .success(timeline([d.time], .after(d.time + hour))) }
+        #expect(got.isEmpty)
+        #expect(s.explain("a", at: t0 + 2 * hour)?.waitingForVisibility == true)
+        s.handle(.instanceShown("a"), at: t0 + 3 * hour)
+        got = drive(&s, until: t0 + 3 * hour) { d in .success(timeline([d.time], .after(d.time + hour))) }
+        #expect(got.map(\.time) == [t0 + 3 * hour])
+        #expect(got.first?.deferral == Deferral(from: t0 + hour, until: t0 + 3 * hour, cause: .hidden))
+    }
+
+    @Test("8. Coalescing: nearby reloads share a wakeup; no storm from past dates")
+    func coalescing() {
+        var s = ReloadScheduler(configuration: testConfig())
+        for id in ["a", "b", "c"] { s.add(instance(id), at: t0) }
+        let due = ["a": t0 + hour, "b": t0 + hour + 30, "c": t0 + hour + 100]
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .after(due[d.instanceID]!))) }
+        #expect(s.nextWakeup() == t0 + hour + 30)
+        let batches = s.dueReloads(at: t0 + hour + 30)
+        #expect(batches.count == 1)
+        #expect(batches.first?.decisions.map(\.instanceID) == ["a", "b"])
+        #expect(batches.first?.decisions.first?.deferral?.cause == .coalescing)
+        for d in batches[0].decisions { s.complete(d.instanceID, with: .success(timeline([], .never)), at: d.time) }
+        #expect(s.nextWakeup() == t0 + hour + 100)
+
+        // A plugin asking for the past or a zero interval: one reload per 5 minutes.
+        var storm = ReloadScheduler(configuration: testConfig())
+        storm.add(instance("past"), at: t0)
+        storm.add(instance("zero"), at: t0)
+        var wakes: [Double] = []
+        var time = t0
+        while let w = storm.nextWakeup(), w <= t0 + hour {
+            #expect(wakes.last.map { w > $0 } ?? true)
+            wakes.append(w)
+            time = w
+            for b in storm.dueReloads(at: w) {
+                for d in b.decisions {
+                    let t = d.instanceID == "past" ? timeline([d.time], .after(d.time - day)) : timeline([], .atEnd)
+                    storm.complete(d.instanceID, with: .success(t), at: time)
+                }
+            }
+        }
+        #expect(wakes == (0...12).map { t0 + Double($0) * 300 })
+    }
+
+    @Test("9. Jitter: stable per-instance offset spreads after(date)")
+    func jitter() {
+        #expect(StableJitter.fnv1a64("") == 0xcbf2_9ce4_8422_2325)
+        #expect(StableJitter.fnv1a64("a") == 0xaf63_dc4c_8601_ec8c)
+        let offset = StableJitter.offset(for: "weather-1", maximum: 120)
+        #expect(offset == StableJitter.offset(for: "weather-1", maximum: 120))
+        #expect(offset >= 0 && offset < 120)
+        var s = ReloadScheduler(configuration: testConfig(jitter: 120))
+        let ids = (0..<200).map { "w\($0)" }
+        for id in ids { s.add(instance(id), at: t0) }
+        let target = t0 + hour
+        var first: [String: Double] = [:]
+        _ = drive(&s, until: t0 + 2 * hour) { d in
+            if d.trigger == .policy, first[d.instanceID] == nil { first[d.instanceID] = d.time }
+            return .success(timeline([d.time], .after(target)))
+        }
+        for id in ids {
+            let expected = target + StableJitter.offset(for: id, maximum: 120)
+            let actual = first[id] ?? 0
+            // Never before the date; at the jittered time, or batched within the slack.
+            #expect(actual >= expected && actual <= expected + 60)
+        }
+        let buckets = Set(ids.map { Int(StableJitter.offset(for: $0, maximum: 120) / 10) })
+        #expect(buckets.count == 12)
+        var off = testConfig(jitter: 0)
+        off.maximumJitter = 0
+        #expect(
+            ReloadScheduler(configuration: off).policyDue(
+                for: timeline([], .after(target)), instanceID: "x", receivedAt: t0) == target)
+    }
+
+    @Test("10. Failures: keep the last good timeline, retry with exponential backoff")
+    func failures() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([t0], .after(t0 + hour))) }
+        var calls = 0
+        let got = drive(&s, until: t0 + 3 * hour) { d in
+            calls += 1
+            if calls <= 3 { return calls == 2 ? .timedOut : .failure(reason: "HTTP 503") }
+            return .success(timeline([d.time], .never))
+        }
+        #expect(got.map(\.time) == [t0 + hour, t0 + hour + 300, t0 + hour + 900, t0 + hour + 2100])
+        #expect(got.map(\.attempt) == [0, 1, 2, 3])
+        #expect(got[1].deferral == Deferral(from: t0 + hour, until: t0 + hour + 300, cause: .backoff))
+        var probe = ReloadScheduler(configuration: testConfig())
+        probe.add(instance("a"), at: t0)
+        _ = drive(&probe, until: t0) { d in .success(timeline([t0], .after(t0 + hour))) }
+        _ = drive(&probe, until: t0 + hour) { _ in .failure(reason: "HTTP 503") }
+        #expect(probe.displayedEntry(of: "a", at: t0 + hour + 1)?.date == t0)
+        let why = probe.explain("a", at: t0 + hour + 1)
+        #expect(why?.lastFailure?.reason == "HTTP 503")
+        #expect(why?.lastFailure?.retryAt == t0 + hour + 300)
+        #expect(why?.next?.time == t0 + hour + 300)
+    }
+
+    @Test("11. Relevance: the top of a stack from score and duration")
+    func relevance() {
+        var s = ReloadScheduler(configuration: testConfig())
+        for id in ["a", "b", "c"] { s.add(instance(id), at: t0) }
+        _ = drive(&s, until: t0) { d in
+            switch d.instanceID {
+            case "a":
+                .success(timeline([t0, t0 + hour], .never, relevance: [Relevance(score: 1), Relevance(score: 5)]))
+            case "b": .success(timeline([t0], .never, relevance: [Relevance(score: 3, duration: 2 * hour)]))
+            default: .success(timeline([t0], .never))
+            }
+        }
+        #expect(s.topOfStack(["a", "b", "c"], at: t0 + 10) == "b")
+        #expect(s.topOfStack(["a", "b", "c"], at: t0 + hour) == "a")
+        #expect(s.relevanceScore(of: "b", at: t0 + 2 * hour) == 0)
+        #expect(s.topOfStack(["c", "b"], at: t0 + 3 * hour) == "c")
+        #expect(s.topOfStack([], at: t0) == nil)
+    }
+
+    @Test("12. Developer mode: no limits, but would-be deferrals are reported")
+    func developerMode() {
+        var c = testConfig()
+        c.learningAllowance = 2
+        c.developerMode = true
+        var s = ReloadScheduler(configuration: c)
+        s.add(instance("a"), at: t0)
+        let got = drive(&s, until: t0 + 1500) { d in .success(timeline([d.time], .after(d.time + 300))) }
+        #expect(got.map(\.time) == [0.0, 300, 600, 900, 1200, 1500].map { t0 + $0 })
+        #expect(got[1].wouldHaveBeenDeferred == nil)
+        #expect(got[3].wouldHaveBeenDeferred == Deferral(from: t0 + 900, until: t0 + 300 + day, cause: .budget))
+        #expect(got.allSatisfy { $0.deferral == nil })
+    }
+}
