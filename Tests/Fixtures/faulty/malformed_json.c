@@ -1,0 +1,11 @@
+/* malformed_json: the timeline's only entry has content "{not json". */
+#define FX_NAME "malformed_json"
+#include "fixture.h"
+
+static void timeline(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
+    wh_entry entry = fx_entry(ctx->now, "{not json");
+    wh_result result = fx_result(&entry, 1, WH_POLICY_AT_END, 0.0);
+    complete(completion_context, &result);
+}
+
+FX_PLUGIN(fx_placeholder_ok, fx_snapshot_ok, timeline)
