@@ -368,8 +368,9 @@ public struct ReloadScheduler: Sendable {
     private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> ReloadDecision {
         var s = state.instances[p]
         var deferral = plan.deferral
-        if deferral == nil, now > plan.time, plan.trigger == .policy {
-            deferral = Deferral(from: plan.time, until: now, cause: .coalescing)
+        if now > plan.time {
+            let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
+            deferral = Deferral(from: deferral?.from ?? plan.time, until: now, cause: coalesced ? .coalescing : .late)
         }
         var decision = ReloadDecision(
             instanceID: s.instance.id, plugin: s.instance.plugin, kind: s.instance.kind, time: now,

@@ -146,6 +146,10 @@ public enum DeferralCause: String, Sendable, Hashable, Codable, CaseIterable {
     case freeRateCap
     /// Batched with nearby reloads, within the coalescing slack.
     case coalescing
+    /// Issued after its planned time for another reason: the driver woke late,
+    /// or the reload was held by a limit that then went away (a counted reload
+    /// waiting for budget became free when its app came to the foreground).
+    case late
 }
 
 /// A reload moved from `from` to `until` because of `cause`.

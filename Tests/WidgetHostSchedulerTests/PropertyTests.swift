@@ -1,0 +1,278 @@
+import Foundation
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// One seeded random scenario: a few instances over two virtual days, random
+/// app/visibility/session/system events, and a provider that returns random
+/// policies (including past dates and zero intervals) and fails sometimes.
+struct Scenario {
+    struct Record {
+        var decision: ReloadDecision
+        /// The instance's timeline in force when the reload was issued, and when it arrived.
+        var timeline: TimelineRecord?
+        var receivedAt: Double?
+    }
+
+    let config: SchedulerConfiguration
+    let allowance: Int
+    let horizon = 2 * day
+    var records: [Record] = []
+    var events: [(time: Double, event: SchedulerEvent)] = []
+    var finalVisibleSince: [String: Double] = [:]
+    var finalTimeline: [String: (TimelineRecord, Double)] = [:]
+    var lastDecision: [String: Double] = [:]
+    var inFlightAtEnd: Set<String> = []
+
+    init(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var c = SchedulerConfiguration()
+        let a = Int.random(in: 2...8, using: &rng)
+        allowance = a
+        // One allowance for every tier, so the bound is fixed for the scenario.
+        c.learningAllowance = a
+        c.frequentAllowance = a
+        c.occasionalAllowance = a
+        c.rareAllowance = a
+        c.maximumJitter = Bool.random(using: &rng) ? 120 : 0
+        c.freeReloadLimit = Int.random(in: 2...10, using: &rng)
+        config = c
+        var s = ReloadScheduler(configuration: c)
+        let count = Int.random(in: 1...4, using: &rng)
+        var visibleSince: [String: Double] = [:]
+        var ids: [String] = []
+        for i in 0..<count {
+            let visible = Double.random(in: 0..<1, using: &rng) < 0.7
+            let inst = WidgetInstance(
+                id: "s\(seed)-\(i)", plugin: "p", kind: Bool.random(using: &rng) ? "k1" : "k2",
+                app: Bool.random(using: &rng) ? "a" : "b", isVisible: visible, usesLocation: Bool.random(using: &rng))
+            s.add(inst, at: t0)
+            ids.append(inst.id)
+            if visible { visibleSince[inst.id] = t0 }
+        }
+        let eventCount = Int.random(in: 5...40, using: &rng)
+        for _ in 0..<eventCount {
+            let time = (t0 + Double.random(in: 0..<horizon, using: &rng)).rounded()
+            let id = ids.randomElement(using: &rng)!
+            let app = Bool.random(using: &rng) ? "a" : "b"
+            let event: SchedulerEvent =
+                switch Int.random(in: 0..<12, using: &rng) {
+                case 0, 1: .instanceShown(id)
+                case 2, 3: .instanceHidden(id)
+                case 4: Bool.random(using: &rng) ? .appForeground(app) : .appBackground(app)
+                case 5:
+                    Bool.random(using: &rng)
+                        ? .sessionStarted(app: app, kind: .audio) : .sessionEnded(app: app, kind: .audio)
+                case 6: .appIntent(instance: id)
+                case 7: .systemChange(SystemChange.allCases.randomElement(using: &rng)!)
+                case 8: .significantLocationChange
+                case 9, 10: .reloadTimelines(ofKind: Bool.random(using: &rng) ? "k1" : "k2", app: app)
+                default: .reloadAllTimelines(app: app)
+                }
+            events.append((time, event))
+        }
+        events.sort { $0.time < $1.time }
+
+        var current: [String: (TimelineRecord, Double)] = [:]
+        var next = 0
+        let end = t0 + horizon
+        var last = t0
+        var steps = 0
+        while true {
+            steps += 1
+            precondition(steps < 200_000, "no progress")
+            let wake = s.nextWakeup() ?? .infinity
+            let eventTime = next < events.count ? events[next].time : .infinity
+            if eventTime <= wake && eventTime <= end {
+                let e = events[next].event
+                s.handle(e, at: eventTime)
+                if case .instanceShown(let id) = e, visibleSince[id] == nil { visibleSince[id] = eventTime }
+                if case .instanceHidden(let id) = e { visibleSince[id] = nil }
+                last = max(last, eventTime)
+                next += 1
+                continue
+            }
+            guard wake <= end else { break }
+            precondition(wake >= last, "wakeup went back in time")
+            last = wake
+            for batch in s.dueReloads(at: wake) {
+                for d in batch.decisions {
+                    let now = current[d.instanceID]
+                    records.append(Record(decision: d, timeline: now?.0, receivedAt: now?.1))
+                    lastDecision[d.instanceID] = d.time
+                    let roll = Double.random(in: 0..<1, using: &rng)
+                    let outcome: ReloadOutcome
+                    if roll < 0.1 {
+                        outcome = .failure(reason: "random")
+                    } else if roll < 0.15 {
+                        outcome = .timedOut
+                    } else {
+                        let policy: ReloadPolicy =
+                            switch Int.random(in: 0..<7, using: &rng) {
+                            case 0: .never
+                            case 1, 2, 3: .atEnd
+                            default: .after((wake + Double.random(in: -3600..<(4 * hour), using: &rng)).rounded())
+                            }
+                        let entryCount = Int.random(in: 0...3, using: &rng)
+                        let dates = (0..<entryCount).map { _ in
+                            (wake + Double.random(in: -600..<(3 * hour), using: &rng)).rounded()
+                        }.sorted()
+                        let t = timeline(dates, policy)
+                        outcome = .success(t)
+                        current[d.instanceID] = (t, wake)
+                    }
+                    s.complete(d.instanceID, with: outcome, at: wake)
+                }
+            }
+        }
+        finalVisibleSince = visibleSince
+        finalTimeline = current
+        inFlightAtEnd = Set(ids.filter { s.instanceState($0)?.inFlight != nil })
+    }
+
+    /// Checks every property; returns the failures.
+    func violations() -> [String] {
+        var problems: [String] = []
+        let window = config.budgetWindow
+        var counted: [String: [Double]] = [:]
+        var capped: [Double] = []
+        for r in records {
+            let d = r.decision
+            if d.charge.isCounted { counted[d.instanceID, default: []].append(d.time) }
+            if case .free(let reason) = d.charge, reason != .instanceAdded { capped.append(d.time) }
+        }
+        for r in records {
+            let d = r.decision
+            let mine = counted[d.instanceID] ?? []
+            if d.charge.isCounted {
+                // 1. Never over the allowance in any 24 h window (each window ending at a counted reload).
+                let inWindow = mine.filter { $0 > d.time - window && $0 <= d.time }.count
+                if inWindow > allowance { problems.append("budget: \(inWindow) > \(allowance) at \(d)") }
+                if d.countedInWindow != inWindow { problems.append("countedInWindow mismatch at \(d)") }
+                // 2. Spacing.
+                if let previous = mine.last(where: { $0 < d.time }), d.time - previous < config.minimumReloadInterval {
+                    problems.append("spacing: \(d.time - previous)s at \(d)")
+                }
+                if mine.filter({ $0 == d.time }).count > 1 { problems.append("two counted reloads at once: \(d)") }
+            }
+            if d.trigger == .policy {
+                // 3/4. Policy reloads never before their date, never for `never`, never before the 5-min floor.
+                guard let t = r.timeline, let received = r.receivedAt else {
+                    problems.append("policy reload without a timeline: \(d)")
+                    continue
+                }
+                let floor = received + config.minimumReloadInterval
+                switch t.policy {
+                case .never:
+                    problems.append("policy reload under never: \(d)")
+                case .after(let date):
+                    let jittered = date + StableJitter.offset(for: d.instanceID, maximum: config.maximumJitter)
+                    if d.time < jittered { problems.append("after(date) early: \(d)") }
+                    let due = max(jittered, floor)
+                    if d.deferral == nil && d.time != due { problems.append("after(date) not at due \(due): \(d)") }
+                case .atEnd:
+                    let end = t.entries.map(\.date).max() ?? received
+                    if d.time < end { problems.append("atEnd early: \(d)") }
+                    let due = max(end, floor)
+                    if d.deferral == nil && d.time != due { problems.append("atEnd not at due \(due): \(d)") }
+                }
+                if d.time < floor { problems.append("policy reload under the floor: \(d)") }
+            }
+            if let deferral = d.deferral {
+                // 5. A deferred reload happens exactly when its constraint lifts.
+                switch deferral.cause {
+                case .budget:
+                    if deferral.until != d.time { problems.append("budget deferral not exact: \(d)") }
+                    if !mine.contains(d.time - window) { problems.append("budget return not oldest+24h: \(d)") }
+                case .spacing:
+                    if deferral.until != d.time { problems.append("spacing deferral not exact: \(d)") }
+                    if !mine.contains(d.time - config.minimumReloadInterval) {
+                        problems.append("spacing return not last+5min: \(d)")
+                    }
+                case .backoff, .hidden:
+                    if deferral.until != d.time { problems.append("\(deferral.cause) deferral not exact: \(d)") }
+                case .freeRateCap:
+                    if deferral.until != d.time { problems.append("free cap deferral not exact: \(d)") }
+                    if !capped.contains(d.time - config.freeReloadWindow) {
+                        problems.append("free cap return not oldest+window: \(d)")
+                    }
+                case .late:
+                    // Only when a held counted reload became free (app foreground/session).
+                    if d.charge.isCounted { problems.append("late counted reload: \(d)") }
+                case .coalescing:
+                    // 6. Batched at most the slack cap after the due time.
+                    if let until = deferral.until, until - deferral.from > config.coalescingCap {
+                        problems.append("coalesced too late: \(d)")
+                    }
+                }
+            }
+            switch d.trigger {
+            case .added, .policy: break
+            default:
+                let asked = events.contains { e in
+                    guard e.time <= d.time else { return false }
+                    switch (d.trigger, e.event) {
+                    case (.appIntent, .appIntent(let id)): return id == d.instanceID
+                    case (.systemChange(let a), .systemChange(let b)): return a == b
+                    case (.significantLocationChange, .significantLocationChange): return true
+                    case (.reloadTimelines(let k, let a), .reloadTimelines(let k2, let a2)): return k == k2 && a == a2
+                    case (.reloadAllTimelines(let a), .reloadAllTimelines(let a2)): return a == a2
+                    default: return false
+                    }
+                }
+                if !asked { problems.append("explicit reload nobody asked for: \(d)") }
+            }
+        }
+        // 6. Liveness: a visible instance whose policy came due is reloaded within
+        // the bound (budget window + backoff cap + spacing + free-cap window + slack).
+        let bound =
+            window + config.backoffCap + config.minimumReloadInterval + config.freeReloadWindow + config.coalescingCap
+        for (id, (t, received)) in finalTimeline where !inFlightAtEnd.contains(id) {
+            guard let shown = finalVisibleSince[id],
+                let due = ReloadScheduler(configuration: config).policyDue(for: t, instanceID: id, receivedAt: received)
+            else { continue }
+            let start = max(due, shown)
+            if start + bound < t0 + horizon, (lastDecision[id] ?? 0) < start {
+                problems.append("visible instance \(id) due at \(start) never reloaded")
+            }
+        }
+        return problems
+    }
+}
+
+@Suite("Scheduler properties over seeded random scenarios")
+struct PropertyTests {
+    @Test("budget, spacing, policy dates, never, exact deferrals, bounded latency", arguments: 0..<4)
+    func properties(shard: Int) {
+        var decisions = 0
+        var deferrals: [DeferralCause: Int] = [:]
+        for index in 0..<1000 {
+            let seed = UInt64(shard * 1_000_000 + index)
+            let scenario = Scenario(seed: seed)
+            decisions += scenario.records.count
+            for r in scenario.records { if let c = r.decision.deferral?.cause { deferrals[c, default: 0] += 1 } }
+            let problems = scenario.violations()
+            #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(3))")
+            if !problems.isEmpty { break }
+        }
+        // The scenarios must actually exercise the rules.
+        #expect(decisions > 10_000)
+        #expect((deferrals[.budget] ?? 0) > 50)
+        #expect((deferrals[.spacing] ?? 0) > 5)
+        #expect((deferrals[.backoff] ?? 0) > 50)
+        #expect((deferrals[.hidden] ?? 0) > 20)
+    }
+
+    @Test("the state survives a JSON round trip")
+    func codable() throws {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0 + hour) { d in .success(timeline([d.time], .after(d.time + 600))) }
+        let data = try JSONEncoder().encode(s.state)
+        let back = try JSONDecoder().decode(SchedulerState.self, from: data)
+        #expect(back == s.state)
+        let restored = ReloadScheduler(configuration: testConfig(), state: back)
+        #expect(restored.nextWakeup() == s.nextWakeup())
+    }
+}
