@@ -64,25 +64,23 @@ struct LoadCommand: ParsableCommand {
         var allOK = true
         var jsonKinds: [JSONReport.Kind] = []
 
+        if let family, !kinds.contains(where: { $0.families.contains(family) }) {
+            throw ValidationError(
+                "no kind of \(description.path) supports \(family); the kinds support: "
+                    + Set(kinds.flatMap(\.families)).sorted { $0.rawValue < $1.rawValue }.map(\.name).joined(
+                        separator: ", "))
+        }
         if !options.json {
             print(TextReport.plugin(description, range: isolation.abiRange))
             print("Data     \(dataDirectory)")
         }
         for kind in kinds {
             var families = kind.families
-            if let family {
-                families = families.filter { $0 == family }
-                if families.isEmpty {
-                    allOK = false
-                    if !options.json {
-                        print(TextReport.kindHeader(kind))
-                        print(
-                            "  \(family) is not supported by this kind; it supports: \(kind.families.map(\.name).joined(separator: ", "))"
-                        )
-                    }
-                }
+            if let family { families = families.filter { $0 == family } }
+            if !options.json {
+                print(TextReport.kindHeader(kind))
+                if families.isEmpty, let family { print("  (\(family) is not among this kind's families: skipped)") }
             }
-            if !options.json { print(TextReport.kindHeader(kind)) }
             var calls: [JSONReport.Call] = []
             for family in families {
                 if !options.json { print("  \(family)") }

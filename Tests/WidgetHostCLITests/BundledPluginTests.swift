@@ -7,11 +7,18 @@ import Testing
 struct BundledPluginTests {
     /// Loads `plugin` with `--json` and returns the document after checking
     /// that every call succeeded.
-    func loadAll(_ plugin: String, now: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        var arguments = ["load", plugin, "--json", "--data-dir", CLI.temporaryDirectory("data-\((plugin as NSString).lastPathComponent)")]
-        if let now { arguments += ["--now", now] }
+    func loadAll(
+        _ plugin: String, config: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
+        var arguments = [
+            "load", plugin, "--json", "--data-dir",
+            CLI.temporaryDirectory("data-\((plugin as NSString).lastPathComponent)"),
+        ]
+        if let config { arguments += ["--kind", "com.widgethost.character-detail", "--config", config] }
         let result = try CLI.run(arguments)
-        #expect(result.status == 0, "load \(plugin) failed:\n\(result.stdout)\n\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "load \(plugin) failed:\n\(result.stdout)\n\(result.stderr)",
+            sourceLocation: sourceLocation)
         let document = try CLI.json(result.stdout)
         #expect(document["ok"] as? Bool == true, sourceLocation: sourceLocation)
         return document
@@ -35,6 +42,10 @@ struct BundledPluginTests {
             let document = try loadAll(path)
             seen.formUnion(policies(document))
         }
+        // The character at full health: one entry and `never` (seed 000).
+        let healed = try loadAll(CLI.buildDirectory + "/libCharacterPlugin.so", config: #"{"health":1}"#)
+        #expect(Set(policies(healed)) == ["never"])
+        seen.formUnion(policies(healed))
         #expect(seen.isSuperset(of: ["atEnd", "after", "never"]), "policies seen: \(seen)")
     }
 
@@ -48,7 +59,8 @@ struct BundledPluginTests {
     @Test func rustSampleBuildsWithCargoAndLoads() throws {
         let target = CLI.temporaryDirectory("rust-target")
         let build = CLI.shell(
-            "cd '\(CLI.repositoryRoot)/samples/rust' && PATH=\"$HOME/.cargo/bin:$PATH\" cargo build --release --offline --quiet --target-dir '\(target)'")
+            "cd '\(CLI.repositoryRoot)/samples/rust' && PATH=\"$HOME/.cargo/bin:$PATH\" cargo build --release --offline --quiet --target-dir '\(target)'"
+        )
         #expect(build.status == 0, "cargo build failed:\n\(build.output)")
         let libraries = (try? FileManager.default.contentsOfDirectory(atPath: target + "/release")) ?? []
         let library = try #require(libraries.first { $0.hasSuffix(".so") }, "no .so in \(target)/release: \(libraries)")
