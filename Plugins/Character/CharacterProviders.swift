@@ -1,7 +1,7 @@
 import WidgetHostKit
 
 /// One moment of the character-detail widget: the character's health.
-struct CharacterDetailEntry: TimelineEntry {
+struct CharacterHealthEntry: TimelineEntry {
     var date: Date
     var character: String
     /// Health from 0 to 1.
@@ -14,45 +14,46 @@ struct CharacterDetailEntry: TimelineEntry {
 /// `TimelineProvider` example): hourly entries until 100%, then `.atEnd`; a
 /// character at full health gets one entry and `.never`, since nothing will
 /// change until the game says so.
-struct CharacterDetailProvider: TimelineProvider {
+struct CharacterHealthProvider: TimelineProvider {
     /// Health recovered per hour.
     static let recoveryPerHour = 0.25
 
-    func placeholder(in context: Context) -> CharacterDetailEntry {
-        CharacterDetailEntry(date: context.date, character: "Power Panda", healthLevel: 0.75, isSample: true)
+    func placeholder(in context: Context) -> CharacterHealthEntry {
+        CharacterHealthEntry(date: context.date, character: "Power Panda", healthLevel: 0.75, isSample: true)
     }
 
-    func getSnapshot(in context: Context, completion: @escaping (CharacterDetailEntry) -> Void) {
+    func getSnapshot(in context: Context, completion: @escaping (CharacterHealthEntry) -> Void) {
         let character = Self.character(in: context)
-        if context.isPreview, Self.health(in: context) == nil {
-            completion(CharacterDetailEntry(date: context.date, character: character, healthLevel: 0.75, isSample: true))
-        } else {
-            completion(
-                CharacterDetailEntry(
-                    date: context.date, character: character, healthLevel: Self.health(in: context) ?? 0.75))
-        }
-    }
-
-    func getTimeline(in context: Context, completion: @escaping (Timeline<CharacterDetailEntry>) -> Void) {
-        guard let health = Self.health(in: context) else {
-            context.fail(
-                TimelineProviderError(
-                    code: 100, message: "parameter \"health\" must be a number from 0 to 1, e.g. {\"health\": 0.25}"))
+        if context.isPreview && context.configuration["health"] == nil {
+            // The gallery, and no real data at hand: sample data.
+            completion(CharacterHealthEntry(date: context.date, character: character, healthLevel: 0.75, isSample: true))
             return
         }
-        completion(Self.timeline(character: Self.character(in: context), health: health, now: context.date))
+        do {
+            completion(CharacterHealthEntry(date: context.date, character: character, healthLevel: try Self.health(in: context)))
+        } catch {
+            context.fail(error)
+        }
+    }
+
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CharacterHealthEntry>) -> Void) {
+        do {
+            completion(Self.timeline(character: Self.character(in: context), health: try Self.health(in: context), now: context.date))
+        } catch {
+            context.fail(error)
+        }
     }
 
     /// Hourly entries from `health` up to full health.
-    static func timeline(character: String, health: Double, now: Date) -> Timeline<CharacterDetailEntry> {
+    static func timeline(character: String, health: Double, now: Date) -> Timeline<CharacterHealthEntry> {
         var level = min(max(health, 0), 1)
         if level >= 1 {
-            return Timeline(entries: [CharacterDetailEntry(date: now, character: character, healthLevel: 1)], policy: .never)
+            return Timeline(entries: [CharacterHealthEntry(date: now, character: character, healthLevel: 1)], policy: .never)
         }
-        var entries: [CharacterDetailEntry] = []
+        var entries: [CharacterHealthEntry] = []
         var date = now
         while true {
-            entries.append(CharacterDetailEntry(date: date, character: character, healthLevel: level))
+            entries.append(CharacterHealthEntry(date: date, character: character, healthLevel: level))
             if level >= 1 { break }
             level = min(1, level + recoveryPerHour)
             date = date.addingTimeInterval(3600)
@@ -64,9 +65,15 @@ struct CharacterDetailProvider: TimelineProvider {
         context.configuration.string("character") ?? "Power Panda"
     }
 
-    static func health(in context: Context) -> Double? {
-        guard let value = context.configuration.number("health"), (0...1).contains(value) else { return nil }
-        return value
+    /// The "health" parameter: 0.25 when absent, an error when not a number
+    /// from 0 to 1.
+    static func health(in context: Context) throws -> Double {
+        guard let value = context.configuration["health"] else { return 0.25 }
+        guard let number = value.numberValue, (0...1).contains(number) else {
+            throw TimelineProviderError(
+                code: 100, message: "parameter \"health\" is \(value), expected a number from 0 to 1, e.g. {\"health\": 0.25}")
+        }
+        return number
     }
 }
 
@@ -77,7 +84,7 @@ struct Hero: Codable, Sendable, Hashable {
 }
 
 /// The leaderboard widget's entry: heroes, best first.
-struct LeaderboardEntry: TimelineEntry {
+struct HeroLeaderboardEntry: TimelineEntry {
     var date: Date
     var heroes: [Hero]
     var source: String
@@ -87,36 +94,36 @@ struct LeaderboardEntry: TimelineEntry {
 /// `leaderboard.json` (an array of `{"name", "score"}`) from the data
 /// directory, or shows the built-in heroes. One entry and `.atEnd`, as in the
 /// sample; a malformed file is an error naming it.
-struct LeaderboardProvider: TimelineProvider {
+struct HeroLeaderboardProvider: TimelineProvider {
     static let availableHeroes = [
         Hero(name: "Spouty", score: 0), Hero(name: "Power Panda", score: 0), Hero(name: "Egghead", score: 0),
     ]
 
-    func placeholder(in context: Context) -> LeaderboardEntry {
-        LeaderboardEntry(date: context.date, heroes: Self.availableHeroes, source: "placeholder")
+    func placeholder(in context: Context) -> HeroLeaderboardEntry {
+        HeroLeaderboardEntry(date: context.date, heroes: Self.availableHeroes, source: "placeholder")
     }
 
-    func snapshot(in context: Context) async throws -> LeaderboardEntry {
+    func snapshot(in context: Context) async throws -> HeroLeaderboardEntry {
         if context.isPreview {
-            return LeaderboardEntry(date: context.date, heroes: Self.availableHeroes, source: "sample")
+            return HeroLeaderboardEntry(date: context.date, heroes: Self.availableHeroes, source: "sample")
         }
         return try Self.entry(in: context)
     }
 
-    func timeline(in context: Context) async throws -> Timeline<LeaderboardEntry> {
+    func timeline(in context: Context) async throws -> Timeline<HeroLeaderboardEntry> {
         Timeline(entries: [try Self.entry(in: context)], policy: .atEnd)
     }
 
-    static func entry(in context: Context) throws -> LeaderboardEntry {
+    static func entry(in context: Context) throws -> HeroLeaderboardEntry {
         let file = context.dataDirectory.appendingPathComponent("leaderboard.json")
         guard let data = try? Data(contentsOf: file) else {
-            return LeaderboardEntry(
+            return HeroLeaderboardEntry(
                 date: context.date, heroes: availableHeroes,
                 source: "built-in heroes; write leaderboard.json in \(context.dataDirectory.path) to change")
         }
         do {
             let heroes = try JSONDecoder().decode([Hero].self, from: data)
-            return LeaderboardEntry(
+            return HeroLeaderboardEntry(
                 date: context.date, heroes: heroes.sorted { $0.score > $1.score }, source: file.path)
         } catch {
             throw TimelineProviderError(

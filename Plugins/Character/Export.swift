@@ -16,12 +16,12 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                     .string("character", default: "Power Panda", description: "The hero to show"),
                     .number("health", default: 0.25, description: "Current health, 0 to 1"),
                 ],
-                provider: CharacterDetailProvider()),
+                provider: CharacterHealthProvider()),
             WidgetKind(
                 "com.widgethost.leaderboard",
                 displayName: "Leaderboard",
                 description: "The heroes, best first.",
                 families: [.systemMedium, .systemLarge],
-                provider: LeaderboardProvider()),
+                provider: HeroLeaderboardProvider()),
         ])
 }

@@ -12,7 +12,11 @@ struct CountdownEntry: TimelineEntry {
     var minutes: Int
     /// "counting" or "done".
     var status: String
-    var relevance: TimelineEntryRelevance?
+
+    /// Climb the stack in the last hour.
+    var relevance: TimelineEntryRelevance? {
+        TimelineEntryRelevance(score: remainingSeconds <= 3600 ? 90 : 20)
+    }
 }
 
 /// A countdown to a date: a window of pre-computed entries, 5 minutes apart,
@@ -72,9 +76,7 @@ struct CountdownProvider: TimelineProvider {
         return CountdownEntry(
             date: date, title: title, target: target, remainingSeconds: remaining,
             days: remaining / 86400, hours: remaining % 86400 / 3600, minutes: remaining % 3600 / 60,
-            status: remaining == 0 ? "done" : "counting",
-            // Climb the stack in the last hour.
-            relevance: TimelineEntryRelevance(score: remaining <= 3600 ? 90 : 20))
+            status: remaining == 0 ? "done" : "counting")
     }
 
     /// The title and target from the configuration; the target defaults to

@@ -175,7 +175,7 @@ public struct WidgetConfiguration: Sendable, Hashable {
 }
 
 /// One JSON value of a configuration.
-public enum ConfigurationValue: Sendable, Hashable, Codable {
+public enum ConfigurationValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A string.
     case string(String)
     /// An integral number.
@@ -216,6 +216,13 @@ public enum ConfigurationValue: Sendable, Hashable, Codable {
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
+    }
+
+    /// The value as JSON, e.g. `"Paris"` or `0.25`.
+    public var description: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     public init(from decoder: any Decoder) throws {

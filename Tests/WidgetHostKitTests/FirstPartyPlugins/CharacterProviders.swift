@@ -1,0 +1,1 @@
+../../../Plugins/Character/CharacterProviders.swift

@@ -1,0 +1,1 @@
+../../../Plugins/Countdown/CountdownProvider.swift

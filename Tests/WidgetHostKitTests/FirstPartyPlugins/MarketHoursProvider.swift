@@ -1,0 +1,1 @@
+../../../Plugins/MarketHours/MarketHoursProvider.swift
