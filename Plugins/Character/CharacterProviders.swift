@@ -26,11 +26,14 @@ struct CharacterHealthProvider: TimelineProvider {
         let character = Self.character(in: context)
         if context.isPreview && context.configuration["health"] == nil {
             // The gallery, and no real data at hand: sample data.
-            completion(CharacterHealthEntry(date: context.date, character: character, healthLevel: 0.75, isSample: true))
+            completion(
+                CharacterHealthEntry(date: context.date, character: character, healthLevel: 0.75, isSample: true))
             return
         }
         do {
-            completion(CharacterHealthEntry(date: context.date, character: character, healthLevel: try Self.health(in: context)))
+            completion(
+                CharacterHealthEntry(
+                    date: context.date, character: character, healthLevel: try Self.health(in: context)))
         } catch {
             context.fail(error)
         }
@@ -38,7 +41,9 @@ struct CharacterHealthProvider: TimelineProvider {
 
     func getTimeline(in context: Context, completion: @escaping (Timeline<CharacterHealthEntry>) -> Void) {
         do {
-            completion(Self.timeline(character: Self.character(in: context), health: try Self.health(in: context), now: context.date))
+            completion(
+                Self.timeline(
+                    character: Self.character(in: context), health: try Self.health(in: context), now: context.date))
         } catch {
             context.fail(error)
         }
@@ -48,7 +53,8 @@ struct CharacterHealthProvider: TimelineProvider {
     static func timeline(character: String, health: Double, now: Date) -> Timeline<CharacterHealthEntry> {
         var level = min(max(health, 0), 1)
         if level >= 1 {
-            return Timeline(entries: [CharacterHealthEntry(date: now, character: character, healthLevel: 1)], policy: .never)
+            return Timeline(
+                entries: [CharacterHealthEntry(date: now, character: character, healthLevel: 1)], policy: .never)
         }
         var entries: [CharacterHealthEntry] = []
         var date = now
@@ -71,7 +77,8 @@ struct CharacterHealthProvider: TimelineProvider {
         guard let value = context.configuration["health"] else { return 0.25 }
         guard let number = value.numberValue, (0...1).contains(number) else {
             throw TimelineProviderError(
-                code: 100, message: "parameter \"health\" is \(value), expected a number from 0 to 1, e.g. {\"health\": 0.25}")
+                code: 100,
+                message: "parameter \"health\" is \(value), expected a number from 0 to 1, e.g. {\"health\": 0.25}")
         }
         return number
     }

@@ -288,7 +288,8 @@ enum EntryPoints {
         guard let complete else { return }  // Nobody to answer to.
         let sink = CompletionSink(complete: complete, context: completionContext)
         guard let contextPointer else {
-            sink.fail(TimelineProviderError(code: TimelineProviderError.unknownKind, message: "the host passed no context"))
+            sink.fail(
+                TimelineProviderError(code: TimelineProviderError.unknownKind, message: "the host passed no context"))
             return
         }
         // Zero-extend a context smaller than ours; never read past the host's.
@@ -404,7 +405,8 @@ final class CompletionSink: @unchecked Sendable {
                 return .failure(
                     TimelineProviderError(
                         code: TimelineProviderError.encodingFailed,
-                        message: "entry \(index) (\(Entry.self), date \(entry.date)) cannot be encoded as JSON: \(error)"
+                        message:
+                            "entry \(index) (\(Entry.self), date \(entry.date)) cannot be encoded as JSON: \(error)"
                     ))
             }
             guard data.first == UInt8(ascii: "{") else {
@@ -428,7 +430,7 @@ final class CompletionSink: @unchecked Sendable {
         var buffers: [UnsafeMutableBufferPointer<UInt8>] = []
         buffers.reserveCapacity(entries.count)
         defer {
-            buffers.forEach { $0.deallocate() }
+            for buffer in buffers { buffer.deallocate() }
             cEntries.deallocate()
         }
         for (index, entry) in entries.enumerated() {

@@ -93,7 +93,8 @@ public struct WidgetParameter: Sendable, Hashable {
     public static func boolean(_ name: String, default value: Bool? = nil, description: String? = nil)
         -> WidgetParameter
     {
-        WidgetParameter(name: name, type: .boolean, defaultJSON: value.map { $0 ? "true" : "false" }, description: description)
+        WidgetParameter(
+            name: name, type: .boolean, defaultJSON: value.map { $0 ? "true" : "false" }, description: description)
     }
 }
 

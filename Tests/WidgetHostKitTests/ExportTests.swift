@@ -11,7 +11,9 @@ private struct ScoreEntry: TimelineEntry {
 
 /// Completion form, reads the configuration, answers out of order.
 private struct SyncProvider: TimelineProvider {
-    func placeholder(in context: Context) -> ScoreEntry { ScoreEntry(date: context.date, score: 0, label: "placeholder") }
+    func placeholder(in context: Context) -> ScoreEntry {
+        ScoreEntry(date: context.date, score: 0, label: "placeholder")
+    }
     func getSnapshot(in context: Context, completion: @escaping (ScoreEntry) -> Void) {
         completion(ScoreEntry(date: context.date, score: 1, label: context.isPreview ? "preview" : context.locale))
     }
@@ -107,7 +109,10 @@ private let syncKinds = [
         }
         #expect(parameters.map { String(cString: $0.name) } == ["label", "ratio", "count", "flag", "required"])
         #expect(parameters.map(\.type) == [1, 3, 2, 4, 1])
-        #expect(parameters.map { $0.default_json.map { String(cString: $0) } } == [#""say \"hi\"\n""#, "0.5", "3", "true", nil])
+        #expect(
+            parameters.map { $0.default_json.map { String(cString: $0) } } == [
+                #""say \"hi\"\n""#, "0.5", "3", "true", nil,
+            ])
         #expect(String(cString: parameters[0].description) == "a label")
 
         let second = kind(d, 1)
@@ -120,7 +125,12 @@ private let syncKinds = [
         let plugin = PluginInfo(id: "test.once", name: "Once", version: "1")
         let first = descriptor(plugin, kinds: syncKinds)
         nonisolated(unsafe) var evaluated = false
-        let second = descriptor(plugin, abiMin: 1, abiMax: 5, kinds: { evaluated = true; return [] }())
+        let second = descriptor(
+            plugin, abiMin: 1, abiMax: 5,
+            kinds: {
+                evaluated = true
+                return []
+            }())
         #expect(first == second)
         #expect(!evaluated)
     }
@@ -181,8 +191,8 @@ private let syncKinds = [
         ])
 
     @Test func timelineThroughTheCFunctionPointer() async throws {
-        let result = await (
-            call(
+        let result = await
+            (call(
                 kind(d, 0), .timeline, now: 1_795_000_000, configuration: #"{"label": "from config"}"#,
                 dataDirectory: "/tmp/whdata", family: .accessoryInline))
         #expect(result.status == 0)
@@ -273,7 +283,10 @@ private let syncKinds = [
     }
 
     @Test func configurationAccessors() async throws {
-        struct Settings: Decodable { var city: String; var days: Int }
+        struct Settings: Decodable {
+            var city: String
+            var days: Int
+        }
         let configuration = try WidgetConfiguration(json: #"{"city": "Oslo", "days": 3, "ratio": 0.5, "on": true}"#)
         #expect(configuration.string("city") == "Oslo")
         #expect(configuration.integer("days") == 3 && configuration.number("days") == 3)

@@ -7,7 +7,9 @@ import WidgetHostKit
 
 private let now = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18T11:06:40Z, a Wednesday
 
-private func context(_ json: String = "{}", preview: Bool = false, at date: Date = now, directory: String = "/nonexistent")
+private func context(
+    _ json: String = "{}", preview: Bool = false, at date: Date = now, directory: String = "/nonexistent"
+)
     throws -> TimelineProviderContext
 {
     TimelineProviderContext(

@@ -72,7 +72,8 @@ struct LeaderboardProvider: TimelineProvider {
     func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
         EmojiRanger.loadLeaderboardData { (heros, error) in
             guard let heros else {
-                let timeline = Timeline(entries: [LeaderboardEntry(date: Date(), heros: EmojiRanger.availableHeros)], policy: .atEnd)
+                let timeline = Timeline(
+                    entries: [LeaderboardEntry(date: Date(), heros: EmojiRanger.availableHeros)], policy: .atEnd)
 
                 completion(timeline)
 

@@ -1,11 +1,12 @@
+import Synchronization
+import WidgetHostABI
+import WidgetHostKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
     import Musl
 #endif
-import Synchronization
-import WidgetHostABI
-import WidgetHostKit
 
 /// A result copied out of the `wh_result` the plugin passed to the
 /// completion, as a host does.
@@ -50,7 +51,7 @@ final class CallCollector: Sendable {
     }
 
     deinit {
-        strings.forEach { free($0) }
+        for string in strings { free(string) }
         context.deallocate()
     }
 
