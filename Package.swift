@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "widgethost", targets: ["widgethost"]),
         .executable(name: "widgethost-runner", targets: ["widgethost-runner"]),
+        .executable(name: "WidgetHostSchedulerBench", targets: ["WidgetHostSchedulerBench"]),
         .library(name: "WidgetHostKit", targets: ["WidgetHostKit"]),
         .library(name: "WidgetHostABI", targets: ["WidgetHostABI"]),
         // First-party provider plugins, each a .so loaded through the C ABI.
@@ -79,6 +80,12 @@ let package = Package(
         .target(
             name: "WidgetHostScheduler",
             dependencies: ["WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        // Scheduler benchmark (not a test): swift run -c release WidgetHostSchedulerBench
+        .executableTarget(
+            name: "WidgetHostSchedulerBench",
+            dependencies: ["WidgetHostScheduler", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         // The command-line interface.

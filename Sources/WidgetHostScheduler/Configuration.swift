@@ -86,6 +86,28 @@ public struct SchedulerConfiguration: Sendable, Hashable, Codable {
         return min(backoffCap, backoffBase * Double(1 << UInt64(exponent)))
     }
 
+    /// The earliest time `≥ from` at which one more counted reload fits the
+    /// budget, when the allowance itself can change over time: tiers change
+    /// only at whole hours (views are counted per hour) and at the end of the
+    /// learning period, so the allowance is re-read at each such boundary.
+    /// `allowance(t)` is the allowance in force at `t`; `nextAllowed(t, a)` is
+    /// the ledger's answer for a fixed allowance `a` (``RollingLedger/nextAllowed(from:limit:window:)``).
+    @inlinable
+    public func budgetReturn(
+        from: Double, learningEnds: Double, allowance: (Double) -> Int, nextAllowed: (Double, Int) -> Double
+    ) -> Double {
+        var time = from
+        for _ in 0..<64 {
+            let fits = nextAllowed(time, allowance(time))
+            if fits <= time { return time }
+            var boundary = ((time / 3600).rounded(.down) + 1) * 3600
+            if learningEnds > time && learningEnds < boundary { boundary = learningEnds }
+            if boundary >= fits { return fits }
+            time = boundary
+        }
+        return time
+    }
+
     /// The allowance for a viewing tier.
     public func allowance(for tier: ViewTier) -> Int {
         switch tier {

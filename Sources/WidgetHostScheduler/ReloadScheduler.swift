@@ -268,8 +268,11 @@ public struct ReloadScheduler: Sendable {
                 limited = last + configuration.minimumReloadInterval
                 limitedCause = .spacing
             }
-            let allowance = configuration.allowance(for: tier(s, at: now))
-            let back = s.ledger.nextAllowed(from: limited, limit: allowance, window: configuration.budgetWindow)
+            let window = configuration.budgetWindow
+            let back = configuration.budgetReturn(
+                from: limited, learningEnds: s.addedAt + configuration.learningPeriod,
+                allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
+                nextAllowed: { s.ledger.nextAllowed(from: $0, limit: $1, window: window) })
             if back > limited {
                 limited = back
                 limitedCause = .budget
