@@ -34,14 +34,14 @@ public enum RunnerLocator {
 /// Plugin data directories: each plugin's only writable place (WidgetKit's
 /// App Group container).
 public enum DataDirectory {
-    /// `$XDG_DATA_HOME/widgethost/plugins/NAME` (default
-    /// `~/.local/share/widgethost/plugins/NAME`), NAME being the plugin file's
+    /// `ROOT/NAME`, ROOT defaulting to `$XDG_DATA_HOME/widgethost/plugins`
+    /// (`~/.local/share/widgethost/plugins`), NAME being the plugin file's
     /// name without `lib` and `.so`.
-    public static func defaultPath(forPlugin plugin: String) -> String {
+    public static func defaultPath(forPlugin plugin: String, root: String? = nil) -> String {
         var name = plugin.split(separator: "/").last.map(String.init) ?? plugin
         if name.hasSuffix(".so") { name.removeLast(3) }
         if name.hasPrefix("lib"), name.count > 3 { name.removeFirst(3) }
-        return dataHome() + "/widgethost/plugins/" + name
+        return (root ?? dataHome() + "/widgethost/plugins") + "/" + name
     }
 
     static func dataHome() -> String {

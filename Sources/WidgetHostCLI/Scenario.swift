@@ -1,0 +1,452 @@
+import WidgetHostModel
+import WidgetHostScheduler
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A simulation scenario: instances of real plugins, scheduler settings, and
+/// a script of events at given times (format: docs/simulate.md).
+struct Scenario {
+    struct Instance {
+        var id: String
+        var plugin: String
+        var kind: String
+        var family: WidgetFamily
+        var app: String
+        /// Parameter name → JSON text.
+        var configuration: [String: String]
+        var visible: Bool
+        var usesLocation: Bool
+        var timeout: Double?
+    }
+
+    enum Action: Equatable {
+        case scheduler(SchedulerEvent)
+        case add(String)
+        case remove(String)
+    }
+
+    struct Event {
+        var time: Double
+        var action: Action
+        var label: String
+    }
+
+    struct Stack {
+        var name: String
+        var instances: [String]
+        var every: Double
+    }
+
+    var file: String
+    var summary: String
+    var start: Double
+    var days: Double?
+    var seed: UInt64?
+    var configuration: SchedulerConfiguration
+    var instances: [Instance]
+    /// Instances listed with `"addAt"`: added by an event, not at the start.
+    var lateInstances: Set<String>
+    var events: [Event]
+    var stacks: [Stack]
+}
+
+/// A problem in a scenario file: names the file, the field and what to do.
+struct ScenarioError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Reads scenario files.
+enum ScenarioParser {
+    static func load(_ path: String, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ScenarioError(description: "\(path): cannot read the scenario file (does it exist?)")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(String(decoding: data, as: UTF8.self))
+        } catch {
+            throw ScenarioError(
+                description: "\(path): not valid JSON: \(error.explanation); see docs/simulate.md for the format")
+        }
+        var parser = ScenarioParser.Context(file: path)
+        return try parser.scenario(root, seed: overrideSeed)
+    }
+
+    struct Context {
+        var file: String
+
+        func fail(_ field: String, _ problem: String) -> ScenarioError {
+            ScenarioError(description: "\(file): \(field): \(problem) (see docs/simulate.md)")
+        }
+
+        func members(_ value: JSONValue, _ field: String, allowed: [String]) throws(ScenarioError) -> [String:
+            JSONValue]
+        {
+            guard let list = value.objectMembers else {
+                throw fail(field, "expected an object, found a \(value.typeName)")
+            }
+            var result: [String: JSONValue] = [:]
+            for (name, member) in list {
+                guard allowed.contains(name) else {
+                    throw fail("\(field).\(name)", "unknown field; known fields: \(allowed.joined(separator: ", "))")
+                }
+                result[name] = member
+            }
+            return result
+        }
+
+        func string(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String? {
+            guard let value else { return nil }
+            guard case .string(let text) = value else {
+                throw fail(field, "expected a string, found a \(value.typeName)")
+            }
+            return text
+        }
+
+        func requiredString(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String {
+            guard let text = try string(value, field), !text.isEmpty else {
+                throw fail(field, "required, a non-empty string")
+            }
+            return text
+        }
+
+        func bool(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Bool? {
+            guard let value else { return nil }
+            guard case .bool(let flag) = value else {
+                throw fail(field, "expected true or false, found a \(value.typeName)")
+            }
+            return flag
+        }
+
+        func number(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
+            guard let value else { return nil }
+            guard case .number(let number) = value, number.isFinite else {
+                throw fail(field, "expected a number, found a \(value.typeName)")
+            }
+            return number
+        }
+
+        /// `"90s"`, `"5m"`, `"2h30m"`, `"1d"` or a number of seconds.
+        func duration(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
+            guard let value else { return nil }
+            if let seconds = try? number(value, field) { return seconds }
+            guard let text = try string(value, field), let seconds = DurationText.parse(text) else {
+                throw fail(field, "expected a duration such as \"90s\", \"5m\", \"2h30m\", \"1d\"")
+            }
+            return seconds
+        }
+
+        /// `"+2h"` (after the start) or an ISO 8601 time.
+        func time(_ value: JSONValue?, _ field: String, start: Double) throws(ScenarioError) -> Double {
+            guard let text = try string(value, field) else {
+                throw fail(field, "required: \"+2h30m\" or an ISO 8601 time")
+            }
+            if text.hasPrefix("+"), let offset = DurationText.parse(String(text.dropFirst())) { return start + offset }
+            if let date = try? Date.ISO8601FormatStyle().parse(text) { return date.timeIntervalSince1970 }
+            throw fail(
+                field,
+                "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
+        }
+
+        mutating func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+            let top = try members(
+                root, "(top level)",
+                allowed: [
+                    "description", "start", "days", "seed", "scheduler", "instances", "events", "stacks", "randomViews",
+                ])
+            let startText = try requiredString(top["start"], "start")
+            guard let startDate = try? Date.ISO8601FormatStyle().parse(startText) else {
+                throw fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
+            }
+            let start = startDate.timeIntervalSince1970
+            let fileSeed = try number(top["seed"], "seed").map { UInt64(max(0, $0)) }
+            let seed = overrideSeed ?? fileSeed
+            let configuration = try schedulerConfiguration(top["scheduler"])
+
+            guard case .array(let instanceList)? = top["instances"], !instanceList.isEmpty else {
+                throw fail("instances", "required: a non-empty array of instances")
+            }
+            var instances: [Scenario.Instance] = []
+            var late: Set<String> = []
+            var addEvents: [Scenario.Event] = []
+            for (index, item) in instanceList.enumerated() {
+                let field = "instances[\(index)]"
+                let m = try members(
+                    item, field,
+                    allowed: [
+                        "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
+                        "addAt",
+                    ])
+                let id = try requiredString(m["id"], "\(field).id")
+                guard !instances.contains(where: { $0.id == id }) else {
+                    throw fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                }
+                let familyName = try string(m["family"], "\(field).family") ?? "systemSmall"
+                guard let family = WidgetFamily(name: familyName) else {
+                    throw fail(
+                        "\(field).family",
+                        "unknown family \"\(familyName)\"; expected one of \(WidgetFamily.allCases.map(\.name).joined(separator: ", "))"
+                    )
+                }
+                var configurationMembers: [String: String] = [:]
+                if let value = m["configuration"] {
+                    guard let list = value.objectMembers else {
+                        throw fail("\(field).configuration", "expected an object of parameter values")
+                    }
+                    for (name, member) in list { configurationMembers[name] = member.compactText(limit: .max) }
+                }
+                instances.append(
+                    Scenario.Instance(
+                        id: id, plugin: try requiredString(m["plugin"], "\(field).plugin"),
+                        kind: try requiredString(m["kind"], "\(field).kind"), family: family,
+                        app: try string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
+                        visible: try bool(m["visible"], "\(field).visible") ?? true,
+                        usesLocation: try bool(m["usesLocation"], "\(field).usesLocation") ?? false,
+                        timeout: try duration(m["timeout"], "\(field).timeout")))
+                if m["addAt"] != nil {
+                    late.insert(id)
+                    addEvents.append(
+                        Scenario.Event(
+                            time: try time(m["addAt"], "\(field).addAt", start: start), action: .add(id),
+                            label: "add \(id)"))
+                }
+            }
+            let ids = Set(instances.map(\.id))
+            var events = addEvents
+            if case .array(let list)? = top["events"] {
+                for (index, item) in list.enumerated() {
+                    events.append(try event(item, "events[\(index)]", start: start, ids: ids))
+                }
+            } else if let value = top["events"] {
+                throw fail("events", "expected an array, found a \(value.typeName)")
+            }
+            if let value = top["randomViews"] {
+                events += try randomViews(
+                    value, start: start, days: try number(top["days"], "days"), seed: seed ?? 1, ids: ids)
+            }
+            // Stable: events at the same time keep their file order.
+            events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
+                \.element)
+
+            var stacks: [Scenario.Stack] = []
+            if case .array(let list)? = top["stacks"] {
+                for (index, item) in list.enumerated() {
+                    let field = "stacks[\(index)]"
+                    let m = try members(item, field, allowed: ["name", "instances", "every"])
+                    guard case .array(let members)? = m["instances"] else {
+                        throw fail("\(field).instances", "required: an array of instance ids")
+                    }
+                    var stackIDs: [String] = []
+                    for (position, member) in members.enumerated() {
+                        let id = try requiredString(member, "\(field).instances[\(position)]")
+                        guard ids.contains(id) else {
+                            throw fail("\(field).instances[\(position)]", "no instance \"\(id)\"")
+                        }
+                        stackIDs.append(id)
+                    }
+                    stacks.append(
+                        Scenario.Stack(
+                            name: try string(m["name"], "\(field).name") ?? "stack \(index)", instances: stackIDs,
+                            every: try duration(m["every"], "\(field).every") ?? 3600))
+                }
+            }
+            return Scenario(
+                file: file, summary: try string(top["description"], "description") ?? "", start: start,
+                days: try number(top["days"], "days"), seed: seed, configuration: configuration, instances: instances,
+                lateInstances: late, events: events, stacks: stacks)
+        }
+
+        static let eventTypes = [
+            "show", "hide", "appForeground", "appBackground", "sessionStart", "sessionEnd", "intent", "localeChanged",
+            "accessibilityChanged", "timeZoneChanged", "locationChanged", "reloadTimelines", "reloadAllTimelines",
+            "remove",
+        ]
+
+        func event(_ value: JSONValue, _ field: String, start: Double, ids: Set<String>) throws(ScenarioError)
+            -> Scenario.Event
+        {
+            let m = try members(value, field, allowed: ["at", "type", "instance", "app", "kind", "session"])
+            let at = try time(m["at"], "\(field).at", start: start)
+            let type = try requiredString(m["type"], "\(field).type")
+            func instance() throws(ScenarioError) -> String {
+                let id = try requiredString(m["instance"], "\(field).instance")
+                guard ids.contains(id) else {
+                    throw fail("\(field).instance", "no instance \"\(id)\" in \"instances\"")
+                }
+                return id
+            }
+            func app() throws(ScenarioError) -> String { try requiredString(m["app"], "\(field).app") }
+            func session() throws(ScenarioError) -> SessionKind {
+                let name = try string(m["session"], "\(field).session") ?? "audio"
+                guard let kind = SessionKind(rawValue: name) else {
+                    throw fail("\(field).session", "\"\(name)\" is not a session kind; expected audio or navigation")
+                }
+                return kind
+            }
+            let action: Scenario.Action
+            switch type {
+            case "show": action = .scheduler(.instanceShown(try instance()))
+            case "hide": action = .scheduler(.instanceHidden(try instance()))
+            case "appForeground": action = .scheduler(.appForeground(try app()))
+            case "appBackground": action = .scheduler(.appBackground(try app()))
+            case "sessionStart": action = .scheduler(.sessionStarted(app: try app(), kind: try session()))
+            case "sessionEnd": action = .scheduler(.sessionEnded(app: try app(), kind: try session()))
+            case "intent": action = .scheduler(.appIntent(instance: try instance()))
+            case "localeChanged": action = .scheduler(.systemChange(.locale))
+            case "accessibilityChanged": action = .scheduler(.systemChange(.accessibility))
+            case "timeZoneChanged": action = .scheduler(.systemChange(.timeZone))
+            case "locationChanged": action = .scheduler(.significantLocationChange)
+            case "reloadTimelines":
+                action = .scheduler(
+                    .reloadTimelines(ofKind: try requiredString(m["kind"], "\(field).kind"), app: try app()))
+            case "reloadAllTimelines": action = .scheduler(.reloadAllTimelines(app: try app()))
+            case "remove": action = .remove(try instance())
+            default:
+                throw fail(
+                    "\(field).type",
+                    "unknown event \"\(type)\"; expected one of \(Self.eventTypes.joined(separator: ", "))")
+            }
+            var label = type
+            for key in ["instance", "app", "kind", "session"] {
+                if case .string(let text)? = m[key] { label += " \(key)=\(text)" }
+            }
+            return Scenario.Event(time: at, action: action, label: label)
+        }
+
+        /// `"randomViews": [{"instance": "x", "perDay": 12, "duration": "5m"}]`:
+        /// seeded show/hide pairs, the instances hidden in between.
+        func randomViews(_ value: JSONValue, start: Double, days: Double?, seed: UInt64, ids: Set<String>)
+            throws(ScenarioError) -> [Scenario.Event]
+        {
+            guard case .array(let list) = value else { throw fail("randomViews", "expected an array") }
+            var random = SplitMix64(seed: seed)
+            var events: [Scenario.Event] = []
+            let span = (days ?? 1) * 86_400
+            for (index, item) in list.enumerated() {
+                let field = "randomViews[\(index)]"
+                let m = try members(item, field, allowed: ["instance", "perDay", "duration"])
+                let id = try requiredString(m["instance"], "\(field).instance")
+                guard ids.contains(id) else { throw fail("\(field).instance", "no instance \"\(id)\"") }
+                let perDay = try number(m["perDay"], "\(field).perDay") ?? 12
+                let length = try duration(m["duration"], "\(field).duration") ?? 300
+                let count = Int((perDay * span / 86_400).rounded())
+                for _ in 0..<count {
+                    let at = start + random.unit() * span
+                    events.append(
+                        Scenario.Event(
+                            time: at, action: .scheduler(.instanceShown(id)), label: "show instance=\(id) (random)"))
+                    events.append(
+                        Scenario.Event(
+                            time: at + length, action: .scheduler(.instanceHidden(id)),
+                            label: "hide instance=\(id) (random)"))
+                }
+            }
+            return events
+        }
+
+        /// Scheduler settings: every field of `SchedulerConfiguration` may be given.
+        func schedulerConfiguration(_ value: JSONValue?) throws(ScenarioError) -> SchedulerConfiguration {
+            var configuration = SchedulerConfiguration()
+            guard let value else { return configuration }
+            let numbers: [String: WritableKeyPath<SchedulerConfiguration, Double>] = [
+                "budgetWindow": \.budgetWindow, "learningPeriod": \.learningPeriod,
+                "minimumReloadInterval": \.minimumReloadInterval, "freeReloadWindow": \.freeReloadWindow,
+                "maximumJitter": \.maximumJitter, "coalescingFraction": \.coalescingFraction,
+                "coalescingCap": \.coalescingCap, "backoffBase": \.backoffBase, "backoffCap": \.backoffCap,
+            ]
+            let integers: [String: WritableKeyPath<SchedulerConfiguration, Int>] = [
+                "learningAllowance": \.learningAllowance, "frequentAllowance": \.frequentAllowance,
+                "occasionalAllowance": \.occasionalAllowance, "rareAllowance": \.rareAllowance,
+                "frequentVisibleHours": \.frequentVisibleHours, "occasionalVisibleHours": \.occasionalVisibleHours,
+                "freeReloadLimit": \.freeReloadLimit,
+            ]
+            let flags: [String: WritableKeyPath<SchedulerConfiguration, Bool>] = [
+                "deferPolicyReloadsWhileHidden": \.deferPolicyReloadsWhileHidden, "developerMode": \.developerMode,
+            ]
+            let allowed = (Array(numbers.keys) + Array(integers.keys) + Array(flags.keys)).sorted()
+            for (name, member) in try members(value, "scheduler", allowed: allowed) {
+                let field = "scheduler.\(name)"
+                if let path = numbers[name] {
+                    let number = try number(member, field) ?? 0
+                    guard number >= 0 else { throw fail(field, "must not be negative") }
+                    configuration[keyPath: path] = number
+                } else if let path = integers[name] {
+                    let number = try number(member, field) ?? 0
+                    guard number >= 0, number.rounded() == number else {
+                        throw fail(field, "expected a whole number ≥ 0")
+                    }
+                    configuration[keyPath: path] = Int(number)
+                } else if let path = flags[name] {
+                    configuration[keyPath: path] = try bool(member, field) ?? false
+                }
+            }
+            return configuration
+        }
+    }
+}
+
+/// Durations written as text: `90s`, `5m`, `2h30m`, `1d12h`, `250ms`.
+enum DurationText {
+    static func parse(_ text: String) -> Double? {
+        var total = 0.0
+        var number = ""
+        var matched = false
+        var characters = Array(text)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if character.isNumber || character == "." {
+                number.append(character)
+                index += 1
+                continue
+            }
+            guard let value = Double(number) else { return nil }
+            var unit = String(character)
+            if character == "m", index + 1 < characters.count, characters[index + 1] == "s" {
+                unit = "ms"
+                index += 1
+            }
+            switch unit {
+            case "ms": total += value / 1000
+            case "s": total += value
+            case "m": total += value * 60
+            case "h": total += value * 3600
+            case "d": total += value * 86_400
+            default: return nil
+            }
+            matched = true
+            number = ""
+            index += 1
+        }
+        characters.removeAll()
+        if !number.isEmpty {
+            guard let value = Double(number) else { return nil }
+            total += value
+            matched = true
+        }
+        return matched && total.isFinite ? total : nil
+    }
+}
+
+/// A small, seeded, portable random generator (SplitMix64), so a scenario
+/// with `--seed` gives the same events on every machine.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}

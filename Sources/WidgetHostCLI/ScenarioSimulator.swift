@@ -1,0 +1,206 @@
+import WidgetHostIsolation
+import WidgetHostModel
+import WidgetHostScheduler
+
+/// Runs a scenario in virtual time: the scheduler decides, real plugins
+/// answer through the isolation layer with the virtual time as their
+/// `context->now`, and every reload is recorded.
+struct ScenarioSimulator {
+    /// One reload as it happened.
+    struct Reload {
+        var decision: ReloadDecision
+        var outcome: String
+        var entries: Int
+        var policy: ReloadPolicy?
+        var visible: Bool
+        var failure: PluginFailure?
+    }
+
+    /// One scripted event as it happened.
+    struct EventRecord {
+        var time: Double
+        var label: String
+    }
+
+    /// An instance's displayed entry changed (rule 2: at each entry's date).
+    struct DisplayChange {
+        var time: Double
+        var instance: String
+        var entryDate: Double
+        var content: String
+    }
+
+    /// Which instance of a stack was on top, sampled at intervals.
+    struct StackSample {
+        var stack: String
+        var time: Double
+        var top: String?
+    }
+
+    struct Summary {
+        var instance: String
+        var counted = 0
+        var free = 0
+        var deferrals = 0
+        var failures = 0
+        var maxCountedIn24h = 0
+        var allowanceAtEnd = 0
+        var shortestCountedSpacing: Double?
+        var longestVisibleStale: Double = 0
+        var shows: String?
+    }
+
+    struct Result {
+        var scenario: Scenario
+        var end: Double
+        var reloads: [Reload]
+        var events: [EventRecord]
+        var stacks: [StackSample]
+        var display: [DisplayChange]
+        var summaries: [Summary]
+        var pluginCalls: Int
+    }
+
+    let scenario: Scenario
+    let pluginPaths: [String: String]
+    let dataDirectory: (String) -> String
+    let isolation: IsolationOptions
+    /// Record every change of what an instance shows.
+    var trackDisplay = false
+
+    func run(days: Double) -> Result {
+        let end = scenario.start + days * 86_400
+        var scheduler = ReloadScheduler(configuration: scenario.configuration)
+        let instances = Dictionary(uniqueKeysWithValues: scenario.instances.map { ($0.id, $0) })
+        func widget(_ instance: Scenario.Instance) -> WidgetInstance {
+            WidgetInstance(
+                id: instance.id, plugin: instance.plugin, kind: instance.kind, family: instance.family,
+                configuration: "{"
+                    + instance.configuration.sorted { $0.key < $1.key }.map { "\(JSONValue.quote($0.key)):\($0.value)" }
+                    .joined(separator: ",") + "}",
+                app: instance.app, isVisible: instance.visible, usesLocation: instance.usesLocation)
+        }
+        for instance in scenario.instances where !scenario.lateInstances.contains(instance.id) {
+            scheduler.add(widget(instance), at: scenario.start)
+        }
+
+        var reloads: [Reload] = []
+        var events: [EventRecord] = []
+        var stackSamples: [StackSample] = []
+        var display: [DisplayChange] = []
+        var shown: [String: Double] = [:]
+        var nextEvent = 0
+        var nextStackSample = scenario.stacks.map { _ in scenario.start }
+        var lastWake = -Double.infinity
+        var calls = 0
+
+        while true {
+            let eventTime = nextEvent < scenario.events.count ? scenario.events[nextEvent].time : .infinity
+            let stackTime = nextStackSample.min() ?? .infinity
+            var wake = scheduler.nextWakeup() ?? .infinity
+            if wake <= lastWake && wake < eventTime {
+                // Nothing can change before the next event: skip ahead.
+                wake = .infinity
+            }
+            let now = min(eventTime, stackTime, wake)
+            guard now <= end else { break }
+            if stackTime == now {
+                for (index, stack) in scenario.stacks.enumerated() where nextStackSample[index] == now {
+                    stackSamples.append(
+                        StackSample(stack: stack.name, time: now, top: scheduler.topOfStack(stack.instances, at: now)))
+                    nextStackSample[index] = now + stack.every
+                }
+                continue
+            }
+            if eventTime == now {
+                let event = scenario.events[nextEvent]
+                nextEvent += 1
+                switch event.action {
+                case .scheduler(let schedulerEvent): scheduler.handle(schedulerEvent, at: now)
+                case .add(let id): if let instance = instances[id] { scheduler.add(widget(instance), at: now) }
+                case .remove(let id): scheduler.remove(id)
+                }
+                events.append(EventRecord(time: now, label: event.label))
+                continue
+            }
+            lastWake = now
+            for batch in scheduler.dueReloads(at: now) {
+                for decision in batch.decisions {
+                    guard let instance = instances[decision.instanceID] else { continue }
+                    let visible = scheduler.instanceState(decision.instanceID)?.instance.isVisible ?? false
+                    calls += 1
+                    let call = PluginCall(
+                        .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
+                        configuration: instance.configuration, dataDirectory: dataDirectory(instance.plugin))
+                    let output = IsolatedRunner.run(
+                        plugin: pluginPaths[instance.plugin] ?? instance.plugin, call: call, options: isolation)
+                    let outcome: ReloadOutcome
+                    if let result = output.result {
+                        outcome = .success(result.timeline)
+                    } else if case .timedOut? = output.failure?.reason {
+                        outcome = .timedOut
+                    } else {
+                        outcome = .failure(reason: output.failure?.message ?? "no result")
+                    }
+                    scheduler.complete(decision.instanceID, with: outcome, at: now)
+                    reloads.append(
+                        Reload(
+                            decision: decision, outcome: output.failure?.code ?? "ok",
+                            entries: output.result?.entries.count ?? 0, policy: output.result?.policy, visible: visible,
+                            failure: output.failure))
+                }
+            }
+            if trackDisplay {
+                for id in scheduler.instanceIDs {
+                    guard let entry = scheduler.displayedEntry(of: id, at: now), shown[id] != entry.date else {
+                        continue
+                    }
+                    shown[id] = entry.date
+                    let content = (try? JSONValue.parse(entry.contentJSON))?.compactText(limit: 70) ?? entry.contentJSON
+                    display.append(DisplayChange(time: now, instance: id, entryDate: entry.date, content: content))
+                }
+            }
+        }
+        return Result(
+            scenario: scenario, end: end, reloads: reloads, events: events, stacks: stackSamples, display: display,
+            summaries: summarize(reloads, scheduler: scheduler, end: end), pluginCalls: calls)
+    }
+
+    func summarize(_ reloads: [Reload], scheduler: ReloadScheduler, end: Double) -> [Summary] {
+        let window = scenario.configuration.budgetWindow
+        return scenario.instances.map { instance in
+            var summary = Summary(instance: instance.id)
+            let mine = reloads.filter { $0.decision.instanceID == instance.id }
+            var counted: [Double] = []
+            for reload in mine {
+                let decision = reload.decision
+                if decision.charge.isCounted {
+                    summary.counted += 1
+                    counted.append(decision.time)
+                } else {
+                    summary.free += 1
+                }
+                if decision.deferral != nil { summary.deferrals += 1 }
+                if reload.failure != nil { summary.failures += 1 }
+                if reload.visible, let deferral = decision.deferral {
+                    summary.longestVisibleStale = max(summary.longestVisibleStale, decision.time - deferral.from)
+                }
+            }
+            // Largest number of counted reloads in any window: slide over the sorted times.
+            var low = 0
+            for high in counted.indices {
+                while counted[high] - counted[low] >= window { low += 1 }
+                summary.maxCountedIn24h = max(summary.maxCountedIn24h, high - low + 1)
+                if high > 0 {
+                    let gap = counted[high] - counted[high - 1]
+                    summary.shortestCountedSpacing = min(summary.shortestCountedSpacing ?? gap, gap)
+                }
+            }
+            summary.allowanceAtEnd = scheduler.allowance(of: instance.id, at: end) ?? 0
+            summary.shows = scheduler.displayedEntry(of: instance.id, at: end).map {
+                (try? JSONValue.parse($0.contentJSON))?.compactText(limit: 60) ?? $0.contentJSON
+            }
+            return summary
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import WidgetHostIsolation
+import WidgetHostModel
+import WidgetHostScheduler
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `widgethost simulate`: a scenario in virtual time, with real plugins.
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Run a scenario of widget instances and events in virtual time.",
+        discussion: """
+            The scheduler runs on a virtual clock; every reload calls the real plugin through
+            the isolation layer with the virtual time as context->now. Prints every reload
+            (time, instance, reason, counted or free, deferred from when and why) and a
+            summary per instance. The scenario format is in docs/simulate.md; one example
+            per scheduler rule is in samples/scenarios/.
+
+            Plugins named in the scenario are looked up relative to the scenario file, in
+            --plugin-dir, and next to the widgethost executable (.build/debug).
+
+            Examples:
+              widgethost simulate --config samples/scenarios/03-budget.json --days 2
+              widgethost simulate --config my.json --days 7 --seed 42 --json
+            """
+    )
+
+    @Option(help: ArgumentHelp("The scenario file (JSON).", valueName: "file"))
+    var config: String
+
+    @Option(help: "Virtual days to run (default: the scenario's \"days\", else 1).")
+    var days: Double?
+
+    @Option(help: "Seed for the scenario's random events (randomViews).")
+    var seed: UInt64?
+
+    @Option(help: ArgumentHelp("A directory to look for plugins in.", valueName: "path"))
+    var pluginDir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Data directory root; each plugin gets a subdirectory (default: a fresh temporary one).", valueName: "path")
+    )
+    var dataDir: String?
+
+    @Flag(help: "Print the scripted events as well as the reloads.")
+    var events = false
+
+    @Flag(help: "Print every change of what an instance shows (each entry's date).")
+    var display = false
+
+    @Flag(help: "Print JSON for machines instead of text (schema: docs/simulate.md).")
+    var json = false
+
+    func validate() throws {
+        if let days, !(days > 0 && days <= 366) {
+            throw ValidationError("--days must be between 0 and 366, got \(days)")
+        }
+    }
+
+    func run() throws {
+        let scenario: Scenario
+        do {
+            scenario = try ScenarioParser.load(config, seed: seed)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let isolation = IsolationOptions()
+        let paths = try resolvePlugins(scenario, isolation: isolation)
+        let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
+        var simulator = ScenarioSimulator(
+            scenario: scenario, pluginPaths: paths,
+            dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },
+            isolation: isolation)
+        simulator.trackDisplay = display
+        let result = simulator.run(days: days ?? scenario.days ?? 1)
+        if json {
+            print(JSONReport.encode(SimulationReport.json(result)))
+        } else {
+            print(SimulationReport.text(result, showEvents: events))
+        }
+    }
+
+    static func temporaryRoot() -> String {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        return base + "/widgethost-simulate-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// Finds each plugin file and checks that it has the kinds and families the
+    /// scenario uses, before any virtual time passes.
+    func resolvePlugins(_ scenario: Scenario, isolation: IsolationOptions) throws -> [String: String] {
+        let absolute = IsolatedRunnerPath.absolute(config)
+        let scenarioDirectory = absolute.lastIndex(of: "/").map { String(absolute[..<$0]) } ?? "."
+        var directories = [scenarioDirectory]
+        if let pluginDir { directories.insert(IsolatedRunnerPath.absolute(pluginDir), at: 0) }
+        if let executable = RunnerLocator.executableDirectory() { directories.append(executable) }
+        var paths: [String: String] = [:]
+        var descriptions: [String: PluginDescription] = [:]
+        for instance in scenario.instances {
+            let name = instance.plugin
+            if paths[name] == nil {
+                let candidates = name.hasPrefix("/") ? [name] : directories.map { $0 + "/" + name }
+                guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+                    throw ValidationError(
+                        "\(config): plugin \"\(name)\" (instance \(instance.id)) was not found; looked in: \(candidates.joined(separator: ", ")). Build it (`swift build`) or pass --plugin-dir."
+                    )
+                }
+                let loaded = IsolatedRunner.run(plugin: found, options: isolation)
+                guard let description = loaded.plugin, loaded.failure == nil else {
+                    throw ValidationError(
+                        "\(config): plugin \"\(name)\" does not load: \(loaded.failure?.message ?? "unknown error")")
+                }
+                paths[name] = found
+                descriptions[name] = description
+            }
+            let description = descriptions[name]!
+            guard let kind = description.kind(instance.kind) else {
+                throw ValidationError(
+                    "\(config): instance \(instance.id): plugin \(name) has no kind \"\(instance.kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
+                )
+            }
+            guard kind.families.contains(instance.family) else {
+                throw ValidationError(
+                    "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
+                )
+            }
+            if case .failure(let problem) = ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
+                throw ValidationError("\(config): instance \(instance.id): \(problem)")
+            }
+        }
+        return paths
+    }
+}
