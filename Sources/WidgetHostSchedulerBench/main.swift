@@ -130,7 +130,7 @@ struct TimingWheel: EventQueue {
                 swap(&batch, &level0[slot])
                 let count = batch.count
                 batch.withUnsafeBufferPointer { events in
-                    let lookahead = 8
+                    let lookahead = 4
                     for k in 0..<min(lookahead, count) { handler.touch(events[k]) }
                     for k in 0..<count {
                         if k + lookahead < count { handler.touch(events[k + lookahead]) }
