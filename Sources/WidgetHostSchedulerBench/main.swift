@@ -268,8 +268,10 @@ struct FastScheduler<Queue: EventQueue>: QueueHandler {
     init(instances n: Int, config: SchedulerConfiguration, trace: Bool) {
         self.n = n
         self.config = config
+        // The largest allowance that can apply (learning only counts if there is a learning period).
         ledgerCapacity = max(
-            config.frequentAllowance, config.occasionalAllowance, config.rareAllowance, config.learningAllowance)
+            config.frequentAllowance, config.occasionalAllowance, config.rareAllowance,
+            config.learningPeriod > 0 ? config.learningAllowance : 0)
         floor = UInt32(config.minimumReloadInterval)
         window = UInt32(config.budgetWindow)
         var queue = Queue(capacityHint: 3 * n)
