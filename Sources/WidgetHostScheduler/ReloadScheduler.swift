@@ -318,10 +318,8 @@ public struct ReloadScheduler: Sendable {
     /// when nothing is scheduled.
     public func nextWakeup() -> Double? {
         let now = state.now ?? -Double.greatestFiniteMagnitude
-        var plans: [(time: Double, latest: Double)] = []
         var nextEntry = Double.infinity
         for s in state.instances {
-            if let p = plan(s, at: max(now, s.addedAt)) { plans.append((p.time, p.latest)) }
             if let entries = s.timeline?.entries {
                 for e in entries where e.date > now && e.date < nextEntry {
                     nextEntry = e.date
@@ -329,28 +327,40 @@ public struct ReloadScheduler: Sendable {
                 }
             }
         }
-        var wake = Double.infinity
-        if !plans.isEmpty {
-            // Greedy batching (Android's alarm batching): take reloads in order
-            // of their earliest time while that time is within every taken
-            // reload's coalescing deadline; wake at the last one taken.
-            plans.sort { $0.time < $1.time }
-            var deadline = Double.infinity
-            for p in plans {
-                if p.time > deadline { break }
-                wake = p.time
-                deadline = min(deadline, p.latest)
-            }
-        }
-        let result = min(wake, nextEntry)
+        let result = min(coalescedWake(now: now) ?? .infinity, nextEntry)
         guard result.isFinite else { return nil }
         return max(result, state.now ?? result)
+    }
+
+    /// The time of the next reload batch: greedy batching (Android's alarm
+    /// batching) takes reloads in order of their earliest time while that
+    /// time is within every taken reload's coalescing deadline, and wakes at
+    /// the last one taken. Nil when no reload is planned.
+    private func coalescedWake(now: Double) -> Double? {
+        var plans: [(time: Double, latest: Double)] = []
+        for s in state.instances {
+            if let p = plan(s, at: max(now, s.addedAt)) { plans.append((p.time, p.latest)) }
+        }
+        guard !plans.isEmpty else { return nil }
+        plans.sort { $0.time < $1.time }
+        var wake = -Double.infinity
+        var deadline = Double.infinity
+        for p in plans {
+            if p.time > deadline { break }
+            wake = p.time
+            deadline = min(deadline, p.latest)
+        }
+        return wake
     }
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
     /// flight (and counted, if counted) until `complete(_:with:at:)`.
     public mutating func dueReloads(at now: Double) -> [ReloadBatch] {
         observe(now)
+        // A wakeup for something else (an entry change) before the coalesced
+        // batch time issues nothing: every reload due by now belongs to that
+        // batch and can wait for it, so the batch stays one wakeup.
+        if let wake = coalescedWake(now: now), now < wake { return [] }
         var batches: [ReloadBatch] = []
         var batchIndex: [String: Int] = [:]
         for p in state.instances.indices {

@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+
+/// Each example scenario of samples/scenarios, run through the real
+/// `widgethost simulate` with the real plugins, asserting exact reload times.
+@Suite("widgethost simulate: one scenario per rule")
+struct SimulateScenarioTests {
+    struct Reload {
+        var time: String
+        var instance: String
+        var counted: Bool
+        var freeReason: String?
+        var reason: String
+        var deferredFrom: String?
+        var deferralCause: String?
+        var wouldHaveBeenDeferred: String?
+        var outcome: String
+    }
+
+    struct Simulation {
+        var reloads: [Reload]
+        var document: [String: Any]
+
+        func of(_ instance: String) -> [Reload] { reloads.filter { $0.instance == instance } }
+        func times(_ instance: String) -> [String] { of(instance).map(\.time) }
+        func summary(_ instance: String) -> [String: Any] {
+            ((document["summary"] as? [[String: Any]]) ?? []).first { $0["instance"] as? String == instance } ?? [:]
+        }
+    }
+
+    func simulate(_ scenario: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> Simulation
+    {
+        let path = CLI.repositoryRoot + "/samples/scenarios/" + scenario
+        let result = try CLI.run(
+            ["simulate", "--config", path, "--json", "--data-dir", CLI.temporaryDirectory("sim-\(scenario)")] + extra)
+        #expect(result.status == 0, "simulate \(scenario) failed:\n\(result.stderr)", sourceLocation: sourceLocation)
+        let document = try CLI.json(result.stdout)
+        let reloads = (document["reloads"] as? [[String: Any]] ?? []).map { row in
+            let deferred = row["deferred"] as? [String: Any]
+            let would = row["wouldHaveBeenDeferred"] as? [String: Any]
+            return Reload(
+                time: row["time"] as? String ?? "", instance: row["instance"] as? String ?? "",
+                counted: row["counted"] as? Bool ?? false, freeReason: row["freeReason"] as? String,
+                reason: row["reason"] as? String ?? "", deferredFrom: deferred?["from"] as? String,
+                deferralCause: deferred?["cause"] as? String, wouldHaveBeenDeferred: would?["until"] as? String,
+                outcome: row["outcome"] as? String ?? "")
+        }
+        return Simulation(reloads: reloads, document: document)
+    }
+
+    @Test func rule1PoliciesAtEndAfterNever() throws {
+        let run = try simulate("01-policies.json")
+        // atEnd: hourly entries for 3 h, reloaded when the last one passes.
+        #expect(
+            Array(run.times("panda").prefix(4)) == [
+                "2026-11-20T12:00:00Z", "2026-11-20T15:00:00Z", "2026-11-20T18:00:00Z", "2026-11-20T21:00:00Z",
+            ])
+        #expect(run.of("panda").first?.freeReason == "instanceAdded")
+        // never: only the first timeline.
+        #expect(run.times("healed") == ["2026-11-20T12:00:00Z"])
+        // after(date): at the market's open (14:30Z), close (21:00Z), then Monday's open.
+        #expect(run.times("market") == ["2026-11-20T12:00:00Z", "2026-11-20T14:30:00Z", "2026-11-20T21:00:00Z"])
+    }
+
+    @Test func rule2EntriesChangeTheDisplayAtTheirDates() throws {
+        let run = try simulate("02-entries.json", ["--display"])
+        let display = (run.document["display"] as? [[String: Any]] ?? []).filter {
+            $0["instance"] as? String == "panda"
+        }
+        let times = display.map { $0["time"] as? String ?? "" }
+        #expect(
+            Array(times.prefix(4)) == [
+                "2026-11-23T08:00:00Z", "2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z", "2026-11-23T11:00:00Z",
+            ])
+        // What it shows is the entry whose date has passed.
+        #expect(display.allSatisfy { $0["time"] as? String == $0["entryDate"] as? String })
+    }
+
+    @Test func rule3BudgetDefersToTheExactMomentBudgetReturns() throws {
+        let run = try simulate("03-budget.json")
+        let counted = run.of("healed").filter(\.counted)
+        #expect(
+            counted.map(\.time) == [
+                "2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z", "2026-11-23T11:00:00Z", "2026-11-23T12:00:00Z",
+                // oldest counted (09:00) + 24 h
+                "2026-11-24T09:00:00Z",
+            ])
+        #expect(counted.last?.deferredFrom == "2026-11-23T13:00:00Z")
+        #expect(counted.last?.deferralCause == "budget")
+        #expect(run.summary("healed")["maxCountedIn24h"] as? Int == 4)
+    }
+
+    @Test func rule4CountedReloadsAtLeastFiveMinutesApart() throws {
+        let run = try simulate("04-spacing.json")
+        let counted = run.of("healed").filter(\.counted)
+        #expect(counted.map(\.time) == ["2026-11-23T09:00:00Z", "2026-11-23T09:05:00Z"])
+        #expect(counted.last?.deferredFrom == "2026-11-23T09:01:00Z")
+        #expect(counted.last?.deferralCause == "spacing")
+    }
+
+    @Test func rule5FreeReloadsAreTypedAndNotCounted() throws {
+        let run = try simulate("05-free-reloads.json")
+        #expect(run.reloads.allSatisfy { !$0.counted })
+        let reasons = Set(run.reloads.compactMap(\.freeReason))
+        #expect(
+            reasons == [
+                "instanceAdded", "appForeground", "audioSession", "appIntent", "localeChange", "accessibilityChange",
+                "timeZoneChange", "significantLocationChange",
+            ])
+        #expect(run.of("late").first?.time == "2026-11-23T08:30:00Z")
+        #expect(run.of("healed").first { $0.freeReason == "appIntent" }?.time == "2026-11-23T11:00:00Z")
+        // Location changed at 15:00 while the market widget was hidden: reloaded when shown at 16:00.
+        #expect(run.of("market").first { $0.freeReason == "significantLocationChange" }?.time == "2026-11-23T16:00:00Z")
+    }
+
+    @Test func rule6WidgetCenterCountedInBackgroundFreeInForeground() throws {
+        let run = try simulate("06-widgetcenter.json")
+        let byKind = run.reloads.filter { $0.reason.hasPrefix("reloadTimelines") }
+        #expect(byKind.map(\.instance) == ["panda"])
+        #expect(byKind.first?.time == "2026-11-23T09:00:00Z")
+        #expect(byKind.first?.counted == true)
+        let all = run.reloads.filter { $0.reason.hasPrefix("reloadAllTimelines") }
+        #expect(Set(all.filter { $0.time == "2026-11-23T10:00:00Z" }.map(\.instance)) == ["panda", "board"])
+        #expect(all.filter { $0.time == "2026-11-23T10:00:00Z" }.allSatisfy { $0.counted })
+        let foreground = all.filter { $0.time == "2026-11-23T11:01:00Z" }
+        #expect(Set(foreground.map(\.instance)) == ["panda", "board"])
+        #expect(foreground.allSatisfy { $0.freeReason == "appForeground" })
+        // Another app's instance is not touched.
+        #expect(run.of("other").allSatisfy { !$0.reason.contains("com.example.game") })
+    }
+
+    @Test func rule7HiddenDueInstanceReloadsWhenShownAndRareGetsLess() throws {
+        let run = try simulate("07-visibility.json")
+        let hidden = run.of("hidden")
+        #expect(hidden.map(\.time) == ["2026-11-23T08:00:00Z", "2026-11-23T13:00:00Z"])
+        #expect(hidden.last?.deferredFrom == "2026-11-23T11:00:00Z")
+        #expect(hidden.last?.deferralCause == "hidden")
+        let often = try #require(run.summary("often")["allowanceAtEnd"] as? Int)
+        let rarely = try #require(run.summary("rarely")["allowanceAtEnd"] as? Int)
+        #expect(often > rarely)
+    }
+
+    @Test func rule8CoalescingBatchesNearbyReloadsIntoOneWakeup() throws {
+        let run = try simulate("08-coalescing.json")
+        let firstPolicy = ["launch", "trip", "party"].map { id in run.of(id).first { $0.counted }?.time }
+        // Due at 14:00:00, 14:00:20 and 14:00:40: one wakeup serves all three.
+        #expect(Set(firstPolicy) == ["2026-11-23T14:00:40Z"])
+        #expect(run.of("launch").first { $0.counted }?.deferralCause == "coalescing")
+    }
+
+    @Test func rule9JitterSpreadsSharedAfterDatesStably() throws {
+        let first = try simulate("09-jitter.json")
+        let second = try simulate("09-jitter.json")
+        let ids = ["m1", "m2", "m3", "m4", "m5"]
+        let opens = ids.map { id in first.of(id).first { $0.counted }?.time ?? "" }
+        #expect(Set(opens).count > 1, "jitter must spread the reloads: \(opens)")
+        #expect(opens.allSatisfy { $0 >= "2026-11-23T14:30:00" && $0 <= "2026-11-23T14:32:00.999Z" })
+        // Stable across runs (a hash of the id, not a random draw).
+        #expect(opens == ids.map { id in second.of(id).first { $0.counted }?.time ?? "" })
+    }
+
+    @Test func rule10FailuresBackOffExponentially() throws {
+        let run = try simulate("10-failures.json")
+        #expect(
+            run.times("broken") == [
+                "2026-11-23T08:00:00Z", "2026-11-23T08:05:00Z", "2026-11-23T08:15:00Z", "2026-11-23T08:35:00Z",
+                "2026-11-23T09:15:00Z", "2026-11-23T10:15:00Z", "2026-11-23T11:15:00Z", "2026-11-23T12:15:00Z",
+                "2026-11-23T13:15:00Z",
+            ])
+        #expect(run.reloads.allSatisfy { $0.outcome == "pluginError" })
+        #expect(run.of("broken").dropFirst().allSatisfy { $0.deferralCause == "backoff" })
+    }
+
+    @Test func rule11RelevancePutsTheImminentCountdownOnTop() throws {
+        let run = try simulate("11-relevance.json")
+        let samples = run.document["stacks"] as? [[String: Any]] ?? []
+        let top = Dictionary(
+            samples.map { ($0["time"] as? String ?? "", $0["top"] as? String ?? "") }, uniquingKeysWith: { a, _ in a })
+        #expect(top["2026-11-23T08:00:00Z"] == "holiday")
+        #expect(top["2026-11-23T09:45:00Z"] == "holiday")
+        #expect(top["2026-11-23T10:00:00Z"] == "meeting")
+    }
+
+    @Test func rule12DeveloperModeLiftsLimitsAndReportsWouldBeDeferrals() throws {
+        let run = try simulate("12-developer-mode.json")
+        let counted = run.of("healed").filter(\.counted)
+        #expect(counted.map(\.time) == ["2026-11-23T08:10:00Z", "2026-11-23T08:11:00Z", "2026-11-23T08:12:00Z"])
+        #expect(counted.map(\.wouldHaveBeenDeferred) == [nil, "2026-11-23T08:15:00Z", "2026-11-23T08:16:00Z"])
+        #expect(run.document["developerMode"] as? Bool == true)
+    }
+
+    @Test func badScenariosAreRefusedWithTheFileAndField() throws {
+        let directory = CLI.temporaryDirectory("bad-scenarios")
+        let cases: [(String, String)] = [
+            (
+                #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail", "family": "huge"}]}"#,
+                "instances[0].family"
+            ),
+            (#"{"start": "yesterday", "instances": []}"#, "start"),
+            (
+                #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libNope.so", "kind": "k"}]}"#,
+                "libNope.so"
+            ),
+            (
+                #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "nope"}]}"#,
+                "has no kind \"nope\""
+            ),
+            (
+                #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail"}], "events": [{"at": "+1h", "type": "explode"}]}"#,
+                "events[0].type"
+            ),
+            (#"{"start": "2026-11-23T08:00:00Z", "#, "not valid JSON"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let path = directory + "/bad\(index).json"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try CLI.run(["simulate", "--config", path, "--plugin-dir", CLI.buildDirectory])
+            #expect(result.status == 2, "case \(index): \(result.stdout)")
+            #expect(result.stderr.contains(path), "case \(index) must name the file: \(result.stderr)")
+            #expect(result.stderr.contains(expected), "case \(index) must mention \(expected): \(result.stderr)")
+        }
+    }
+}
