@@ -150,7 +150,9 @@ private struct Supervision {
         var outPipe: [Int32] = [-1, -1]
         var errPipe: [Int32] = [-1, -1]
         guard wh_pipe_cloexec(&outPipe) == 0, wh_pipe_cloexec(&errPipe) == 0 else {
-            return "pipe2 failed: \(String(cString: strerror(errno)))"
+            let problem = "pipe2 failed: \(String(cString: strerror(errno)))"
+            for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
+            return problem
         }
         let directory = call?.dataDirectory
         if let directory { DataDirectory.ensure(directory) }
@@ -379,7 +381,10 @@ private struct Supervision {
     mutating func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(channel, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a runner that died must not kill the host with SIGPIPE.
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written > 0 {
                 offset += written
             } else if written < 0, errno == EAGAIN || errno == EINTR {
