@@ -50,7 +50,9 @@ let package = Package(
             name: "widgethost-runner",
             dependencies: ["WidgetHostABI", "CWidgetHostSupport"],
             path: "Sources/widgethost-runner",
-            linkerSettings: [.linkedLibrary("dl")]
+            // -rdynamic: the runner's clock functions (virtual_clock.c) interpose
+            // those of the libraries a plugin loads.
+            linkerSettings: [.linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
         ),
         // The Swift SDK plugin authors import (WidgetKit's names).
         .target(

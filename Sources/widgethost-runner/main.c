@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "virtual_clock.h"
 #include "widgethost_wire.h"
 #include <widgethost/provider.h>
 
@@ -743,6 +744,9 @@ static void handle_call(reader *r) {
     ctx.locale = locale;
     ctx.data_directory = data_directory;
     ctx.kind_context = kind->context;
+
+    /* The plugin's wall clock reads the host's time (virtual in simulations). */
+    wh_virtual_clock_set(now);
 
     call_state *s = &g_call;
     s->caller = pthread_self();

@@ -277,3 +277,28 @@ struct FaultFixtureTests {
         #expect(config?.code == "badConfiguration")
     }
 }
+
+/// The plugin's wall clock reads the call's time, so WidgetKit-style code
+/// that calls `Date()` instead of reading `context->now` sees the virtual
+/// time of a simulation.
+@Suite("Virtual wall clock")
+struct VirtualWallClockTests {
+    @Test func wallClockFunctionsReadTheCallsTime() throws {
+        let future = 1_893_456_000.0  // 2030-01-01T00:00:00Z
+        let call = PluginCall(
+            .timeline, kind: "test.fixture", family: .systemSmall, now: future, dataDirectory: TestSupport.dataDirectory
+        )
+        let output = IsolatedRunner.run(plugin: TestSupport.fixture("wall_clock"), call: call)
+        let entry = try #require(output.result?.entries.first)
+        let content = try #require(JSONValue.parse(entry.contentJSON).objectMembers)
+        for (name, value) in content {
+            guard case .number(let seconds) = value else {
+                Issue.record("\(name) is not a number")
+                continue
+            }
+            // The call starts right after `now` is set: allow a generous minute on a busy machine.
+            #expect(seconds >= future && seconds < future + 60, "\(name) read \(seconds)")
+        }
+        #expect(content.count == 3)
+    }
+}
