@@ -52,7 +52,7 @@ let package = Package(
             path: "Sources/widgethost-runner",
             // -rdynamic: the runner's clock functions (virtual_clock.c) interpose
             // those of the libraries a plugin loads.
-            linkerSettings: [.linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("seccomp"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
         ),
         // The Swift SDK plugin authors import (WidgetKit's names).
         .target(

@@ -16,6 +16,13 @@ struct SingleCallArguments: ParsableArguments {
     @Flag(help: "Call as WidgetKit does for the widget gallery (context.isPreview).")
     var preview = false
 
+    @Flag(
+        name: .customLong("allow-network"),
+        help:
+            "Let the call use the network (for a kind that declares WH_KIND_NEEDS_NETWORK; `load` decides this itself)."
+    )
+    var allowNetwork = false
+
     @OptionGroup var options: CallOptions
 
     func run(_ entryPoint: EntryPoint) throws {
@@ -24,7 +31,7 @@ struct SingleCallArguments: ParsableArguments {
         let call = PluginCall(
             entryPoint, kind: kind, family: family, isPreview: preview, now: now,
             timeout: options.timeout?.seconds, configuration: try parseConfiguration(options.config),
-            locale: options.locale, dataDirectory: options.dataDirectory(for: plugin))
+            locale: options.locale, dataDirectory: options.dataDirectory(for: plugin), allowNetwork: allowNetwork)
         let output = IsolatedRunner.run(plugin: plugin, call: call, options: isolation)
         if options.json {
             print(

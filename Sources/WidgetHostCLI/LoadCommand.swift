@@ -91,7 +91,9 @@ struct LoadCommand: ParsableCommand {
                     let call = PluginCall(
                         entryPoint, kind: kind.id, family: family, isPreview: preview, now: now,
                         timeout: options.timeout?.seconds, configuration: configuration,
-                        locale: options.locale, dataDirectory: dataDirectory)
+                        locale: options.locale, dataDirectory: dataDirectory,
+                        // The describe step told us which kinds declare WH_KIND_NEEDS_NETWORK.
+                        allowNetwork: kind.needsNetwork)
                     let output = IsolatedRunner.run(plugin: description.path, call: call, options: isolation)
                     if output.failure != nil { allOK = false }
                     if options.json {

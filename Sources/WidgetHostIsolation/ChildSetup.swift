@@ -1,3 +1,5 @@
+import CWidgetHostSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -48,6 +50,22 @@ public enum DataDirectory {
         if let xdg = getenv("XDG_DATA_HOME"), xdg.pointee != 0 { return String(cString: xdg) }
         let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
         return home + "/.local/share"
+    }
+
+    /// A new empty directory (mode 0700) under `$TMPDIR` or /tmp, for a load
+    /// without a call; nil if it cannot be made.
+    public static func makeTemporary() -> String? {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base + "/widgethost-load.XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
+            return String(cString: made)
+        }
+    }
+
+    /// Removes `path` and everything under it, without following symlinks.
+    public static func removeTree(_ path: String) {
+        _ = wh_remove_tree(path)
     }
 
     /// Creates `path` and its parents (mode 0700) if missing.

@@ -27,6 +27,7 @@ enum LoadFailureMapping {
             return .pluginRefused(reason: detail, offered: "\(range.lowerBound)..\(range.upperBound)")
         case WH_LOAD_INVALID_DESCRIPTOR.rawValue:
             return .invalidDescriptor(field: field, expected: expected, found: found, detail: detail)
+        case WH_LOAD_SANDBOX_FAILED.rawValue: return .sandboxFailed(detail)
         default: return .protocolViolation("unknown load failure code \(code): \(detail)")
         }
     }

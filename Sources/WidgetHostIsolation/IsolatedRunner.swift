@@ -19,11 +19,16 @@ public struct IsolationOptions: Sendable {
     public var abiRange: ClosedRange<UInt32>
     /// Host name and version passed in the offer.
     public var hostVersion: String
+    /// The sandbox around the plugin (`WIDGETHOST_SANDBOX=off` in the host's
+    /// environment overrides it with `.off`).
+    public var sandbox: SandboxPolicy
 
     public init(
         runnerPath: String? = nil, loadTimeout: Double = DefaultTimeouts.load,
-        abiRange: ClosedRange<UInt32> = 1...1, hostVersion: String = "widgethost 0.1.0"
+        abiRange: ClosedRange<UInt32> = 1...1, hostVersion: String = "widgethost 0.1.0",
+        sandbox: SandboxPolicy = .standard
     ) {
+        self.sandbox = sandbox
         self.runnerPath = runnerPath
         self.loadTimeout = loadTimeout
         self.abiRange = abiRange
@@ -109,6 +114,11 @@ private struct Supervision {
     var failure: PluginFailure?
     var providerSeconds: Double?
     var killedForTimeout = false
+    /// The data directory the child runs in: the call's, or for a load
+    /// without a call a temporary empty one (removed at the end).
+    var dataDirectory = ""
+    var temporaryDirectory: String?
+    var policy = SandboxPolicy.off
 
     init(path: String, call: PluginCall?, options: IsolationOptions) {
         self.path = path
@@ -127,11 +137,20 @@ private struct Supervision {
         load.u32(options.abiRange.lowerBound)
         load.u32(options.abiRange.upperBound)
         load.string(options.hostVersion)
+        load.string(dataDirectory)
+        load.u32(call?.allowNetwork == true ? 1 : 0)
+        load.u32(policy.layers)
+        load.u64(policy.addressSpaceBytes)
+        load.u64(policy.cpuSeconds)
+        load.u64(policy.openFiles)
+        load.u64(policy.fileSizeBytes)
+        load.u64(policy.processes)
         send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue)))
         deadline = monotonicSeconds() + options.loadTimeout
 
         let exited = supervise()
         let exit = finish(childExited: exited)
+        if let temporaryDirectory { DataDirectory.removeTree(temporaryDirectory) }
         return output(failure: failure, exit: exit)
     }
 
@@ -154,8 +173,19 @@ private struct Supervision {
             for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
             return problem
         }
-        let directory = call?.dataDirectory
-        if let directory { DataDirectory.ensure(directory) }
+        policy = options.sandbox.effective
+        let directory: String
+        if let call {
+            directory = call.dataDirectory
+            DataDirectory.ensure(directory)
+        } else if let made = DataDirectory.makeTemporary() {
+            directory = made
+            temporaryDirectory = made
+        } else {
+            for fd in sockets + outPipe + errPipe { close(fd) }
+            return "cannot create a temporary data directory: \(String(cString: strerror(errno)))"
+        }
+        dataDirectory = directory
         let environment = ChildEnvironment.make(dataDirectory: directory, locale: call?.locale)
         let argv: [String] = ["widgethost-runner"]
         var spawnedPid: pid_t = 0
@@ -456,7 +486,13 @@ private struct Supervision {
             let name = Self.signalName(value)
             exit = killedForTimeout ? "killed by SIGKILL (timeout)" : "killed by \(name)"
             if !conversationOver && failure == nil {
-                failure = PluginFailure(plugin: path, reason: .crashed(phase: phaseAtExit, signal: value, name: name))
+                // With seccomp on, SIGSYS is the filter's SECCOMP_RET_KILL_PROCESS.
+                let seccomp = value == SIGSYS && policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0
+                failure = PluginFailure(
+                    plugin: path,
+                    reason: seccomp
+                        ? .forbiddenSyscall(phase: phaseAtExit, syscall: nil)
+                        : .crashed(phase: phaseAtExit, signal: value, name: name))
             }
         } else {
             exit = "unknown (wait status \(status))"

@@ -23,12 +23,17 @@ public struct PluginCall: Sendable, Hashable {
     public var locale: String
     /// The plugin's own writable data directory (created if missing).
     public var dataDirectory: String
+    /// Whether the sandbox lets the call use the network (internet sockets,
+    /// the host's network namespace). Pass true only for a kind whose
+    /// descriptor declares `WH_KIND_NEEDS_NETWORK` (`KindDescription.needsNetwork`).
+    public var allowNetwork: Bool
 
     public init(
         _ entryPoint: EntryPoint, kind: String, family: WidgetFamily, isPreview: Bool = false,
         now: Double, timeout: Double? = nil, configuration: [String: String] = [:],
-        locale: String = "en-US", dataDirectory: String
+        locale: String = "en-US", dataDirectory: String, allowNetwork: Bool = false
     ) {
+        self.allowNetwork = allowNetwork
         self.entryPoint = entryPoint
         self.kind = kind
         self.family = family

@@ -76,6 +76,12 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case resultTooLarge(what: String, found: UInt64, limit: UInt64)
         /// The runner or the plugin broke the wire protocol.
         case protocolViolation(String)
+        /// The sandbox killed the plugin for a forbidden system call (SIGSYS
+        /// from seccomp); `syscall` names it when known.
+        case forbiddenSyscall(phase: Phase, syscall: String?)
+        /// A sandbox layer the kernel offers could not be applied; the plugin
+        /// was not loaded.
+        case sandboxFailed(String)
     }
 
     /// A stable, machine-readable name for the outcome (used in `--json`).
@@ -106,6 +112,8 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .malformedResult: "malformedResult"
         case .resultTooLarge: "resultTooLarge"
         case .protocolViolation: "protocolViolation"
+        case .forbiddenSyscall: "forbiddenSyscall"
+        case .sandboxFailed: "sandboxFailed"
         }
     }
 
@@ -166,6 +174,11 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
             return "\(file) returned a result that is too large: \(what): \(found), limit \(limit)"
         case .protocolViolation(let what):
             return "\(file): the channel between host and runner was corrupted: \(what)"
+        case .forbiddenSyscall(let phase, let syscall):
+            return
+                "\(file) was killed by the sandbox during \(phase) for a forbidden system call\(syscall.map { " (\($0))" } ?? "") (SIGSYS)"
+        case .sandboxFailed(let why):
+            return "the sandbox for \(file) could not be set up: \(why)"
         }
     }
 
@@ -240,6 +253,12 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
                 "Return fewer entries (at most \(WidgetHostLimits.maxEntries)) or less content (at most \(WidgetHostLimits.maxResultBytes / 1_048_576) MiB per result)."
         case .protocolViolation:
             return "The plugin must not read or write fd 3 (the host's channel); use stdout/stderr for logging."
+        case .forbiddenSyscall:
+            return
+                "Plugins may not ptrace, mount, load modules or kexec, use bpf, or read other processes' memory (docs/sandbox.md lists the calls); remove that code."
+        case .sandboxFailed:
+            return
+                "Run `widgethost sandbox-check` to see which layer fails and why; WIDGETHOST_SANDBOX=off disables the sandbox (debugging only)."
         }
     }
 

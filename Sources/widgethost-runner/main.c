@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox.h"
 #include "virtual_clock.h"
 #include "widgethost_wire.h"
 #include <widgethost/provider.h>
@@ -399,8 +400,25 @@ static void handle_load(reader *r) {
     uint32_t abi_min = rd_u32(r);
     uint32_t abi_max = rd_u32(r);
     char *host_version = rd_str(r);
+    wh_sandbox_policy policy;
+    memset(&policy, 0, sizeof policy);
+    policy.plugin_path = path;
+    policy.data_directory = rd_str(r);
+    policy.allow_network = rd_u32(r) != 0;
+    policy.flags = rd_u32(r);
+    policy.address_space_bytes = rd_u64(r);
+    policy.cpu_seconds = rd_u64(r);
+    policy.open_files = rd_u64(r);
+    policy.file_size_bytes = rd_u64(r);
+    policy.processes = rd_u64(r);
     if (r->failed) _exit(4);
     if (g_loaded) fail_load(WH_LOAD_DLOPEN_FAILED, "a plugin is already loaded", "", "", "");
+
+    /* The sandbox goes up before any plugin code runs: dlopen runs the
+     * plugin's constructors. */
+    char sandbox_error[256] = "";
+    if (wh_sandbox_apply(&policy, sandbox_error, sizeof sandbox_error) < 0)
+        fail_load(WH_LOAD_SANDBOX_FAILED, sandbox_error, "sandbox", "every available layer applied", "");
 
     check_elf(path);
 
@@ -567,6 +585,7 @@ static void handle_load(reader *r) {
     g_loaded = 1;
     free(path);
     free(host_version);
+    free((char *)policy.data_directory);
 }
 
 /* ------------------------------------------------------------------ */
@@ -772,7 +791,8 @@ static void handle_call(reader *r) {
 /* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
-    (void)argv;
+    if (argc >= 2 && strcmp(argv[1], "--sandbox-check") == 0)
+        return wh_sandbox_check(stdout, argc >= 3 && strcmp(argv[2], "--json") == 0);
     struct stat st;
     if (argc > 1 || fstat(WH_WIRE_FD, &st) != 0 || !S_ISSOCK(st.st_mode)) {
         fprintf(stderr,

@@ -41,6 +41,10 @@ int wh_wait_status(int status, int *value, int *core);
 /** The abbreviation of a signal, e.g. "SEGV", or NULL if unknown. */
 const char *wh_signal_abbrev(int signal);
 
+/** Removes `path` and everything under it without following symlinks
+ *  (nftw, FTW_DEPTH | FTW_PHYS). Returns 0 or -1. */
+int wh_remove_tree(const char *path);
+
 /** Reads the kernel's count of threads of this process (from /proc). */
 int wh_thread_count(void);
 

@@ -34,7 +34,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 1u,
+    WH_WIRE_VERSION = 2u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -47,7 +47,14 @@ enum {
 
 typedef enum wh_wire_type {
     /* host -> runner */
-    /** str plugin_path, u32 abi_min, u32 abi_max, str host_version */
+    /** str plugin_path, u32 abi_min, u32 abi_max, str host_version;
+     *  since version 2 the sandbox policy, applied before dlopen:
+     *  str data_directory (the plugin's only writable place; its cwd),
+     *  u32 allow_network (0: no network namespace interface, no internet
+     *  sockets, no TCP), u32 sandbox_flags (wh_sandbox_layer bits),
+     *  u64 address_space_bytes, u64 cpu_seconds, u64 open_files,
+     *  u64 file_size_bytes, u64 processes (rlimits; 0 leaves one as
+     *  inherited) */
     WH_MSG_LOAD = 1,
     /** u32 entry_point, u32 family, u32 is_preview, f64 display_width,
      *  f64 display_height, f64 now, f64 timeout, str kind,
@@ -77,6 +84,27 @@ typedef enum wh_wire_type {
     WH_MSG_CALL_FAILED = 104
 } wh_wire_type;
 
+/** The sandbox layers (LOAD's sandbox_flags); docs/sandbox.md. The
+ *  session layer (own session, PDEATHSIG, fds 0-3, clean environment,
+ *  cwd, stdin) is always applied. */
+typedef enum wh_sandbox_layer {
+    WH_SANDBOX_RLIMITS = 1u << 0,
+    WH_SANDBOX_NO_NEW_PRIVS = 1u << 1,
+    WH_SANDBOX_LANDLOCK = 1u << 2,
+    WH_SANDBOX_SECCOMP = 1u << 3,
+    WH_SANDBOX_NETNS = 1u << 4,
+    WH_SANDBOX_ALL = 0x1fu
+} wh_sandbox_layer;
+
+/** Default rlimits (overridable per plugin through LOAD). */
+enum {
+    WH_SANDBOX_DEFAULT_ADDRESS_SPACE_MIB = 4096u,
+    WH_SANDBOX_DEFAULT_CPU_SECONDS = 30u,
+    WH_SANDBOX_DEFAULT_OPEN_FILES = 256u,
+    WH_SANDBOX_DEFAULT_FILE_SIZE_MIB = 128u,
+    WH_SANDBOX_DEFAULT_PROCESSES = 4096u
+};
+
 /** Why the runner could not load a plugin (WH_MSG_LOAD_FAILED). */
 typedef enum wh_load_failure {
     WH_LOAD_FILE_NOT_FOUND = 1,
@@ -91,7 +119,10 @@ typedef enum wh_load_failure {
     WH_LOAD_ENTRY_RETURNED_NULL = 10,
     WH_LOAD_ABI_MISMATCH = 11,
     WH_LOAD_PLUGIN_REFUSED = 12,
-    WH_LOAD_INVALID_DESCRIPTOR = 13
+    WH_LOAD_INVALID_DESCRIPTOR = 13,
+    /** A sandbox layer the kernel offers could not be applied (detail says
+     *  which and why); the plugin was not loaded. */
+    WH_LOAD_SANDBOX_FAILED = 14
 } wh_load_failure;
 
 /** Why a call produced no result (WH_MSG_CALL_FAILED). */

@@ -1,0 +1,38 @@
+/*
+ * sandbox.h — the layers the runner puts around plugin code, applied in
+ * the child after LOAD arrives and before `dlopen` (so a plugin's
+ * constructors are confined too). See docs/sandbox.md.
+ */
+#ifndef WIDGETHOST_RUNNER_SANDBOX_H
+#define WIDGETHOST_RUNNER_SANDBOX_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/** The policy the host sends in LOAD (widgethost_wire.h). */
+typedef struct wh_sandbox_policy {
+    const char *plugin_path;
+    const char *data_directory;
+    int allow_network;
+    uint32_t flags; /* WH_SANDBOX_* layers to apply */
+    /* rlimits; 0 = leave the inherited limit */
+    uint64_t address_space_bytes;
+    uint64_t cpu_seconds;
+    uint64_t open_files;
+    uint64_t file_size_bytes;
+    uint64_t processes;
+} wh_sandbox_policy;
+
+/** Applies every layer `policy->flags` asks for, in order. A layer the
+ *  kernel lacks is skipped with one line on stderr (the plugin's captured
+ *  log) naming it and why; a layer that the kernel has but that fails to
+ *  apply is fatal: returns -1 with `error` describing it. Returns the bits
+ *  of the layers now active. */
+int64_t wh_sandbox_apply(const wh_sandbox_policy *policy, char *error, size_t error_size);
+
+/** `widgethost-runner --sandbox-check [--json]`: tries each layer in a
+ *  throwaway child and prints one line per layer (or a JSON array).
+ *  Returns 0 if every layer is available, 1 otherwise. */
+int wh_sandbox_check(FILE *out, int json);
+
+#endif
