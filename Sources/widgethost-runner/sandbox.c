@@ -210,7 +210,9 @@ static const char *const killed_syscalls[] = {
 static const char *const eperm_syscalls[] = {
     "perf_event_open", "keyctl", "add_key", "request_key", "unshare", "setns", "userfaultfd",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "name_to_handle_at", "fanotify_init",
-    "acct", "quotactl", "syslog", "adjtimex", "chroot", "lookup_dcookie", "vhangup", NULL};
+    "acct", "quotactl", "syslog", "adjtimex", "chroot", "lookup_dcookie", "vhangup",
+    /* leaving the process group would let a grandchild outlive the call */
+    "setsid", "setpgid", NULL};
 
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned count,
                 const struct scmp_arg_cmp *args) {

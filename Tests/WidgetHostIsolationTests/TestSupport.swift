@@ -99,3 +99,13 @@ enum TestSupport {
         #expect(output.result?.entries.count == 3, sourceLocation: sourceLocation)
     }
 }
+
+extension TestSupport {
+    /// True if `pid` is a zombie (dead, not yet reaped by its parent).
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+}

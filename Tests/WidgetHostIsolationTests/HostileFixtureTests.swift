@@ -1,0 +1,246 @@
+import Foundation
+import Testing
+import WidgetHostIsolation
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A trap around one hostile call: a secret planted in a HOME-like
+/// directory outside the allowed paths, a TCP listener on 127.0.0.1, a path
+/// outside the data directory the plugin must not be able to create, and a
+/// fresh data directory.
+final class HostileTrap {
+    let home = TestSupport.temporaryDirectory("home")
+    let dataDirectory = TestSupport.temporaryDirectory("hostile-data")
+    let secret = "s3cr3t-\(UUID().uuidString.prefix(8))"
+    var secretPath: String { home + "/.secret" }
+    var outsidePath: String { home + "/written-by-plugin" }
+    let listener: Int32
+    let port: UInt16
+
+    init() {
+        _ = FileManager.default.createFile(atPath: home + "/.secret", contents: Data(secret.utf8))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = listen(fd, 16)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit {
+        close(listener)
+        try? FileManager.default.removeItem(atPath: home)
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    /// Connections the listener accepted since it opened (non-blocking).
+    func acceptedConnections() -> Int {
+        var count = 0
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 { return count }
+            close(fd)
+            count += 1
+        }
+    }
+
+    /// Runs `fixture` with this trap's data directory; `hostile` fixtures
+    /// (the ones with `path`/`port` parameters) get the trap's targets.
+    func run(
+        _ fixture: String, path: String? = nil, timeout: Double? = nil, allowNetwork: Bool = false,
+        sandbox: SandboxPolicy = .standard
+    ) -> CallOutput {
+        var configuration: [String: String] = [:]
+        if let path { configuration = ["path": "\"\(path)\"", "port": "\(port)"] }
+        let call = PluginCall(
+            .timeline, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,
+            timeout: timeout, configuration: configuration, dataDirectory: dataDirectory,
+            allowNetwork: allowNetwork)
+        return IsolatedRunner.run(
+            plugin: TestSupport.fixture(fixture), call: call, options: IsolationOptions(sandbox: sandbox))
+    }
+
+    /// What every hostile call must leave true: no survivor, nothing written
+    /// outside the data directory, the secret unread, no connection, and a
+    /// host that still works.
+    func expectContained(_ output: CallOutput, sourceLocation: SourceLocation = #_sourceLocation) {
+        TestSupport.expectNoSurvivors(output, sourceLocation: sourceLocation)
+        #expect(
+            !FileManager.default.fileExists(atPath: outsidePath), "the plugin wrote outside its data directory",
+            sourceLocation: sourceLocation)
+        let seen =
+            output.log.stdout + output.log.stderr + (output.result?.entries.map(\.contentJSON).joined() ?? "")
+            + (output.failure?.message ?? "")
+        #expect(!seen.contains(secret), "the planted secret was read", sourceLocation: sourceLocation)
+        #expect(acceptedConnections() == 0, "the listener got a connection", sourceLocation: sourceLocation)
+        TestSupport.expectHostStillWorks(sourceLocation: sourceLocation)
+    }
+}
+
+/// The content of the only entry of a successful call, as JSON members.
+func members(_ output: CallOutput, sourceLocation: SourceLocation = #_sourceLocation) -> [String: JSONValue] {
+    guard let entry = output.result?.entries.first else {
+        Issue.record("no result: \(String(describing: output.failure))", sourceLocation: sourceLocation)
+        return [:]
+    }
+    let pairs = (try? JSONValue.parse(entry.contentJSON))?.objectMembers ?? []
+    return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+}
+
+/// Hostile plugins, each doing one bad thing inside the sandbox
+/// (docs/sandbox.md has the table).
+@Suite("Hostile fixtures")
+struct HostileFixtureTests {
+    @Test func threadsStartedInAConstructorDoNotSurviveTheCall() {
+        let trap = HostileTrap()
+        let output = trap.run("ctor_threads")
+        #expect(output.failure == nil)
+        #expect(output.result?.entries.count == 3)
+        trap.expectContained(output)
+    }
+
+    @Test func garbageOnStdoutAndStderrIsCappedAndKeptApartFromTheProtocol() {
+        let trap = HostileTrap()
+        let output = trap.run("garbage_output")
+        #expect(output.failure == nil)
+        #expect(output.result?.entries.count == 3)
+        #expect(output.log.droppedBytes > 0)
+        #expect(output.log.stdout.utf8.count <= 4 * WidgetHostLimits.logBytesPerStream)
+        trap.expectContained(output)
+    }
+
+    @Test func forkBombTimesOutAndNoProcessSurvives() {
+        let trap = HostileTrap()
+        let output = trap.run("fork_bomb", timeout: 1)
+        #expect(output.failure?.reason == .timedOut(phase: .call(.timeline), limit: 1))
+        trap.expectContained(output)
+    }
+
+    @Test func allocatingPastTheAddressSpaceLimitFailsMalloc() throws {
+        let trap = HostileTrap()
+        let output = trap.run("alloc_past_limit")
+        guard case .pluginError(let code, let message)? = output.failure?.reason else {
+            Issue.record("expected pluginError, got \(String(describing: output.failure))")
+            return
+        }
+        #expect(code == ENOMEM)
+        // Stopped near the default limit (4 GiB), far below the 1 TiB it asked for.
+        let mib = Int(message.split(separator: " ").dropLast().last ?? "") ?? -1
+        #expect(mib > 0 && mib <= Int(SandboxPolicy.standard.addressSpaceBytes >> 20), "\(message)")
+        trap.expectContained(output)
+    }
+
+    @Test func writingOutsideTheDataDirectoryIsDenied() {
+        let trap = HostileTrap()
+        let output = trap.run("write_outside", path: trap.outsidePath)
+        let content = members(output)
+        #expect(content["outside"] == .number(Double(EACCES)))
+        #expect(content["inside"] == .number(0))
+        #expect(FileManager.default.fileExists(atPath: trap.dataDirectory + "/inside.txt"))
+        trap.expectContained(output)
+    }
+
+    @Test func readingAPlantedSecretIsDenied() {
+        let trap = HostileTrap()
+        let output = trap.run("read_secret", path: trap.secretPath)
+        #expect(members(output)["errno"] == .number(Double(EACCES)))
+        trap.expectContained(output)
+    }
+
+    @Test func tcpToALocalListenerIsRefusedWithoutNetwork() {
+        let trap = HostileTrap()
+        let output = trap.run("tcp_connect", path: "")
+        // seccomp refuses internet sockets before any connect.
+        #expect(members(output)["socket"] == .number(Double(EPERM)))
+        trap.expectContained(output)
+    }
+
+    @Test func tcpReachesTheListenerWhenTheKindMayUseTheNetwork() {
+        // The control for the test above: the listener and the fixture work.
+        let trap = HostileTrap()
+        let output = trap.run("tcp_connect", path: "", allowNetwork: true)
+        #expect(members(output)["connect"] == .number(0))
+        #expect(trap.acceptedConnections() == 1)
+        TestSupport.expectNoSurvivors(output)
+    }
+
+    @Test func ptraceOfTheHostIsKilledAsAForbiddenSyscall() {
+        let trap = HostileTrap()
+        let output = trap.run("ptrace_host")
+        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        #expect(output.failure?.code == "forbiddenSyscall")
+        #expect(output.childExit.contains("SIGSYS"))
+        trap.expectContained(output)
+    }
+
+    @Test func mountIsKilledAsAForbiddenSyscall() {
+        let trap = HostileTrap()
+        let output = trap.run("forbidden_syscall")
+        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        trap.expectContained(output)
+    }
+
+    @Test func theSandboxCanBeTurnedOffForDebugging() {
+        // SandboxPolicy.off is what WIDGETHOST_SANDBOX=off selects: no layer
+        // but the session one, and an internet socket is no longer refused.
+        let trap = HostileTrap()
+        let output = trap.run("tcp_connect", path: "", sandbox: .off)
+        #expect(members(output)["socket"] == .number(0))
+        #expect(trap.acceptedConnections() == 1)
+        TestSupport.expectNoSurvivors(output)
+    }
+
+    @Test func stdinIsEmpty() {
+        let trap = HostileTrap()
+        let output = trap.run("read_stdin", path: "")
+        #expect(members(output) == ["bytes": .number(0), "errno": .number(0)])
+        trap.expectContained(output)
+    }
+
+    @Test func onlyFdsZeroToThreeAreOpenAndClosingThemHarmsNothing() {
+        let trap = HostileTrap()
+        let output = trap.run("close_fds", path: "")
+        #expect(members(output)["open"] == .number(0))
+        trap.expectContained(output)
+    }
+
+    @Test func writingOnTheProtocolChannelIsAProtocolViolation() {
+        let trap = HostileTrap()
+        let output = trap.run("write_fd3")
+        #expect(output.failure?.code == "protocolViolation")
+        trap.expectContained(output)
+    }
+
+    @Test func aGrandchildCannotLeaveTheProcessGroup() throws {
+        let trap = HostileTrap()
+        let output = trap.run("setsid_escape")
+        #expect(output.failure == nil)
+        let record = try String(contentsOfFile: trap.dataDirectory + "/escapee.pid", encoding: .utf8)
+        let fields = record.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int32($0) }
+        #expect(fields.count == 2)
+        #expect(fields.last == 0, "setsid() succeeded in the sandbox")
+        if let pid = fields.first {
+            var alive = kill(pid, 0) == 0
+            let deadline = Date().addingTimeInterval(5)
+            while alive && Date() < deadline {
+                usleep(20_000)
+                alive = kill(pid, 0) == 0 && !TestSupport.isZombie(pid)
+            }
+            #expect(!alive, "the grandchild \(pid) outlived the call")
+        }
+        trap.expectContained(output)
+    }
+}
