@@ -52,7 +52,7 @@ struct LoadCommand: ParsableCommand {
         var kinds = description.kinds
         if let kind {
             guard let selected = description.kind(kind) else {
-                throw ValidationError(
+                throw UsageError(
                     "\(description.path) has no kind \"\(kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
                 )
             }
@@ -65,7 +65,7 @@ struct LoadCommand: ParsableCommand {
         var jsonKinds: [JSONReport.Kind] = []
 
         if let family, !kinds.contains(where: { $0.families.contains(family) }) {
-            throw ValidationError(
+            throw UsageError(
                 "no kind of \(description.path) supports \(family); the kinds support: "
                     + Set(kinds.flatMap(\.families)).sorted { $0.rawValue < $1.rawValue }.map(\.name).joined(
                         separator: ", "))

@@ -56,11 +56,11 @@ func parseConfiguration(_ text: String?) throws -> [String: String] {
     do {
         value = try JSONValue.parse(text)
     } catch {
-        throw ValidationError(
+        throw UsageError(
             "--config is not JSON (\(error.explanation)); pass an object such as '{\"character\":\"Power Panda\"}'")
     }
     guard let members = value.objectMembers else {
-        throw ValidationError(
+        throw UsageError(
             "--config must be a JSON object, got a JSON \(value.typeName); pass an object such as '{\"character\":\"Power Panda\"}'"
         )
     }

@@ -72,15 +72,22 @@ enum ScenarioParser {
             throw ScenarioError(
                 description: "\(path): not valid JSON: \(error.explanation); see docs/simulate.md for the format")
         }
-        var parser = ScenarioParser.Context(file: path)
+        let text = String(decoding: data, as: UTF8.self)
+        var parser = ScenarioParser.Context(file: path, positions: JSONLocator.positions(in: text))
         return try parser.scenario(root, seed: overrideSeed)
     }
 
     struct Context {
         var file: String
+        /// Where each value starts, so errors name the line.
+        var positions: [String: JSONLocator.Position] = [:]
 
+        /// An error naming the file, the line and column of `field` (or of
+        /// the object that lacks it), the field, and the problem.
         func fail(_ field: String, _ problem: String) -> ScenarioError {
-            ScenarioError(description: "\(file): \(field): \(problem) (see docs/simulate.md)")
+            let location =
+                JSONLocator.position(of: field == "(top level)" ? "" : field, in: positions).map { ":\($0)" } ?? ""
+            return ScenarioError(description: "\(file)\(location): \(field): \(problem) (see docs/simulate.md)")
         }
 
         func members(_ value: JSONValue, _ field: String, allowed: [String]) throws(ScenarioError) -> [String:

@@ -68,7 +68,7 @@ struct SimulateCommand: ParsableCommand {
         do {
             scenario = try ScenarioParser.load(config, seed: seed)
         } catch {
-            throw ValidationError(error.description)
+            throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
         let paths = try resolvePlugins(scenario, isolation: isolation)
@@ -106,13 +106,13 @@ struct SimulateCommand: ParsableCommand {
             if paths[name] == nil {
                 let candidates = name.hasPrefix("/") ? [name] : directories.map { $0 + "/" + name }
                 guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-                    throw ValidationError(
+                    throw UsageError(
                         "\(config): plugin \"\(name)\" (instance \(instance.id)) was not found; looked in: \(candidates.joined(separator: ", ")). Build it (`swift build`) or pass --plugin-dir."
                     )
                 }
                 let loaded = IsolatedRunner.run(plugin: found, options: isolation)
                 guard let description = loaded.plugin, loaded.failure == nil else {
-                    throw ValidationError(
+                    throw UsageError(
                         "\(config): plugin \"\(name)\" does not load: \(loaded.failure?.message ?? "unknown error")")
                 }
                 paths[name] = found
@@ -120,17 +120,17 @@ struct SimulateCommand: ParsableCommand {
             }
             let description = descriptions[name]!
             guard let kind = description.kind(instance.kind) else {
-                throw ValidationError(
+                throw UsageError(
                     "\(config): instance \(instance.id): plugin \(name) has no kind \"\(instance.kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
                 )
             }
             guard kind.families.contains(instance.family) else {
-                throw ValidationError(
+                throw UsageError(
                     "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
                 )
             }
             if case .failure(let problem) = ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
-                throw ValidationError("\(config): instance \(instance.id): \(problem)")
+                throw UsageError("\(config): instance \(instance.id): \(problem)")
             }
         }
         return paths

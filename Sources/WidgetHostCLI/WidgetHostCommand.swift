@@ -38,6 +38,9 @@ public struct WidgetHostCommand: ParsableCommand {
             Glibc.exit(0)
         } catch let code as ExitCode {
             Glibc.exit(code.rawValue)
+        } catch let usage as UsageError {
+            FileHandleOutput.standardError("error: \(usage.description)\n")
+            Glibc.exit(2)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -50,6 +53,14 @@ public struct WidgetHostCommand: ParsableCommand {
             Glibc.exit(code == .failure ? 1 : 2)
         }
     }
+}
+
+/// Bad input found while running a command (a bad `--config`, a kind the
+/// plugin does not have, a bad scenario file): printed as `error: ...`,
+/// exit status 2, without the usage text a parsing error gets.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Writes to stderr without Foundation's FileHandle.

@@ -221,4 +221,24 @@ struct SimulateScenarioTests {
             #expect(result.stderr.contains(expected), "case \(index) must mention \(expected): \(result.stderr)")
         }
     }
+
+    @Test func errorsNameTheLineAndColumnOfTheField() throws {
+        let path = CLI.temporaryDirectory("bad-scenarios") + "/lines.json"
+        let text = """
+            {
+              "start": "2026-11-23T08:00:00Z",
+              "instances": [
+                { "id": "a", "plugin": "libCharacterPlugin.so",
+                  "kind": "com.widgethost.character-detail",
+                  "family": "huge" }
+              ]
+            }
+            """
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["simulate", "--config", path])
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains("\(path):6:17: instances[0].family: unknown family \"huge\""), "\(result.stderr)")
+        #expect(!result.stderr.contains("Usage:"))
+    }
 }
