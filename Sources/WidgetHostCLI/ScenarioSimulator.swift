@@ -63,6 +63,8 @@ struct ScenarioSimulator {
 
     let scenario: Scenario
     let pluginPaths: [String: String]
+    /// Each instance's full configuration (defaults filled in), as JSON.
+    let configurations: [String: String]
     let dataDirectory: (String) -> String
     let isolation: IsolationOptions
     /// Record every change of what an instance shows.
@@ -75,9 +77,7 @@ struct ScenarioSimulator {
         func widget(_ instance: Scenario.Instance) -> WidgetInstance {
             WidgetInstance(
                 id: instance.id, plugin: instance.plugin, kind: instance.kind, family: instance.family,
-                configuration: "{"
-                    + instance.configuration.sorted { $0.key < $1.key }.map { "\(JSONValue.quote($0.key)):\($0.value)" }
-                    .joined(separator: ",") + "}",
+                configuration: configurations[instance.id] ?? "{}",
                 app: instance.app, isVisible: instance.visible, usesLocation: instance.usesLocation)
         }
         for instance in scenario.instances where !scenario.lateInstances.contains(instance.id) {

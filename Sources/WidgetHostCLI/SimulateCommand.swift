@@ -71,10 +71,10 @@ struct SimulateCommand: ParsableCommand {
             throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
-        let paths = try resolvePlugins(scenario, isolation: isolation)
+        let (paths, configurations) = try resolvePlugins(scenario, isolation: isolation)
         let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
         var simulator = ScenarioSimulator(
-            scenario: scenario, pluginPaths: paths,
+            scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },
             isolation: isolation)
         simulator.trackDisplay = display
@@ -93,7 +93,11 @@ struct SimulateCommand: ParsableCommand {
 
     /// Finds each plugin file and checks that it has the kinds and families the
     /// scenario uses, before any virtual time passes.
-    func resolvePlugins(_ scenario: Scenario, isolation: IsolationOptions) throws -> [String: String] {
+    /// Returns each plugin's path, and each instance's configuration JSON.
+    func resolvePlugins(
+        _ scenario: Scenario, isolation: IsolationOptions
+    ) throws -> (paths: [String: String], configurations: [String: String]) {
+        var configurations: [String: String] = [:]
         let absolute = IsolatedRunnerPath.absolute(config)
         let scenarioDirectory = absolute.lastIndex(of: "/").map { String(absolute[..<$0]) } ?? "."
         var directories = [scenarioDirectory]
@@ -129,10 +133,11 @@ struct SimulateCommand: ParsableCommand {
                     "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
                 )
             }
-            if case .failure(let problem) = ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
-                throw UsageError("\(config): instance \(instance.id): \(problem)")
+            switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
+            case .success(let json): configurations[instance.id] = json
+            case .failure(let problem): throw UsageError("\(config): instance \(instance.id): \(problem)")
             }
         }
-        return paths
+        return (paths, configurations)
     }
 }
