@@ -27,7 +27,7 @@ struct CallOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The time the plugin sees as now: ISO 8601 or seconds since the epoch (default: the real time).",
+            "The time the plugin sees as now: ISO 8601, seconds since the epoch, or an offset such as +1h or -2d (default: the real time).",
             valueName: "time"))
     var now: TimeArgument?
 

@@ -25,11 +25,18 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
     static var defaultCompletionKind: CompletionKind { .default }
 }
 
-/// A point in time: ISO 8601 (`2026-11-21T17:00:00Z`) or seconds since the epoch.
+/// A point in time: ISO 8601 (`2026-11-21T17:00:00Z`), seconds since the
+/// epoch, or an offset from now (`+1h`, `-30m`, `+2d`).
 struct TimeArgument: ExpressibleByArgument, Sendable {
     var seconds: Double
 
     init?(argument: String) {
+        if let sign = argument.first, sign == "+" || sign == "-",
+            let offset = DurationText.parse(String(argument.dropFirst()))
+        {
+            seconds = wallClockNow() + (sign == "+" ? offset : -offset)
+            return
+        }
         if let value = Double(argument), value.isFinite {
             seconds = value
             return

@@ -12,13 +12,14 @@ public struct WidgetHostCommand: ParsableCommand {
         commandName: "widgethost",
         abstract: "A Linux runtime for WidgetKit-style timeline provider plugins.",
         discussion: """
-            Plugins are shared objects exporting widgethost_provider_entry (SDK/include/widgethost/provider.h).
-            Every plugin is loaded and called in an isolated child process with a timeout.
+            Plugins are shared objects exporting widgethost_provider_entry
+            (SDK/include/widgethost/provider.h). Every plugin is loaded and called
+            in an isolated, sandboxed child process with a timeout.
 
             Examples:
               widgethost load .build/debug/libCharacterPlugin.so
-              widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown
-              widgethost snapshot my.so --kind org.example.weather --family systemMedium --preview
+              widgethost timeline my.so --kind org.example.weather --now +1h
+              widgethost simulate --config samples/scenarios/03-budget.json
             """,
         version: "0.1.0",
         subcommands: [

@@ -169,4 +169,22 @@ struct CLITests {
         #expect(help.status == 0)
         #expect(help.stdout.contains("Examples:"))
     }
+
+    @Test func nowAcceptsISOEpochAndOffsets() throws {
+        func now(_ value: String) throws -> String? {
+            let result = try CLI.run([
+                "timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--data-dir", CLI.dataDirectory,
+                "--json", "--now=\(value)",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try CLI.json(result.stdout)["call"] as? [String: Any])["now"] as? String
+        }
+        #expect(try now("2030-01-01T00:00:00Z") == "2030-01-01T00:00:00Z")
+        #expect(try now("1893456000") == "2030-01-01T00:00:00Z")
+        let ahead = try #require(try now("+2d"))
+        let parsed = try #require(try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(ahead))
+        #expect(abs(parsed.timeIntervalSinceNow - 2 * 86_400) < 120)
+        let bad = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--now", "soon"])
+        #expect(bad.status == 2)
+    }
 }
