@@ -202,6 +202,19 @@ struct RuleTests {
         for d in batches[0].decisions { s.complete(d.instanceID, with: .success(timeline([], .never)), at: d.time) }
         #expect(s.nextWakeup() == t0 + hour + 100)
 
+        // An entry changing inside the group's slack wakes the driver, but
+        // issues nothing: the group still reloads together at its time.
+        var e = ReloadScheduler(configuration: testConfig())
+        for id in ["a", "b"] { e.add(instance(id), at: t0) }
+        let dueE = ["a": t0 + hour, "b": t0 + hour + 40]
+        _ = drive(&e, until: t0) { d in
+            .success(timeline([d.time, t0 + hour + 20], .after(dueE[d.instanceID]!)))
+        }
+        #expect(e.nextWakeup() == t0 + hour + 20)  // the entry change, inside the group's slack
+        #expect(e.dueReloads(at: t0 + hour + 20).isEmpty)  // "a" is due, but waits for the group
+        #expect(e.nextWakeup() == t0 + hour + 40)
+        #expect(e.dueReloads(at: t0 + hour + 40).first?.decisions.map(\.instanceID) == ["a", "b"])
+
         // A plugin asking for the past or a zero interval: one reload per 5 minutes.
         var storm = ReloadScheduler(configuration: testConfig())
         storm.add(instance("past"), at: t0)
