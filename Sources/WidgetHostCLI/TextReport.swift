@@ -68,7 +68,7 @@ enum TextReport {
                     entry.relevance.map {
                         "relevance \(trim($0.score))\($0.duration > 0 ? " for \(Timestamp.duration($0.duration))" : "")  "
                     } ?? ""
-                let content = (try? JSONValue.parse(entry.contentJSON))?.compactText(limit: 72) ?? entry.contentJSON
+                let content = shortContent(entry.contentJSON)
                 lines.append("\(indent)    \(when)\(relevance)\(content)")
             }
             if !verbose && result.entries.count > 12 {
@@ -84,6 +84,16 @@ enum TextReport {
             lines.append(contentsOf: logLines(output.log, indent: indent + "  "))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The content as compact JSON, without the `date` member the SDKs add
+    /// (the entry's date is already on the line), cut at 80 characters.
+    static func shortContent(_ json: String) -> String {
+        guard let value = try? JSONValue.parse(json) else { return json }
+        if case .object(let members) = value {
+            return JSONValue.object(members.filter { $0.0 != "date" }).compactText(limit: 80)
+        }
+        return value.compactText(limit: 80)
     }
 
     static func logLines(_ log: CapturedLog, indent: String) -> [String] {
