@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,3 +122,9 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 }
 
 int wh_remove_tree(const char *path) { return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+int wh_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns) {
+    if (timeout_ns < 0) return ppoll(fds, (nfds_t)count, NULL, NULL);
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000LL), (long)(timeout_ns % 1000000000LL)};
+    return ppoll(fds, (nfds_t)count, &ts, NULL);
+}

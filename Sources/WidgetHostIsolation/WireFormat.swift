@@ -91,6 +91,9 @@ struct FrameDecoder {
 
     mutating func append(_ bytes: ArraySlice<UInt8>) { buffer.append(contentsOf: bytes) }
 
+    /// Bytes received that are not yet a complete frame.
+    var pendingBytes: Int { buffer.count }
+
     /// The next complete frame, nil if more bytes are needed.
     mutating func next() throws(Failure) -> WireFrame? {
         let headerSize = Int(WH_WIRE_HEADER_SIZE)

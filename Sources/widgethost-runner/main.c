@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -320,6 +321,9 @@ static loaded_kind *g_kinds;
 static uint32_t g_kind_count;
 static uint32_t g_abi_version;
 static int g_loaded;
+static int64_t g_sandbox_active;  /* wh_sandbox_layer bits in force */
+static int g_call_child;          /* this process is a fork server's call child */
+static void serve(void);
 
 /* Copies min(declared, known) bytes of a plugin struct into a zeroed local:
  * the zero-extension rule. */
@@ -411,13 +415,16 @@ static void handle_load(reader *r) {
     policy.open_files = rd_u64(r);
     policy.file_size_bytes = rd_u64(r);
     policy.processes = rd_u64(r);
+    uint32_t mode = r->length - r->offset >= 4 ? rd_u32(r) : WH_RUNNER_ONE_CALL;
+    policy.fork_server = mode == WH_RUNNER_FORK_SERVER;
     if (r->failed) _exit(4);
     if (g_loaded) fail_load(WH_LOAD_DLOPEN_FAILED, "a plugin is already loaded", "", "", "");
 
     /* The sandbox goes up before any plugin code runs: dlopen runs the
      * plugin's constructors. */
     char sandbox_error[256] = "";
-    if (wh_sandbox_apply(&policy, sandbox_error, sizeof sandbox_error) < 0)
+    g_sandbox_active = wh_sandbox_apply(&policy, sandbox_error, sizeof sandbox_error);
+    if (g_sandbox_active < 0)
         fail_load(WH_LOAD_SANDBOX_FAILED, sandbox_error, "sandbox", "every available layer applied", "");
 
     check_elf(path);
@@ -555,7 +562,8 @@ static void handle_load(reader *r) {
     buf_str(&b, g_descriptor.vendor);
     buf_str(&b, g_descriptor.sdk_version);
     buf_u64(&b, load_ns);
-    buf_u32(&b, thread_count());
+    uint32_t threads = thread_count();
+    buf_u32(&b, threads);
     buf_u32(&b, g_kind_count);
     for (uint32_t i = 0; i < g_kind_count; i++) {
         const wh_kind *k = &g_kinds[i].kind;
@@ -586,6 +594,50 @@ static void handle_load(reader *r) {
     free(path);
     free(host_version);
     free((char *)policy.data_directory);
+    /* fork() copies only the calling thread: a plugin that started threads
+     * while loading cannot be forked safely. The host sees the thread count
+     * in LOADED and uses one runner per call instead. */
+    if (policy.fork_server && threads == 1) serve();
+}
+
+/* ------------------------------------------------------------------ */
+/* Fork server                                                         */
+/* ------------------------------------------------------------------ */
+
+/* The server: never reads fd 3 and never calls plugin code. It forks one
+ * call child at a time (the standby, waiting for the next CALL), reaps it
+ * and reports how it ended, then forks the next. Returns only in a child,
+ * which goes back to main's loop to read its CALL. */
+static void serve(void) {
+    pid_t server = getpid();
+    for (;;) {
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0) _exit(8);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != server) _exit(7);
+            /* Its own process group, so a timeout kills the child and all it
+             * started while the server lives on; then seal setpgid/setsid as
+             * a spawned runner's filter does. */
+            if (setpgid(0, 0) != 0) _exit(9);
+            if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
+            g_call_child = 1;
+            return;
+        }
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0) {
+            if (errno != EINTR) _exit(8);
+        }
+        /* The child is gone and the next is not forked yet: nobody else
+         * writes to fd 3. Fails (exits) once the host closed the channel. */
+        buffer b = {0};
+        buf_u32(&b, (uint32_t)pid);
+        buf_u32(&b, (uint32_t)status);
+        send_frame(WH_MSG_CHILD_EXITED, &b);
+        free(b.data);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -721,6 +773,12 @@ static void handle_call(reader *r) {
     char *locale = rd_str(r);
     char *data_directory = rd_str(r);
     if (r->failed) _exit(4);
+    if (g_call_child) {
+        buffer started = {0};
+        buf_u32(&started, (uint32_t)getpid());
+        send_frame(WH_MSG_CHILD_STARTED, &started);
+        free(started.data);
+    }
     if (!g_loaded) {
         fail_call(WH_CALL_NOT_LOADED, "CALL before LOAD", 0, 0);
         return;
@@ -819,7 +877,12 @@ int main(int argc, char **argv) {
         reader r = {payload, length, 0, 0};
         switch (type) {
         case WH_MSG_LOAD: handle_load(&r); break;
-        case WH_MSG_CALL: handle_call(&r); break;
+        case WH_MSG_CALL:
+            handle_call(&r);
+            /* A call child answered its one call: the host kills its
+             * process group (plugin threads and all) when it has the answer. */
+            while (g_call_child) pause();
+            break;
         default: _exit(4);
         }
         free(payload);

@@ -234,7 +234,10 @@ static int apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_s
     }
     int rc = 0;
     for (const char *const *n = killed_syscalls; *n && rc == 0; n++) rc = rule(ctx, SCMP_ACT_KILL_PROCESS, *n, 0, NULL);
-    for (const char *const *n = eperm_syscalls; *n && rc == 0; n++) rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
+    for (const char *const *n = eperm_syscalls; *n && rc == 0; n++) {
+        if (p->fork_server && strcmp(*n, "setpgid") == 0) continue; /* sealed per call child */
+        rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
+    }
     /* personality: only the query (0xffffffff); changing it (e.g.
      * READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE) fails. */
     if (rc == 0) {
@@ -274,6 +277,16 @@ static int apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_s
         return -1;
     }
     return 0;
+}
+
+int wh_sandbox_seal_process_group(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) return -1;
+    int rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), "setpgid", 0, NULL);
+    if (rc == 0) rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), "setsid", 0, NULL);
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    return rc == 0 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -21,7 +21,16 @@ typedef struct wh_sandbox_policy {
     uint64_t open_files;
     uint64_t file_size_bytes;
     uint64_t processes;
+    /* Fork server: the process-wide seccomp filter leaves setpgid allowed
+     * (the server's call children need it once); each child then seals it
+     * with wh_sandbox_seal_process_group. */
+    int fork_server;
 } wh_sandbox_policy;
+
+/** In a fork server's call child, after setpgid: stacks a seccomp filter
+ *  that makes setpgid and setsid fail with EPERM, as in a spawned runner.
+ *  Returns 0, or -1 if the filter could not be loaded. */
+int wh_sandbox_seal_process_group(void);
 
 /** Applies every layer `policy->flags` asks for, in order. A layer the
  *  kernel lacks is skipped with one line on stderr (the plugin's captured

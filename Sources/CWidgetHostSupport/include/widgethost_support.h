@@ -8,6 +8,7 @@
 #ifndef WIDGETHOST_SUPPORT_H
 #define WIDGETHOST_SUPPORT_H
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include "widgethost_wire.h"
@@ -44,6 +45,10 @@ const char *wh_signal_abbrev(int signal);
 /** Removes `path` and everything under it without following symlinks
  *  (nftw, FTW_DEPTH | FTW_PHYS). Returns 0 or -1. */
 int wh_remove_tree(const char *path);
+
+/** ppoll(2) with a timeout in nanoseconds (negative: none), so a deadline
+ *  is not rounded up to whole milliseconds as poll(2) would. */
+int wh_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns);
 
 /** Reads the kernel's count of threads of this process (from /proc). */
 int wh_thread_count(void);

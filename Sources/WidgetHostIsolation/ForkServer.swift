@@ -1,0 +1,600 @@
+import CWidgetHostSupport
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// How plugin calls are isolated (`--isolation`).
+public enum IsolationMode: String, Sendable, CaseIterable {
+    /// One long-lived runner per plugin forks a fresh child per call.
+    case forkServer = "fork-server"
+    /// A fresh `widgethost-runner` (posix_spawn + exec + load) per call.
+    case spawn
+}
+
+/// A fork server for one plugin: a `widgethost-runner` started once that
+/// applies the sandbox, loads the plugin and then answers every call in a
+/// fresh child forked from it (docs/isolation.md, "Fork server").
+///
+/// The server never runs plugin entry points itself and stays
+/// single-threaded. Each call child makes one call in its own process group;
+/// the host kills that group when it has the answer or when the deadline
+/// passes, and the server forks the next (standby) child. Calls are
+/// serialized: one `ForkServer` makes one call at a time (use one per thread
+/// for concurrency).
+///
+/// - The server is restarted when it died, when the plugin file changed on
+///   disk (size, mtime or inode), and when a call's data directory, locale or
+///   network permission differs from the one it was started for (those are
+///   part of its sandbox).
+/// - A plugin with more than one thread after loading cannot be forked safely:
+///   every call then spawns a fresh runner (`fallbackReason` says why).
+///
+/// ```swift
+/// let server = ForkServer(plugin: "/path/libCountdownPlugin.so")
+/// let output = server.call(PluginCall(.snapshot, kind: "com.widgethost.countdown",
+///                                     family: .systemSmall, now: now, dataDirectory: dir))
+/// ```
+public final class ForkServer {
+    public let pluginPath: String
+    public let options: IsolationOptions
+    /// Why calls spawn a fresh runner instead of forking, if they do.
+    public private(set) var fallbackReason: String?
+    /// The plugin as the server loaded it (nil before the first call).
+    public private(set) var plugin: PluginDescription?
+    /// How many times a server was started (1 after the first call).
+    public private(set) var starts = 0
+
+    private struct Key: Equatable {
+        var dataDirectory: String
+        var locale: String
+        var allowNetwork: Bool
+    }
+    private struct Stamp: Equatable {
+        var size: Int
+        var seconds: Int
+        var nanoseconds: Int
+        var inode: UInt
+    }
+
+    private var key: Key?
+    private var stamp: Stamp?
+    private var server: pid_t = 0
+    private var serverPidfd: Int32 = -1
+    private var channel: Int32 = -1
+    private var stdoutPipe: Int32 = -1
+    private var stderrPipe: Int32 = -1
+    private var decoder = FrameDecoder()
+    private var channelEOF = false
+    private var policy = SandboxPolicy.off
+    private var stdoutBytes: [UInt8] = []
+    private var stderrBytes: [UInt8] = []
+    private var dropped = 0
+
+    public init(plugin: String, options: IsolationOptions = IsolationOptions()) {
+        self.pluginPath = IsolatedRunner.absolutePath(plugin)
+        self.options = options
+    }
+
+    deinit { stop() }
+
+    /// Whether a server process is running now.
+    public var isRunning: Bool { server > 0 }
+
+    /// The server's pid (0 when none runs).
+    public var serverPid: Int32 { server }
+
+    /// Makes one call. Never throws: every failure is a typed `PluginFailure`,
+    /// the same outcomes as `IsolatedRunner.run`.
+    public func call(_ call: PluginCall) -> CallOutput {
+        let startedAt = monotonicSeconds()
+        let current = Self.stamp(pluginPath)
+        if current != stamp {
+            // New or changed file: load it again, and re-decide the fallback.
+            stop()
+            stamp = current
+            fallbackReason = nil
+            plugin = nil
+        }
+        if fallbackReason != nil {
+            return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
+        }
+        let wanted = Key(dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
+        if server > 0 && (key != wanted || !serverAlive()) { stop() }
+        stdoutBytes = []
+        stderrBytes = []
+        dropped = 0
+        if server == 0 {
+            if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
+        }
+        return perform(call, startedAt: startedAt)
+    }
+
+    /// Stops the server (closing the channel ends it) and reaps it.
+    public func stop() {
+        guard server > 0 else { return }
+        close(channel)
+        kill(-server, SIGCONT)
+        kill(-server, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(server, &status, 0) < 0 && errno == EINTR {}
+        for fd in [serverPidfd, stdoutPipe, stderrPipe] where fd >= 0 { close(fd) }
+        server = 0
+        serverPidfd = -1
+        channel = -1
+        stdoutPipe = -1
+        stderrPipe = -1
+        decoder = FrameDecoder()
+        channelEOF = false
+        key = nil
+    }
+
+    // MARK: Starting
+
+    private static func stamp(_ path: String) -> Stamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Stamp(
+            size: Int(info.st_size), seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec),
+            inode: UInt(info.st_ino))
+    }
+
+    private func serverAlive() -> Bool {
+        guard serverPidfd >= 0 else { return kill(server, 0) == 0 }
+        var fd = pollfd(fd: serverPidfd, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, 0) == 0
+    }
+
+    /// Starts the server and loads the plugin. Returns an output when the
+    /// call ends here: a load failure, or a spawned call after a fallback.
+    private func start(for call: PluginCall, key wanted: Key, startedAt: Double) -> CallOutput? {
+        func early(_ reason: PluginFailure.Reason, exit: String) -> CallOutput {
+            let failure = PluginFailure(plugin: pluginPath, reason: reason)
+            return output(startedAt: startedAt, result: nil, failure: failure, exit: exit, group: 0)
+        }
+        guard let runner = RunnerLocator.locate(explicit: options.runnerPath) else {
+            return early(
+                .runnerUnavailable(
+                    "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
+                ), exit: "not started")
+        }
+        var sockets: [Int32] = [-1, -1]
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0,
+            wh_pipe_cloexec(&outPipe) == 0, wh_pipe_cloexec(&errPipe) == 0
+        else {
+            let problem = String(cString: strerror(errno))
+            for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
+            return early(.runnerUnavailable("socketpair/pipe2 failed: \(problem)"), exit: "not started")
+        }
+        policy = options.sandbox.effective
+        DataDirectory.ensure(call.dataDirectory)
+        let environment = ChildEnvironment.make(dataDirectory: call.dataDirectory, locale: call.locale)
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let rc = withCStrings(["widgethost-runner"]) { argv in
+            withCStrings(environment) { envp in
+                wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], call.dataDirectory, &pid, &pidfd)
+            }
+        }
+        close(sockets[1])
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(sockets[0])
+            close(outPipe[0])
+            close(errPipe[0])
+            return early(
+                .runnerUnavailable("posix_spawn(\(runner)) failed: \(String(cString: strerror(rc)))"),
+                exit: "not started")
+        }
+        server = pid
+        serverPidfd = pidfd
+        channel = sockets[0]
+        stdoutPipe = outPipe[0]
+        stderrPipe = errPipe[0]
+        for fd in [channel, stdoutPipe, stderrPipe] {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        key = wanted
+        starts += 1
+
+        var load = WireWriter()
+        load.string(pluginPath)
+        load.u32(options.abiRange.lowerBound)
+        load.u32(options.abiRange.upperBound)
+        load.string(options.hostVersion)
+        load.string(call.dataDirectory)
+        load.u32(call.allowNetwork ? 1 : 0)
+        load.u32(policy.layers)
+        load.u64(policy.addressSpaceBytes)
+        load.u64(policy.cpuSeconds)
+        load.u64(policy.openFiles)
+        load.u64(policy.fileSizeBytes)
+        load.u64(policy.processes)
+        load.u32(UInt32(WH_RUNNER_FORK_SERVER))
+        guard send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue))) else {
+            stop()
+            return early(.exitedEarly(phase: .load, status: -1), exit: "exited before LOAD")
+        }
+
+        let deadline = monotonicSeconds() + options.loadTimeout
+        while true {
+            let waited = wait(until: deadline, child: -1)
+            if waited == .timedOut {
+                stop()
+                return early(.timedOut(phase: .load, limit: options.loadTimeout), exit: "killed by SIGKILL (timeout)")
+            }
+            let frames: [WireFrame]
+            switch readFrames() {
+            case .failure(let reason):
+                stop()
+                return early(reason, exit: "killed by SIGKILL (protocol violation)")
+            case .success(let got): frames = got
+            }
+            for frame in frames {
+                var reader = WireReader(frame.payload)
+                switch UInt32(frame.type) {
+                case WH_MSG_LOADED.rawValue:
+                    switch DescriptorDecoder.decode(&reader, path: pluginPath) {
+                    case .failure(let failure):
+                        stop()
+                        return output(startedAt: startedAt, result: nil, failure: failure, exit: "stopped", group: 0)
+                    case .success(let description):
+                        plugin = description
+                        if description.threadsAfterLoad > 1 {
+                            fallbackReason =
+                                "the plugin had \(description.threadsAfterLoad) threads after loading, and fork() copies only one: each call spawns a fresh runner"
+                            stop()
+                            return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
+                        }
+                        return nil
+                    }
+                case WH_MSG_LOAD_FAILED.rawValue:
+                    let code = reader.u32()
+                    let detail = reader.string()
+                    let field = reader.string()
+                    let expected = reader.string()
+                    let found = reader.string()
+                    stop()
+                    return early(
+                        LoadFailureMapping.reason(
+                            code: code, detail: detail, field: field, expected: expected, found: found,
+                            options: options), exit: "exited 0")
+                default:
+                    stop()
+                    return early(.protocolViolation("unexpected message \(frame.type) while loading"), exit: "killed")
+                }
+            }
+            if waited == .serverExited && frames.isEmpty {
+                var status: Int32 = 0
+                while waitpid(server, &status, 0) < 0 && errno == EINTR {}
+                server = 0
+                let reason = Self.reason(forStatus: status, phase: .load, seccomp: seccompOn)
+                stop()
+                return early(reason, exit: Self.describe(status: status))
+            }
+        }
+    }
+
+    // MARK: Calling
+
+    private func perform(_ call: PluginCall, startedAt: Double) -> CallOutput {
+        guard let plugin else {
+            return output(
+                startedAt: startedAt, result: nil,
+                failure: PluginFailure(plugin: pluginPath, reason: .protocolViolation("no plugin loaded")),
+                exit: "none", group: 0)
+        }
+        let message: [UInt8]
+        switch CallMessage.make(call, plugin: plugin) {
+        case .failure(let reason):
+            return output(
+                startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
+                exit: "no call made", group: 0)
+        case .success(let bytes): message = bytes
+        }
+        let phase = PluginFailure.Phase.call(call.entryPoint)
+        let deadline = monotonicSeconds() + call.effectiveTimeout
+        guard send(message) else {
+            stop()
+            return output(
+                startedAt: startedAt, result: nil,
+                failure: PluginFailure(plugin: pluginPath, reason: .protocolViolation("the fork server is gone")),
+                exit: "fork server gone", group: 0)
+        }
+
+        var child: pid_t = 0
+        var childPidfd: Int32 = -1
+        var childDead = false
+        var result: ProviderResult?
+        var failure: PluginFailure.Reason?
+        var providerSeconds: Double?
+        var answered = false
+        var exit = ""
+        defer { if childPidfd >= 0 { close(childPidfd) } }
+
+        loop: while true {
+            let waited = wait(until: deadline, child: childDead ? -1 : childPidfd)
+            switch readFrames() {
+            case .failure(let reason):
+                failure = reason
+                break loop
+            case .success(let frames):
+                for frame in frames {
+                    var reader = WireReader(frame.payload)
+                    switch UInt32(frame.type) {
+                    case WH_MSG_CHILD_STARTED.rawValue:
+                        child = pid_t(bitPattern: reader.u32())
+                        childPidfd = wh_pidfd_open(child)
+                    case WH_MSG_CHILD_EXITED.rawValue:
+                        let pid = pid_t(bitPattern: reader.u32())
+                        let status = reader.i32()
+                        guard pid == child, child != 0 else { continue }  // an earlier call's child
+                        childDead = true
+                        exit = Self.describe(status: status)
+                        if !answered {
+                            failure = Self.reason(forStatus: status, phase: phase, seccomp: seccompOn)
+                            break loop
+                        }
+                    case WH_MSG_RESULT.rawValue:
+                        let raw = RawResult.decode(&reader)
+                        guard !reader.malformed else {
+                            failure = .protocolViolation("truncated RESULT message")
+                            break loop
+                        }
+                        providerSeconds = Double(raw.nanoseconds) / 1e9
+                        switch ResultValidator.validate(raw, for: call) {
+                        case .success(let validated): result = validated
+                        case .failure(let reason): failure = reason
+                        }
+                        answered = true
+                        break loop
+                    case WH_MSG_CALL_FAILED.rawValue:
+                        let code = reader.u32()
+                        let detail = reader.string()
+                        let found = reader.u64()
+                        let limit = reader.u64()
+                        failure = CallFailureMapping.reason(
+                            code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
+                        answered = true
+                        break loop
+                    default:
+                        failure = .protocolViolation("unknown message type \(frame.type)")
+                        break loop
+                    }
+                }
+            }
+            switch waited {
+            case .timedOut:
+                failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
+                exit = "killed by SIGKILL (timeout)"
+                break loop
+            case .serverExited:
+                failure = .protocolViolation("the fork server (pid \(server)) exited during the call")
+                exit = "fork server exited"
+                break loop
+            case .childExited:
+                // Its CHILD_EXITED frame (with the status) follows from the server.
+                childDead = true
+            case .ready: break
+            }
+        }
+
+        let clean = answered && failure.map { Self.isPluginAnswer($0) } ?? answered
+        if child > 0 {
+            kill(-child, SIGCONT)
+            kill(-child, SIGKILL)
+            if exit.isEmpty { exit = "killed by SIGKILL after answering" }
+        }
+        if !clean || child == 0 {
+            // Wait for the child to be gone, then take what it left on the
+            // channel; a partial frame means the server must be restarted.
+            if childPidfd >= 0 && !childDead {
+                var fd = pollfd(fd: childPidfd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&fd, 1, 1000)
+            }
+            if child == 0 || !serverAlive() {
+                stop()
+            } else {
+                _ = readFrames()
+                if decoder.pendingBytes > 0 { stop() }
+            }
+        }
+        drainLogs()
+        let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
+        return output(
+            startedAt: startedAt, result: failureValue == nil ? result : nil, failure: failureValue,
+            exit: exit, group: child, providerSeconds: providerSeconds)
+    }
+
+    /// A failure the child reported in a well-formed answer (the channel is
+    /// in sync), as opposed to a broken conversation.
+    private static func isPluginAnswer(_ reason: PluginFailure.Reason) -> Bool {
+        if case .protocolViolation = reason { return false }
+        return true
+    }
+
+    private var seccompOn: Bool { policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0 }
+
+    // MARK: Plumbing
+
+    private enum Waited { case ready, timedOut, serverExited, childExited }
+
+    /// Polls the channel, the log pipes, the server's and the child's pidfds.
+    private func wait(until deadline: Double, child childPidfd: Int32) -> Waited {
+        while true {
+            let remaining = deadline - monotonicSeconds()
+            if remaining <= 0 { return .timedOut }
+            var fds = [
+                pollfd(fd: channelEOF ? -1 : channel, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stdoutPipe, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stderrPipe, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: serverPidfd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: childPidfd, events: Int16(POLLIN), revents: 0),
+            ]
+            let slice = serverPidfd >= 0 ? remaining : min(remaining, 0.005)
+            let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(slice * 1e9))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .serverExited
+            }
+            if ready == 0 {
+                if serverPidfd < 0 && kill(server, 0) != 0 { return .serverExited }
+                continue
+            }
+            if fds[1].revents != 0 || fds[2].revents != 0 { drainLogs() }
+            if fds[0].revents != 0 { return .ready }
+            if fds[4].revents != 0 { return .childExited }
+            if fds[3].revents != 0 { return .serverExited }
+        }
+    }
+
+    private func drainLogs() {
+        if stdoutPipe >= 0 {
+            let drained = Self.drain(stdoutPipe, into: &stdoutBytes)
+            dropped += drained
+        }
+        if stderrPipe >= 0 {
+            let drained = Self.drain(stderrPipe, into: &stderrBytes)
+            dropped += drained
+        }
+    }
+
+    private static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> Int {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var dropped = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return dropped }
+            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
+            bytes.append(contentsOf: chunk[0..<min(room, count)])
+            dropped += count - min(room, count)
+        }
+    }
+
+    /// Reads what the channel has and returns the complete frames.
+    private func readFrames() -> Result<[WireFrame], PluginFailure.Reason> {
+        var frames: [WireFrame] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while channel >= 0 {
+            let count = chunk.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
+                channelEOF = true
+                break
+            }
+            if count < 0 { break }
+            decoder.append(chunk[0..<count])
+        }
+        do {
+            while let frame = try decoder.next() { frames.append(frame) }
+        } catch {
+            return .failure(.protocolViolation("the channel carried something other than a frame (\(error))"))
+        }
+        return .success(frames)
+    }
+
+    private func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EAGAIN || errno == EINTR {
+                var fd = pollfd(fd: channel, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&fd, 1, 100)
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func reason(forStatus status: Int32, phase: PluginFailure.Phase, seccomp: Bool)
+        -> PluginFailure.Reason
+    {
+        var value: Int32 = 0
+        var core: Int32 = 0
+        switch wh_wait_status(status, &value, &core) {
+        case 1: return .exitedEarly(phase: phase, status: value)
+        case 2:
+            if value == SIGSYS && seccomp { return .forbiddenSyscall(phase: phase, syscall: nil) }
+            return .crashed(phase: phase, signal: value, name: signalName(value))
+        default: return .protocolViolation("unknown wait status \(status)")
+        }
+    }
+
+    private static func describe(status: Int32) -> String {
+        var value: Int32 = 0
+        var core: Int32 = 0
+        switch wh_wait_status(status, &value, &core) {
+        case 1: return "exited \(value)"
+        case 2: return "killed by \(signalName(value))"
+        default: return "unknown (wait status \(status))"
+        }
+    }
+
+    private static func signalName(_ signal: Int32) -> String {
+        guard let abbrev = wh_signal_abbrev(signal) else { return "signal \(signal)" }
+        let name = "SIG" + String(cString: abbrev)
+        guard let text = strsignal(signal) else { return name }
+        return "\(name) (\(String(cString: text).lowercased()))"
+    }
+
+    private func output(
+        startedAt: Double, result: ProviderResult?, failure: PluginFailure?, exit: String, group: pid_t,
+        providerSeconds: Double? = nil
+    ) -> CallOutput {
+        CallOutput(
+            plugin: plugin,
+            result: failure == nil ? result : nil,
+            failure: failure,
+            timing: CallTiming(
+                totalSeconds: monotonicSeconds() - startedAt, loadSeconds: plugin?.loadSeconds,
+                providerSeconds: providerSeconds),
+            log: CapturedLog(
+                stdout: String(decoding: stdoutBytes, as: UTF8.self),
+                stderr: String(decoding: stderrBytes, as: UTF8.self), droppedBytes: dropped),
+            childExit: exit,
+            processGroup: group)
+    }
+}
+
+/// Builds a CALL message after checking the call against the descriptor.
+enum CallMessage {
+    static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
+        guard let kind = plugin.kind(call.kind) else {
+            return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
+        }
+        guard kind.families.contains(call.family) else {
+            return .failure(.unsupportedFamily(kind: kind.id, family: call.family, supported: kind.families))
+        }
+        guard kind.entryPoints.contains(call.entryPoint) else {
+            return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
+        }
+        let configuration: String
+        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
+        case .success(let json): configuration = json
+        case .failure(let problem): return .failure(.badConfiguration(problem.description))
+        }
+        var message = WireWriter()
+        message.u32(call.entryPoint.rawValue)
+        message.u32(call.family.rawValue)
+        message.u32(call.isPreview ? 1 : 0)
+        message.f64(call.family.displaySize.width)
+        message.f64(call.family.displaySize.height)
+        message.f64(call.now)
+        message.f64(call.effectiveTimeout)
+        message.string(call.kind)
+        message.string(configuration)
+        message.string(call.locale)
+        message.string(call.dataDirectory)
+        return .success(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
+    }
+}
