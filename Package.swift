@@ -28,6 +28,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
@@ -84,6 +86,17 @@ let package = Package(
             dependencies: ["WidgetHostModel"],
             swiftSettings: strictSwift
         ),
+        // The daemon's state store: SQLite through GRDB (WAL, versioned
+        // migrations), and the restart / clock-jump reconciliation.
+        .target(
+            name: "WidgetHostStore",
+            dependencies: [
+                "WidgetHostModel",
+                "WidgetHostScheduler",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // Scheduler benchmark (not a test): swift run -c release WidgetHostSchedulerBench
         .executableTarget(
             name: "WidgetHostSchedulerBench",
@@ -99,6 +112,8 @@ let package = Package(
                 "WidgetHostScheduler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // Latency histograms for `widgethost bench`.
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSwift
         ),
@@ -133,6 +148,11 @@ let package = Package(
         .testTarget(
             name: "WidgetHostSchedulerTests",
             dependencies: ["WidgetHostScheduler", "WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WidgetHostStoreTests",
+            dependencies: ["WidgetHostStore", "WidgetHostScheduler", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         .testTarget(

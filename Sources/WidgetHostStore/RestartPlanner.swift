@@ -1,0 +1,101 @@
+import WidgetHostModel
+import WidgetHostScheduler
+
+/// Reconciles a stored ``SchedulerState`` with the clock at start-up (pure:
+/// no clock is read; docs/state.md has the rules with examples).
+///
+/// - Downtime (`now ≥ lastSeen`): nothing is moved. Every instance whose
+///   policy came due while the host was down has one `policyDue` in the
+///   past, so the scheduler issues exactly one catch-up reload for it,
+///   however many periods passed (it keeps one due time per instance).
+/// - Backwards jump (`now < lastSeen`): every scheduling time is moved back
+///   by `lastSeen - now` (the downtime is taken as zero, the conservative
+///   choice), so ledger entries keep their ages: they still count for their
+///   full 24 h, none vanish, none are granted. Timeline entry dates are
+///   content (wall-clock) and stay.
+/// - Forwards jump detected through the monotonic clock (same boot, wall
+///   time advanced more than real time): times are moved forward by the
+///   excess, so the jump neither expires ledger entries (no budget granted)
+///   nor makes more than one reload per instance due.
+/// - An in-flight reload died with the host: it stays counted, and its
+///   reload is due again (explicit: the request is restored; policy: the
+///   policy is due), which is that instance's one catch-up reload.
+public enum RestartPlanner {
+    public struct Reconciliation: Sendable, Hashable {
+        public var state: SchedulerState
+        /// Seconds added to every scheduling time (0, or the jump undone).
+        public var shift: Double
+        /// Instances with a reload due at `now` (one catch-up each).
+        public var catchUp: [String]
+        /// What was done, for the event log.
+        public var notes: [String]
+    }
+
+    /// A wall-clock difference beyond the real elapsed time smaller than this
+    /// is drift, not a jump.
+    public static let jumpTolerance: Double = 5
+
+    public static func reconcile(
+        state: SchedulerState, lastSeen: Double?, now: Double, monotonicElapsed: Double? = nil
+    ) -> Reconciliation {
+        var notes: [String] = []
+        let previous = max(lastSeen ?? -.infinity, state.now ?? -.infinity)
+        var shift = 0.0
+        if previous.isFinite {
+            if now < previous {
+                shift = now - previous - max(0, monotonicElapsed ?? 0)
+                notes.append(
+                    "wall clock went back \(Timestamp.duration(previous - now)): times moved by \(Timestamp.duration(shift))"
+                )
+            } else if let elapsed = monotonicElapsed, now - previous - elapsed > jumpTolerance {
+                shift = now - previous - elapsed
+                notes.append(
+                    "wall clock jumped forward \(Timestamp.duration(shift)) beyond the real \(Timestamp.duration(elapsed)): times moved forward"
+                )
+            } else if previous < now {
+                notes.append("down for \(Timestamp.duration(now - previous))")
+            }
+        }
+        var result = SchedulerState()
+        result.apps = state.apps
+        result.freeLedger = RollingLedger(times: state.freeLedger.times.map { min($0 + shift, now) })
+        result.now = now
+        func move(_ t: Double?) -> Double? { t.map { $0 + shift } }
+        var catchUp: [String] = []
+        for var s in state.instances {
+            if shift != 0 {
+                s.addedAt += shift
+                s.visibleSince = move(s.visibleSince).map { min($0, now) }
+                s.timelineReceivedAt = move(s.timelineReceivedAt)
+                s.policyDue = move(s.policyDue)
+                s.lastReloadAt = move(s.lastReloadAt)
+                s.locationChangeAt = move(s.locationChangeAt)
+                s.backoffUntil = move(s.backoffUntil)
+                s.ledger = RollingLedger(times: s.ledger.times.map { min($0 + shift, now) })
+                if var request = s.request {
+                    request.requestedAt = min(request.requestedAt + shift, now)
+                    s.request = request
+                }
+            }
+            if let flight = s.inFlight {
+                s.inFlight = nil
+                let dueSince = min(flight.dueSince + shift, now)
+                if flight.decision.trigger.isExplicit {
+                    if s.request == nil || (s.request!.charge.isCounted && !flight.decision.charge.isCounted) {
+                        s.request = PendingRequest(
+                            trigger: flight.decision.trigger, charge: flight.decision.charge, requestedAt: dueSince)
+                    }
+                } else if s.policyDue == nil || s.policyDue! > dueSince {
+                    s.policyDue = dueSince
+                }
+                notes.append("\(s.instance.id): reload in flight at shutdown is due again")
+            }
+            let due =
+                (s.policyDue.map { $0 <= now } ?? false) || (s.request.map { $0.requestedAt <= now } ?? false)
+            if due { catchUp.append(s.instance.id) }
+            result.instances.append(s)
+        }
+        if !catchUp.isEmpty { notes.append("\(catchUp.count) instance(s) get one catch-up reload") }
+        return Reconciliation(state: result, shift: shift, catchUp: catchUp, notes: notes)
+    }
+}

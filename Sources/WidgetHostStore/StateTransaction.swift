@@ -1,0 +1,390 @@
+import Foundation
+import GRDB
+import WidgetHostModel
+import WidgetHostScheduler
+
+/// The store's operations inside one write transaction (``StateStore/transaction(_:)``).
+/// Valid only inside the closure it is passed to.
+public struct StateTransaction {
+    let db: Database
+    let retention: EventLogRetention
+
+    // MARK: JSON columns
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String, table: String, key: String) throws -> T {
+        do {
+            let decoder = JSONDecoder()
+            decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+                positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+            return try decoder.decode(type, from: Data(text.utf8))
+        } catch {
+            throw StateStoreError.corruptRow(table: table, key: key, detail: "\(error)")
+        }
+    }
+
+    private struct FailureColumns: Codable {
+        var time: Double
+        var reason: String
+        var consecutiveFailures: Int
+        var retryAt: Double
+    }
+
+    private struct ViewHistoryColumns: Codable {
+        var hour: Int64
+        var mask: UInt32
+    }
+
+    // MARK: Instances
+
+    /// Inserts or replaces one instance with its timeline, ledger and failure.
+    public func upsert(_ s: InstanceState) throws {
+        let i = s.instance
+        let existing = try Int64.fetchOne(db, sql: "SELECT position FROM instance WHERE id = ?", arguments: [i.id])
+        let position: Int64
+        if let existing {
+            position = existing
+        } else {
+            position = (try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM instance") ?? -1) + 1
+        }
+        try write(s, position: position)
+    }
+
+    private func write(_ s: InstanceState, position: Int64) throws {
+        let i = s.instance
+        let views = try Self.decode(ViewHistoryColumns.self, Self.encode(s.views), table: "instance", key: i.id)
+        let requestTrigger = try s.request.map { try Self.encode($0.trigger) }
+        let requestCharge = try s.request.map { try Self.encode($0.charge) }
+        let inFlight = try s.inFlight.map { try Self.encode($0) }
+        let scalars: [(String, (any DatabaseValueConvertible)?)] = [
+            ("id", i.id), ("position", position), ("plugin", i.plugin), ("kind", i.kind),
+            ("family", Int64(i.family.rawValue)), ("configuration", i.configuration), ("app", i.app),
+            ("visible", i.isVisible), ("usesLocation", i.usesLocation), ("addedAt", s.addedAt),
+            ("visibleSince", s.visibleSince), ("viewHour", views.hour), ("viewMask", Int64(views.mask)),
+            ("timelineReceivedAt", s.timelineReceivedAt), ("policyDue", s.policyDue),
+            ("lastReloadAt", s.lastReloadAt), ("locationChangeAt", s.locationChangeAt),
+            ("requestTrigger", requestTrigger), ("requestCharge", requestCharge),
+            ("requestedAt", s.request?.requestedAt), ("inFlight", inFlight),
+            ("consecutiveFailures", Int64(s.consecutiveFailures)), ("backoffUntil", s.backoffUntil),
+        ]
+        let columns = scalars.map(\.0)
+        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        try db.execute(
+            sql: """
+                INSERT INTO instance (\(columns.joined(separator: ", ")))
+                VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+                ON CONFLICT(id) DO UPDATE SET \(updates)
+                """,
+            arguments: StatementArguments(scalars.map { $0.1?.databaseValue ?? .null }))
+
+        // The last good timeline.
+        if let timeline = s.timeline {
+            let (policy, date): (String, Double?) =
+                switch timeline.policy {
+                case .atEnd: ("atEnd", nil)
+                case .after(let d): ("after", d)
+                case .never: ("never", nil)
+                }
+            try db.execute(
+                sql: """
+                    INSERT INTO timeline (instanceID, policy, policyDate, entries) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(instanceID) DO UPDATE SET
+                      policy = excluded.policy, policyDate = excluded.policyDate, entries = excluded.entries
+                    """,
+                arguments: [i.id, policy, date, try Self.encode(timeline.entries)])
+        } else {
+            try db.execute(sql: "DELETE FROM timeline WHERE instanceID = ?", arguments: [i.id])
+        }
+
+        // The ledger: only the difference is written. The usual change is old
+        // times pruned from the front and one new time at the end.
+        let times = s.ledger.times
+        if let first = times.first {
+            try db.execute(
+                sql: "DELETE FROM reload_ledger WHERE instanceID = ? AND time < ?", arguments: [i.id, first])
+        } else {
+            try db.execute(sql: "DELETE FROM reload_ledger WHERE instanceID = ?", arguments: [i.id])
+        }
+        let stored = try Double.fetchAll(
+            db, sql: "SELECT time FROM reload_ledger WHERE instanceID = ? ORDER BY time, id", arguments: [i.id])
+        var toInsert = times[...]
+        if stored.count <= times.count && Array(times.prefix(stored.count)) == stored {
+            toInsert = times.dropFirst(stored.count)
+        } else {
+            try db.execute(sql: "DELETE FROM reload_ledger WHERE instanceID = ?", arguments: [i.id])
+        }
+        for time in toInsert {
+            try db.execute(sql: "INSERT INTO reload_ledger (instanceID, time) VALUES (?, ?)", arguments: [i.id, time])
+        }
+
+        // The current failure streak.
+        if let f = s.lastFailure {
+            try db.execute(
+                sql: """
+                    INSERT INTO failure (instanceID, time, reason, consecutive, retryAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(instanceID) DO UPDATE SET time = excluded.time, reason = excluded.reason,
+                      consecutive = excluded.consecutive, retryAt = excluded.retryAt
+                    """,
+                arguments: [i.id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
+        } else {
+            try db.execute(sql: "DELETE FROM failure WHERE instanceID = ?", arguments: [i.id])
+        }
+    }
+
+    /// Removes an instance; its timeline, ledger and failure go with it.
+    @discardableResult
+    public func removeInstance(_ id: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM instance WHERE id = ?", arguments: [id])
+        return db.changesCount > 0
+    }
+
+    /// Replaces the host-wide free-reload ledger.
+    public func replaceFreeLedger(_ ledger: RollingLedger) throws {
+        let stored = try Double.fetchAll(db, sql: "SELECT time FROM free_ledger ORDER BY time, id")
+        guard stored != ledger.times else { return }
+        try db.execute(sql: "DELETE FROM free_ledger")
+        for time in ledger.times {
+            try db.execute(sql: "INSERT INTO free_ledger (time) VALUES (?)", arguments: [time])
+        }
+    }
+
+    /// Replaces the apps' foreground and session state.
+    public func replaceApps(_ apps: [String: AppState]) throws {
+        try db.execute(sql: "DELETE FROM app_state")
+        for (app, state) in apps.sorted(by: { $0.key < $1.key }) {
+            try db.execute(
+                sql: "INSERT INTO app_state (app, foreground) VALUES (?, ?)", arguments: [app, state.foreground])
+            for kind in state.sessions.map(\.rawValue).sorted() {
+                try db.execute(sql: "INSERT INTO app_session (app, kind) VALUES (?, ?)", arguments: [app, kind])
+            }
+        }
+    }
+
+    /// Moves the stored scheduler `now` forward to `time` (never back).
+    public func observe(_ time: Double) throws {
+        let current = try Self.meta(db, "schedulerNow").flatMap(Double.init)
+        if let current, current >= time { return }
+        try setMeta("schedulerNow", "\(time)")
+    }
+
+    /// Replaces everything the scheduler state covers.
+    public func replaceSchedulerState(_ state: SchedulerState) throws {
+        try db.execute(sql: "DELETE FROM instance")
+        for (position, instance) in state.instances.enumerated() { try write(instance, position: Int64(position)) }
+        try replaceFreeLedger(state.freeLedger)
+        try replaceApps(state.apps)
+        if let now = state.now {
+            try setMeta("schedulerNow", "\(now)")
+        } else {
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'schedulerNow'")
+        }
+    }
+
+    static func load(_ db: Database) throws -> SchedulerState {
+        var state = SchedulerState()
+        var ledgers: [String: [Double]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT instanceID, time FROM reload_ledger ORDER BY time, id") {
+            ledgers[row["instanceID"], default: []].append(row["time"])
+        }
+        var timelines: [String: TimelineRecord] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM timeline") {
+            let id: String = row["instanceID"]
+            let policy: ReloadPolicy
+            switch row["policy"] as String {
+            case "atEnd": policy = .atEnd
+            case "never": policy = .never
+            case "after":
+                guard let date = row["policyDate"] as Double? else {
+                    throw StateStoreError.corruptRow(table: "timeline", key: id, detail: "after without a date")
+                }
+                policy = .after(date)
+            case let other:
+                throw StateStoreError.corruptRow(table: "timeline", key: id, detail: "policy \(other)")
+            }
+            let entries = try decode([EntryRecord].self, row["entries"], table: "timeline", key: id)
+            timelines[id] = TimelineRecord(entries: entries, policy: policy)
+        }
+        var failures: [String: FailureRecord] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM failure") {
+            // FailureRecord has no public memberwise init: through its Codable form.
+            let id: String = row["instanceID"]
+            let columns = FailureColumns(
+                time: row["time"], reason: row["reason"], consecutiveFailures: row["consecutive"],
+                retryAt: row["retryAt"])
+            failures[id] = try decode(FailureRecord.self, encode(columns), table: "failure", key: id)
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM instance ORDER BY position") {
+            let id: String = row["id"]
+            guard let family = WidgetFamily(rawValue: UInt32(truncatingIfNeeded: row["family"] as Int64)) else {
+                throw StateStoreError.corruptRow(table: "instance", key: id, detail: "family \(row["family"] ?? "")")
+            }
+            let instance = WidgetInstance(
+                id: id, plugin: row["plugin"], kind: row["kind"], family: family,
+                configuration: row["configuration"], app: row["app"], isVisible: row["visible"],
+                usesLocation: row["usesLocation"])
+            var s = InstanceState(instance: instance, addedAt: row["addedAt"])
+            s.visibleSince = row["visibleSince"]
+            s.views = try decode(
+                ViewHistory.self,
+                encode(
+                    ViewHistoryColumns(
+                        hour: row["viewHour"], mask: UInt32(truncatingIfNeeded: row["viewMask"] as Int64))),
+                table: "instance", key: id)
+            s.timeline = timelines[id]
+            s.timelineReceivedAt = row["timelineReceivedAt"]
+            s.policyDue = row["policyDue"]
+            s.ledger = RollingLedger(times: ledgers[id] ?? [])
+            s.lastReloadAt = row["lastReloadAt"]
+            s.locationChangeAt = row["locationChangeAt"]
+            if let trigger = row["requestTrigger"] as String?, let charge = row["requestCharge"] as String?,
+                let requestedAt = row["requestedAt"] as Double?
+            {
+                s.request = PendingRequest(
+                    trigger: try decode(ReloadTrigger.self, trigger, table: "instance", key: id),
+                    charge: try decode(ReloadCharge.self, charge, table: "instance", key: id),
+                    requestedAt: requestedAt)
+            }
+            if let flight = row["inFlight"] as String? {
+                s.inFlight = try decode(InFlightReload.self, flight, table: "instance", key: id)
+            }
+            s.consecutiveFailures = row["consecutiveFailures"]
+            s.backoffUntil = row["backoffUntil"]
+            s.lastFailure = failures[id]
+            state.instances.append(s)
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT app, foreground FROM app_state") {
+            var app = AppState()
+            app.foreground = row["foreground"]
+            state.apps[row["app"]] = app
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT app, kind FROM app_session") {
+            let app: String = row["app"]
+            guard let kind = SessionKind(rawValue: row["kind"]) else {
+                throw StateStoreError.corruptRow(table: "app_session", key: app, detail: "kind \(row["kind"] ?? "")")
+            }
+            state.apps[app, default: AppState()].sessions.insert(kind)
+        }
+        state.freeLedger = RollingLedger(times: try Double.fetchAll(db, sql: "SELECT time FROM free_ledger"))
+        state.now = try meta(db, "schedulerNow").flatMap(Double.init)
+        return state
+    }
+
+    // MARK: Quarantine
+
+    /// Quarantines `file`, replacing entries for other identities of its path;
+    /// the crash count is the larger of `crashCount` and the stored one.
+    @discardableResult
+    public func quarantine(_ file: PluginFileIdentity, reason: String, crashCount: Int, at time: Double) throws
+        -> QuarantineEntry
+    {
+        let previous = try Self.quarantineEntry(db, file)
+        try db.execute(
+            sql: "DELETE FROM quarantine WHERE path = ? AND NOT (size = ? AND mtime = ?)",
+            arguments: [file.path, file.size, file.mtime])
+        let entry = QuarantineEntry(
+            file: file, reason: reason, since: previous?.since ?? time,
+            crashCount: max(crashCount, previous?.crashCount ?? 0))
+        try db.execute(
+            sql: """
+                INSERT INTO quarantine (path, size, mtime, reason, since, crashCount) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(path, size, mtime) DO UPDATE SET reason = excluded.reason, crashCount = excluded.crashCount
+                """,
+            arguments: [file.path, file.size, file.mtime, reason, entry.since, entry.crashCount])
+        return entry
+    }
+
+    @discardableResult
+    public func unquarantine(path: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM quarantine WHERE path = ?", arguments: [path])
+        return db.changesCount > 0
+    }
+
+    static func entry(_ row: Row) -> QuarantineEntry {
+        QuarantineEntry(
+            file: PluginFileIdentity(path: row["path"], size: row["size"], mtime: row["mtime"]),
+            reason: row["reason"], since: row["since"], crashCount: row["crashCount"])
+    }
+
+    static func quarantineEntry(_ db: Database, _ file: PluginFileIdentity) throws -> QuarantineEntry? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM quarantine WHERE path = ? AND size = ? AND mtime = ?",
+            arguments: [file.path, file.size, file.mtime]
+        ).map(entry)
+    }
+
+    static func quarantined(_ db: Database) throws -> [QuarantineEntry] {
+        try Row.fetchAll(db, sql: "SELECT * FROM quarantine ORDER BY path, mtime").map(entry)
+    }
+
+    // MARK: Event log
+
+    /// Appends an event, then prunes to the retention bound (age measured
+    /// from this event's time).
+    public func appendEvent(time: Double, instanceID: String?, kind: String, message: String) throws {
+        try db.execute(
+            sql: "INSERT INTO event_log (time, instanceID, kind, message) VALUES (?, ?, ?, ?)",
+            arguments: [time, instanceID, kind, message])
+        try pruneEventLog(now: time)
+    }
+
+    /// Deletes events beyond the newest `maximumRows` and those older than
+    /// `now - maximumAge`. Returns the rows deleted.
+    @discardableResult
+    public func pruneEventLog(now: Double) throws -> Int {
+        var deleted = 0
+        // Ids only grow and only the oldest rows are deleted, so the rows are
+        // one contiguous id range: the newest N are the ids > max - N.
+        if let newest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM event_log") {
+            try db.execute(
+                sql: "DELETE FROM event_log WHERE id <= ?", arguments: [newest - Int64(retention.maximumRows)])
+            deleted += db.changesCount
+        }
+        if retention.maximumAge.isFinite {
+            try db.execute(sql: "DELETE FROM event_log WHERE time < ?", arguments: [now - retention.maximumAge])
+            deleted += db.changesCount
+        }
+        return deleted
+    }
+
+    static func recentEvents(_ db: Database, limit: Int, instanceID: String?) throws -> [LoggedEvent] {
+        let rows: [Row]
+        if let instanceID {
+            rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM event_log WHERE instanceID = ? ORDER BY id DESC LIMIT ?",
+                arguments: [instanceID, limit])
+        } else {
+            rows = try Row.fetchAll(db, sql: "SELECT * FROM event_log ORDER BY id DESC LIMIT ?", arguments: [limit])
+        }
+        return rows.reversed().map {
+            LoggedEvent(
+                id: $0["id"], time: $0["time"], instanceID: $0["instanceID"], kind: $0["kind"], message: $0["message"])
+        }
+    }
+
+    // MARK: Meta
+
+    static func meta(_ db: Database, _ key: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
+    }
+
+    func setMeta(_ key: String, _ value: String) throws {
+        try db.execute(
+            sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            arguments: [key, value])
+    }
+
+    public func recordClockSample(_ sample: ClockSample) throws {
+        try setMeta("lastSeen", try Self.encode(sample))
+    }
+
+    static func clockSample(_ db: Database) throws -> ClockSample? {
+        try meta(db, "lastSeen").map { try decode(ClockSample.self, $0, table: "meta", key: "lastSeen") }
+    }
+}
