@@ -24,7 +24,7 @@ public struct WidgetHostCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self, SimulateCommand.self,
-            SandboxCheckCommand.self,
+            SandboxCheckCommand.self, BenchCommand.self,
         ]
     )
 

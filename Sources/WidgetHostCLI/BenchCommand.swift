@@ -1,0 +1,365 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import WidgetHostIsolation
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `--isolation` for bench: one mode, or every mode interleaved.
+enum BenchIsolation: String, ExpressibleByArgument, CaseIterable {
+    case forkServer = "fork-server"
+    case spawn
+    case all
+
+    var modes: [IsolationMode] {
+        switch self {
+        case .forkServer: [.forkServer]
+        case .spawn: [.spawn]
+        case .all: IsolationMode.allCases
+        }
+    }
+}
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the latency of isolated calls of one entry point.",
+        discussion: """
+            Calls one kind's entry point N times per isolation mode and records each
+            call's latency, as the host sees it (sending the call to having the
+            validated answer), in an HdrHistogram: p50, p90, p99, p99.9, max, calls
+            per second, failures by outcome and a histogram. With --isolation all the
+            modes are measured in one run, interleaved call by call, and compared.
+            The first call of each worker and mode (starting a fork server) is a
+            warm-up and not recorded.
+
+            Examples:
+              widgethost bench .build/release/libCountdownPlugin.so --entry snapshot -n 2000 --isolation all
+              widgethost bench my.so --kind org.example.weather --concurrency 2 --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The plugin's shared object.", valueName: "plugin.so"))
+    var plugin: String
+
+    @Option(help: ArgumentHelp("The widget kind to call (default: the first with the entry point).", valueName: "id"))
+    var kind: String?
+
+    @Option(help: ArgumentHelp("The family to render for (default: the kind's first).", valueName: "family"))
+    var family: WidgetFamily?
+
+    @Option(help: ArgumentHelp("The entry point to call.", valueName: "placeholder|snapshot|timeline"))
+    var entry: EntryPoint = .snapshot
+
+    @Flag(help: "Call as WidgetKit does for the widget gallery (context.isPreview).")
+    var preview = false
+
+    @Option(name: .short, help: "Calls per isolation mode.")
+    var n = 1000
+
+    @Option(help: "Workers calling at the same time (each with its own fork server).")
+    var concurrency = 1
+
+    @Option(help: ArgumentHelp("The isolation to measure.", valueName: "fork-server|spawn|all"))
+    var isolation: BenchIsolation = .forkServer
+
+    @OptionGroup var options: CallOptions
+
+    func validate() throws {
+        guard n > 0 else { throw ValidationError("-n must be at least 1") }
+        guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
+    }
+
+    func run() throws {
+        let isolationOptions = options.isolation()
+        let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
+        guard let description = described.plugin else {
+            FileHandleOutput.standardError(
+                "error: \(described.failure?.message ?? "the plugin did not load")\n")
+            throw ExitCode.failure
+        }
+        let selected: KindDescription
+        if let kind {
+            guard let found = description.kind(kind) else {
+                throw UsageError(
+                    "\(description.path) has no kind \"\(kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
+                )
+            }
+            selected = found
+        } else {
+            guard let found = description.kinds.first(where: { $0.entryPoints.contains(entry) }) else {
+                throw UsageError("no kind of \(description.path) has a \(entry) entry point")
+            }
+            selected = found
+        }
+        guard let chosenFamily = family ?? selected.families.first else {
+            throw UsageError("the kind \(selected.id) supports no family")
+        }
+        let call = PluginCall(
+            entry, kind: selected.id, family: chosenFamily, isPreview: preview,
+            now: options.now?.seconds ?? wallClockNow(), timeout: options.timeout?.seconds,
+            configuration: try parseConfiguration(options.config), locale: options.locale,
+            dataDirectory: options.dataDirectory(for: plugin), allowNetwork: selected.needsNetwork)
+        let bench = Bench(
+            plugin: plugin, call: call, modes: isolation.modes, calls: n, concurrency: concurrency,
+            options: isolationOptions, showProgress: isatty(2) == 1 && !options.json)
+        let results = bench.run()
+        if options.json {
+            print(JSONReport.encode(BenchReport.json(results, call: call, plugin: description.path, bench: bench)))
+        } else {
+            print(BenchReport.text(results, call: call, plugin: description.path, bench: bench))
+        }
+    }
+}
+
+/// What one mode measured.
+struct ModeResult {
+    var mode: IsolationMode
+    var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
+    var failures: [String: Int] = [:]
+    /// Nanoseconds spent in this mode's calls, summed over the workers.
+    var busyNanoseconds: UInt64 = 0
+    var calls = 0
+    var fallback: String?
+
+    mutating func add(_ other: ModeResult) {
+        histogram.add(other.histogram)
+        for (code, count) in other.failures { failures[code, default: 0] += count }
+        busyNanoseconds += other.busyNanoseconds
+        calls += other.calls
+        fallback = fallback ?? other.fallback
+    }
+}
+
+/// Runs the measurement: `concurrency` workers, each making its share of the
+/// calls of every mode, interleaved call by call.
+struct Bench: Sendable {
+    var plugin: String
+    var call: PluginCall
+    var modes: [IsolationMode]
+    var calls: Int
+    var concurrency: Int
+    var options: IsolationOptions
+    var showProgress: Bool
+
+    func run() -> [ModeResult] {
+        let lock = NSLock()
+        nonisolated(unsafe) var merged = modes.map { ModeResult(mode: $0) }
+        nonisolated(unsafe) var done = 0
+        let total = calls * modes.count
+        let workers = concurrency
+        let plugin = plugin
+        let call = call
+        let modes = modes
+        let options = options
+        let calls = calls
+        let showProgress = showProgress
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let share = calls / workers + (worker < calls % workers ? 1 : 0)
+            var results = modes.map { ModeResult(mode: $0) }
+            let servers = modes.map { $0 == .forkServer ? ForkServer(plugin: plugin, options: options) : nil }
+            func once(_ index: Int) -> (UInt64, CallOutput) {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let output =
+                    servers[index]?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
+                return (DispatchTime.now().uptimeNanoseconds - start, output)
+            }
+            for index in modes.indices { _ = once(index) }  // warm-up: starts the fork server
+            for _ in 0..<share {
+                for index in modes.indices {
+                    let (nanoseconds, output) = once(index)
+                    _ = results[index].histogram.record(nanoseconds)
+                    results[index].busyNanoseconds += nanoseconds
+                    results[index].calls += 1
+                    if let failure = output.failure { results[index].failures[failure.code, default: 0] += 1 }
+                }
+                if showProgress {
+                    lock.lock()
+                    done += modes.count
+                    let now = done
+                    lock.unlock()
+                    if now % max(1, total / 200) < modes.count || now == total {
+                        BenchReport.progress(done: now, total: total)
+                    }
+                }
+            }
+            for index in modes.indices {
+                results[index].fallback = servers[index]?.fallbackReason
+                servers[index]?.stop()
+            }
+            lock.lock()
+            for index in modes.indices { merged[index].add(results[index]) }
+            lock.unlock()
+        }
+        if showProgress { FileHandleOutput.standardError("\r\u{1B}[K") }
+        return merged
+    }
+}
+
+/// Text, JSON and the progress bar of `widgethost bench`.
+enum BenchReport {
+    static let percentiles: [(name: String, value: Double)] = [
+        ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9),
+    ]
+
+    static func micro(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1000 }
+
+    static func callsPerSecond(_ result: ModeResult, concurrency: Int) -> Double {
+        guard result.busyNanoseconds > 0 else { return 0 }
+        return Double(result.calls) * Double(concurrency) * 1e9 / Double(result.busyNanoseconds)
+    }
+
+    static func progress(done: Int, total: Int) {
+        let width = 30
+        let filled = total > 0 ? done * width / total : width
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        FileHandleOutput.standardError("\r[\(bar)] \(done * 100 / max(total, 1))% \(done)/\(total) calls")
+    }
+
+    /// Log-spaced buckets between the smallest and largest latency.
+    static func buckets(_ histogram: Histogram<UInt64>, count: Int = 12) -> [(upTo: UInt64, count: UInt64)] {
+        guard histogram.totalCount > 0 else { return [] }
+        let low = Double(max(histogram.min, 1))
+        let high = Double(max(histogram.max, histogram.min + 1))
+        let ratio = pow(high / low, 1 / Double(count))
+        var result: [(UInt64, UInt64)] = []
+        var lower = UInt64(0)
+        for step in 1...count {
+            let upper = step == count ? histogram.max : min(UInt64(low * pow(ratio, Double(step))), histogram.max)
+            guard upper >= lower else { continue }
+            result.append((upper, histogram.count(within: lower...upper)))
+            lower = upper + 1
+        }
+        return result
+    }
+
+    static func text(_ results: [ModeResult], call: PluginCall, plugin: String, bench: Bench) -> String {
+        var lines: [String] = []
+        lines.append(
+            "widgethost bench: \((plugin as NSString).lastPathComponent), kind \(call.kind), \(call.family), \(call.entryPoint)\(call.isPreview ? " (preview)" : ""), \(bench.calls) calls per mode, concurrency \(bench.concurrency)"
+        )
+        func pad(_ text: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        lines.append(
+            "mode        " + pad("calls", 7) + pad("failed", 8)
+                + percentiles.map { pad("\($0.name) µs", 11) }.joined() + pad("max µs", 11) + pad("calls/s", 10))
+        for result in results {
+            let failed = result.failures.values.reduce(0, +)
+            var line = result.mode.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+            line += pad("\(result.calls)", 7) + pad("\(failed)", 8)
+            for (_, value) in percentiles {
+                line += pad(format(micro(result.histogram.valueAtPercentile(value))), 11)
+            }
+            line += pad(format(micro(result.histogram.max)), 11)
+            line += pad(String(Int(callsPerSecond(result, concurrency: bench.concurrency).rounded())), 10)
+            lines.append(line)
+        }
+        for result in results where !result.failures.isEmpty {
+            lines.append(
+                "failures (\(result.mode.rawValue)): "
+                    + result.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", "))
+        }
+        for result in results {
+            if let fallback = result.fallback { lines.append("note (\(result.mode.rawValue)): \(fallback)") }
+        }
+        for ratio in ratios(results) {
+            lines.append(
+                "\(ratio.mode) vs \(ratio.other): p50 \(format(ratio.p50))×, p99 \(format(ratio.p99))× (\(ratio.other) latency ÷ \(ratio.mode) latency)"
+            )
+        }
+        for result in results {
+            lines.append("")
+            lines.append("\(result.mode.rawValue) latency histogram (µs, calls):")
+            let rows = buckets(result.histogram)
+            let most = rows.map(\.count).max() ?? 1
+            for row in rows {
+                let bar = String(
+                    repeating: "#", count: most > 0 ? Int((Double(row.count) * 40 / Double(most)).rounded(.up)) : 0)
+                lines.append("  ≤ \(pad(format(micro(row.upTo)), 10)) \(pad("\(row.count)", 7)) \(bar)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    struct Ratio: Encodable {
+        var mode: String
+        var other: String
+        /// other's p50 ÷ this mode's p50 (how many times faster this mode is).
+        var p50: Double
+        var p99: Double
+    }
+
+    static func ratios(_ results: [ModeResult]) -> [Ratio] {
+        var ratios: [Ratio] = []
+        for a in results {
+            for b in results where a.mode != b.mode {
+                let a50 = max(a.histogram.valueAtPercentile(50), 1)
+                let a99 = max(a.histogram.valueAtPercentile(99), 1)
+                ratios.append(
+                    Ratio(
+                        mode: a.mode.rawValue, other: b.mode.rawValue,
+                        p50: Double(b.histogram.valueAtPercentile(50)) / Double(a50),
+                        p99: Double(b.histogram.valueAtPercentile(99)) / Double(a99)))
+            }
+        }
+        return ratios
+    }
+
+    static func format(_ value: Double) -> String {
+        value >= 100 ? String(Int(value.rounded())) : String(format: "%.1f", value)
+    }
+
+    struct JSON: Encodable {
+        var plugin: String
+        var kind: String
+        var family: String
+        var entryPoint: String
+        var preview: Bool
+        var callsPerMode: Int
+        var concurrency: Int
+        var modes: [Mode]
+        var ratios: [Ratio]
+    }
+
+    struct Mode: Encodable {
+        var mode: String
+        var calls: Int
+        var failed: Int
+        var failures: [String: Int]
+        var latencyMicroseconds: [String: Double]
+        var callsPerSecond: Double
+        var histogram: [Bucket]
+        var fallback: String?
+    }
+
+    struct Bucket: Encodable {
+        var upToMicroseconds: Double
+        var count: UInt64
+    }
+
+    static func json(_ results: [ModeResult], call: PluginCall, plugin: String, bench: Bench) -> JSON {
+        JSON(
+            plugin: plugin, kind: call.kind, family: call.family.name, entryPoint: "\(call.entryPoint)",
+            preview: call.isPreview, callsPerMode: bench.calls, concurrency: bench.concurrency,
+            modes: results.map { result in
+                var latency: [String: Double] = [:]
+                for (name, value) in percentiles { latency[name] = micro(result.histogram.valueAtPercentile(value)) }
+                latency["max"] = micro(result.histogram.max)
+                latency["mean"] = result.histogram.mean / 1000
+                return Mode(
+                    mode: result.mode.rawValue, calls: result.calls, failed: result.failures.values.reduce(0, +),
+                    failures: result.failures, latencyMicroseconds: latency,
+                    callsPerSecond: callsPerSecond(result, concurrency: bench.concurrency),
+                    histogram: buckets(result.histogram).map {
+                        Bucket(upToMicroseconds: micro($0.upTo), count: $0.count)
+                    },
+                    fallback: result.fallback)
+            },
+            ratios: ratios(results))
+    }
+}
