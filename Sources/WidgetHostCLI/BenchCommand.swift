@@ -225,12 +225,20 @@ enum BenchReport {
         let low = Double(max(histogram.min, 1))
         let high = Double(max(histogram.max, histogram.min + 1))
         let ratio = pow(high / low, 1 / Double(count))
+        // Counts come from cumulative counts (values up to each bound): a
+        // value sits in exactly one bucket even where HdrHistogram's
+        // equivalent-value ranges straddle a bound, so the buckets add up to
+        // the number of calls.
         var result: [(UInt64, UInt64)] = []
         var lower = UInt64(0)
+        var countedSoFar = UInt64(0)
         for step in 1...count {
             let upper = step == count ? histogram.max : min(UInt64(low * pow(ratio, Double(step))), histogram.max)
             guard upper >= lower else { continue }
-            result.append((upper, histogram.count(within: lower...upper)))
+            let cumulative =
+                step == count ? histogram.totalCount : min(histogram.count(within: 0...upper), histogram.totalCount)
+            result.append((upper, cumulative - min(countedSoFar, cumulative)))
+            countedSoFar = max(countedSoFar, cumulative)
             lower = upper + 1
         }
         return result
