@@ -69,6 +69,10 @@ public final class ForkServer {
     private var stderrPipe: Int32 = -1
     private var decoder = FrameDecoder()
     private var channelEOF = false
+    /// Frames decoded but not handled yet (e.g. the standby's CHILD_STARTED
+    /// that arrived with LOADED or after a RESULT).
+    private var queue: [WireFrame] = []
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var policy = SandboxPolicy.off
     private var stdoutBytes: [UInt8] = []
     private var stderrBytes: [UInt8] = []
@@ -114,8 +118,10 @@ public final class ForkServer {
     }
 
     /// Stops the server (closing the channel ends it) and reaps it.
-    public func stop() {
-        guard server > 0 else { return }
+    /// Returns its wait status (0 when none ran).
+    @discardableResult
+    public func stop() -> Int32 {
+        guard server > 0 else { return 0 }
         close(channel)
         kill(-server, SIGCONT)
         kill(-server, SIGKILL)
@@ -128,8 +134,10 @@ public final class ForkServer {
         stdoutPipe = -1
         stderrPipe = -1
         decoder = FrameDecoder()
+        queue = []
         channelEOF = false
         key = nil
+        return status
     }
 
     // MARK: Starting
@@ -236,10 +244,11 @@ public final class ForkServer {
                 return early(reason, exit: "killed by SIGKILL (protocol violation)")
             case .success(let got): frames = got
             }
-            for frame in frames {
+            for (index, frame) in frames.enumerated() {
                 var reader = WireReader(frame.payload)
                 switch UInt32(frame.type) {
                 case WH_MSG_LOADED.rawValue:
+                    queue = Array(frames[(index + 1)...])
                     switch DescriptorDecoder.decode(&reader, path: pluginPath) {
                     case .failure(let failure):
                         stop()
@@ -271,12 +280,10 @@ public final class ForkServer {
                 }
             }
             if waited == .serverExited && frames.isEmpty {
-                var status: Int32 = 0
-                while waitpid(server, &status, 0) < 0 && errno == EINTR {}
-                server = 0
-                let reason = Self.reason(forStatus: status, phase: .load, seccomp: seccompOn)
-                stop()
-                return early(reason, exit: Self.describe(status: status))
+                let status = stop()
+                return early(
+                    Self.reason(forStatus: status, phase: .load, seccomp: seccompOn),
+                    exit: Self.describe(status: status))
             }
         }
     }
@@ -325,12 +332,16 @@ public final class ForkServer {
                 failure = reason
                 break loop
             case .success(let frames):
-                for frame in frames {
+                for (index, frame) in frames.enumerated() {
+                    // Frames after the one that ends the call stay queued.
+                    queue = Array(frames[(index + 1)...])
                     var reader = WireReader(frame.payload)
                     switch UInt32(frame.type) {
                     case WH_MSG_CHILD_STARTED.rawValue:
+                        if childPidfd >= 0 { close(childPidfd) }
                         child = pid_t(bitPattern: reader.u32())
                         childPidfd = wh_pidfd_open(child)
+                        childDead = false
                     case WH_MSG_CHILD_EXITED.rawValue:
                         let pid = pid_t(bitPattern: reader.u32())
                         let status = reader.i32()
@@ -342,6 +353,7 @@ public final class ForkServer {
                             break loop
                         }
                     case WH_MSG_RESULT.rawValue:
+                        guard child != 0 else { continue }  // from an earlier call's child, killed late
                         let raw = RawResult.decode(&reader)
                         guard !reader.malformed else {
                             failure = .protocolViolation("truncated RESULT message")
@@ -355,6 +367,7 @@ public final class ForkServer {
                         answered = true
                         break loop
                     case WH_MSG_CALL_FAILED.rawValue:
+                        guard child != 0 else { continue }
                         let code = reader.u32()
                         let detail = reader.string()
                         let found = reader.u64()
@@ -401,7 +414,7 @@ public final class ForkServer {
             if child == 0 || !serverAlive() {
                 stop()
             } else {
-                _ = readFrames()
+                if case .success(let frames) = readFrames() { queue = frames }
                 if decoder.pendingBytes > 0 { stop() }
             }
         }
@@ -427,6 +440,7 @@ public final class ForkServer {
 
     /// Polls the channel, the log pipes, the server's and the child's pidfds.
     private func wait(until deadline: Double, child childPidfd: Int32) -> Waited {
+        if !queue.isEmpty { return .ready }
         while true {
             let remaining = deadline - monotonicSeconds()
             if remaining <= 0 { return .timedOut }
@@ -455,18 +469,11 @@ public final class ForkServer {
     }
 
     private func drainLogs() {
-        if stdoutPipe >= 0 {
-            let drained = Self.drain(stdoutPipe, into: &stdoutBytes)
-            dropped += drained
-        }
-        if stderrPipe >= 0 {
-            let drained = Self.drain(stderrPipe, into: &stderrBytes)
-            dropped += drained
-        }
+        if stdoutPipe >= 0 { dropped += drain(stdoutPipe, into: &stdoutBytes) }
+        if stderrPipe >= 0 { dropped += drain(stderrPipe, into: &stderrBytes) }
     }
 
-    private static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> Int {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    private func drain(_ fd: Int32, into bytes: inout [UInt8]) -> Int {
         var dropped = 0
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -479,8 +486,8 @@ public final class ForkServer {
 
     /// Reads what the channel has and returns the complete frames.
     private func readFrames() -> Result<[WireFrame], PluginFailure.Reason> {
-        var frames: [WireFrame] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var frames = queue
+        queue = []
         while channel >= 0 {
             let count = chunk.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
             if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {

@@ -624,6 +624,12 @@ static void serve(void) {
             if (setpgid(0, 0) != 0) _exit(9);
             if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
             g_call_child = 1;
+            /* Announce the standby now, so the host knows which group to
+             * kill before the call is even sent (off the critical path). */
+            buffer started = {0};
+            buf_u32(&started, (uint32_t)getpid());
+            send_frame(WH_MSG_CHILD_STARTED, &started);
+            free(started.data);
             return;
         }
         int status = 0;
@@ -773,12 +779,6 @@ static void handle_call(reader *r) {
     char *locale = rd_str(r);
     char *data_directory = rd_str(r);
     if (r->failed) _exit(4);
-    if (g_call_child) {
-        buffer started = {0};
-        buf_u32(&started, (uint32_t)getpid());
-        send_frame(WH_MSG_CHILD_STARTED, &started);
-        free(started.data);
-    }
     if (!g_loaded) {
         fail_call(WH_CALL_NOT_LOADED, "CALL before LOAD", 0, 0);
         return;
