@@ -51,8 +51,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The family to render for (default: the kind's first).", valueName: "family"))
     var family: WidgetFamily?
 
-    @Option(help: ArgumentHelp("The entry point to call.", valueName: "placeholder|snapshot|timeline"))
-    var entry: EntryPoint = .snapshot
+    @Option(
+        help: ArgumentHelp("The entry point to call (default: snapshot).", valueName: "placeholder|snapshot|timeline"))
+    var entry: EntryPoint?
 
     @Flag(help: "Call as WidgetKit does for the widget gallery (context.isPreview).")
     var preview = false
@@ -74,6 +75,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        let entry = entry ?? .snapshot
         let isolationOptions = options.isolation()
         let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
         guard let description = described.plugin else {
