@@ -604,45 +604,100 @@ static void handle_load(reader *r) {
 /* Fork server                                                         */
 /* ------------------------------------------------------------------ */
 
-/* The server: never reads fd 3 and never calls plugin code. It forks one
- * call child at a time (the standby, waiting for the next CALL), reaps it
- * and reports how it ended, then forks the next. Returns only in a child,
- * which goes back to main's loop to read its CALL. */
+/* In a call child: the write end of the pipe that tells the server this
+ * child has read its CALL (closed before any plugin code runs). */
+static int g_notify_fd = -1;
+
+/* Forks a call child that waits for the server's baton before it touches
+ * fd 3. In the server returns the child's pid with *baton (write end: one
+ * byte lets the child go) and *notify (read end: one byte when the child has
+ * read its CALL, EOF if it died first). Returns 0 in the child, after the
+ * baton arrived. */
+static pid_t fork_child(pid_t server, int *baton, int *notify) {
+    int baton_pipe[2], notify_pipe[2];
+    if (pipe2(baton_pipe, O_CLOEXEC) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0) _exit(8);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) _exit(8);
+    if (pid > 0) {
+        close(baton_pipe[0]);
+        close(notify_pipe[1]);
+        *baton = baton_pipe[1];
+        *notify = notify_pipe[0];
+        return pid;
+    }
+    close(baton_pipe[1]);
+    close(notify_pipe[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != server) _exit(7);
+    /* Its own process group, so a timeout kills the child and all it
+     * started while the server lives on; then seal setpgid/setsid as a
+     * spawned runner's filter does. */
+    if (setpgid(0, 0) != 0) _exit(9);
+    if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
+    /* Wait until the previous child is gone: only one process at a time
+     * writes to fd 3. */
+    char go;
+    ssize_t n;
+    do n = read(baton_pipe[0], &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(0);
+    close(baton_pipe[0]);
+    g_notify_fd = notify_pipe[1];
+    g_call_child = 1;
+    /* Announce the child, so the host knows which group to kill. */
+    buffer started = {0};
+    buf_u32(&started, (uint32_t)getpid());
+    send_frame(WH_MSG_CHILD_STARTED, &started);
+    free(started.data);
+    return 0;
+}
+
+/* The server: never reads fd 3 and never calls plugin code. One call child
+ * at a time owns fd 3; as soon as it has read its CALL, the server forks the
+ * next (the standby, held back by its baton), so the fork overlaps the call.
+ * When the current child is reaped the server reports how it ended and hands
+ * the baton on. Returns only in a child, which goes back to main's loop to
+ * read its CALL. */
 static void serve(void) {
     pid_t server = getpid();
+    int baton = -1, notify = -1;
+    pid_t current = fork_child(server, &baton, &notify);
+    if (current == 0) return;
+    if (write(baton, "g", 1) != 1) _exit(8);
+    close(baton);
     for (;;) {
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0) _exit(8);
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != server) _exit(7);
-            /* Its own process group, so a timeout kills the child and all it
-             * started while the server lives on; then seal setpgid/setsid as
-             * a spawned runner's filter does. */
-            if (setpgid(0, 0) != 0) _exit(9);
-            if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
-            g_call_child = 1;
-            /* Announce the standby now, so the host knows which group to
-             * kill before the call is even sent (off the critical path). */
-            buffer started = {0};
-            buf_u32(&started, (uint32_t)getpid());
-            send_frame(WH_MSG_CHILD_STARTED, &started);
-            free(started.data);
-            return;
+        char c;
+        ssize_t n;
+        do n = read(notify, &c, 1);
+        while (n < 0 && errno == EINTR);
+        close(notify);
+        pid_t next = 0;
+        int next_baton = -1, next_notify = -1;
+        if (n == 1) {
+            next = fork_child(server, &next_baton, &next_notify);
+            if (next == 0) return;
         }
         int status = 0;
-        while (waitpid(pid, &status, 0) < 0) {
+        while (waitpid(current, &status, 0) < 0) {
             if (errno != EINTR) _exit(8);
         }
-        /* The child is gone and the next is not forked yet: nobody else
+        /* The child is gone and the next has not got its baton: nobody else
          * writes to fd 3. Fails (exits) once the host closed the channel. */
         buffer b = {0};
-        buf_u32(&b, (uint32_t)pid);
+        buf_u32(&b, (uint32_t)current);
         buf_u32(&b, (uint32_t)status);
         send_frame(WH_MSG_CHILD_EXITED, &b);
         free(b.data);
+        if (next == 0) {
+            next = fork_child(server, &next_baton, &next_notify);
+            if (next == 0) return;
+        }
+        if (write(next_baton, "g", 1) != 1) _exit(8);
+        close(next_baton);
+        current = next;
+        notify = next_notify;
     }
 }
 
@@ -878,6 +933,15 @@ int main(int argc, char **argv) {
         switch (type) {
         case WH_MSG_LOAD: handle_load(&r); break;
         case WH_MSG_CALL:
+            if (g_notify_fd >= 0) {
+                /* Tell the server to fork the next standby now, then close
+                 * the pipe: the plugin sees only fds 0-3. */
+                ssize_t w;
+                do w = write(g_notify_fd, "c", 1);
+                while (w < 0 && errno == EINTR);
+                close(g_notify_fd);
+                g_notify_fd = -1;
+            }
             handle_call(&r);
             /* A call child answered its one call: the host kills its
              * process group (plugin threads and all) when it has the answer. */
