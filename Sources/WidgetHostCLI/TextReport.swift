@@ -13,8 +13,8 @@ enum TextReport {
         )
         let threads =
             plugin.threadsAfterLoad > 1
-            ? "\(plugin.threadsAfterLoad) threads after loading (the plugin starts threads while loading)"
-            : "1 thread after loading"
+            ? "\(plugin.threadsAfterLoad) threads after loading (the plugin starts threads while loading: fork() would copy only one, so the fork server calls it with a fresh runner per call instead)"
+            : "1 thread after loading (the fork server can fork it per call)"
         lines.append("Loaded   in \(Timestamp.duration(plugin.loadSeconds)) (dlopen + entry function), \(threads)")
         lines.append("Kinds    \(plugin.kinds.count)")
         return lines.joined(separator: "\n")

@@ -24,8 +24,8 @@
  * LOAD_FAILED. Then, for each call, host sends CALL and the runner
  * answers RESULT or CALL_FAILED. When the host closes the socket the
  * runner exits. In fork-server mode (LOAD's mode) each CALL is answered
- * by a forked child: CHILD_STARTED (sent when the standby child is forked,
- * usually before the CALL), RESULT or CALL_FAILED, and then the server's
+ * by a forked child: CHILD_STARTED (when the child gets fd 3, usually
+ * before the CALL), RESULT or CALL_FAILED, and then the server's
  * CHILD_EXITED.
  */
 #ifndef WIDGETHOST_WIRE_H
@@ -85,9 +85,9 @@ typedef enum wh_wire_type {
     WH_MSG_RESULT = 103,
     /** u32 wh_call_failure, str detail, u64 found, u64 limit */
     WH_MSG_CALL_FAILED = 104,
-    /** Fork server only. From a call child as soon as it is forked (the
-     *  standby, before it reads its CALL): u32 pid (the child's pid, also
-     *  its process group id) */
+    /** Fork server only. From a call child when the server let it go (the
+     *  previous child is reaped), before it reads its CALL: u32 pid (the
+     *  child's pid, also its process group id) */
     WH_MSG_CHILD_STARTED = 105,
     /** Fork server only. From the server, after it reaped a call child and
      *  before it forks the next: u32 pid, i32 wait_status */
@@ -96,10 +96,11 @@ typedef enum wh_wire_type {
 
 /** LOAD's mode. With WH_RUNNER_FORK_SERVER, a runner that is still
  *  single-threaded after LOADED becomes a fork server (docs/isolation.md):
- *  it never reads fd 3 again; it forks one call child at a time, the child
- *  sends CHILD_STARTED, reads one CALL, answers RESULT or CALL_FAILED and
- *  waits to be killed; the server reaps it, sends CHILD_EXITED and forks
- *  the next (standby) child. A child that reads EOF exits with status 0
+ *  it never reads fd 3 again; one call child at a time owns fd 3: it sends
+ *  CHILD_STARTED, reads one CALL, answers RESULT or CALL_FAILED and waits to
+ *  be killed; the next child is forked once the current one read its CALL
+ *  and waits for a baton; the server reaps the current child, sends
+ *  CHILD_EXITED and hands the baton on. A child that reads EOF exits with status 0
  *  and the server exits too. */
 enum {
     WH_RUNNER_ONE_CALL = 0u,
