@@ -126,9 +126,12 @@ struct ModeResult {
     var busyNanoseconds: UInt64 = 0
     var calls = 0
     var fallback: String?
+    /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
+    var lateness = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
 
     mutating func add(_ other: ModeResult) {
         histogram.add(other.histogram)
+        lateness.add(other.lateness)
         for (code, count) in other.failures { failures[code, default: 0] += count }
         busyNanoseconds += other.busyNanoseconds
         calls += other.calls
@@ -176,7 +179,12 @@ struct Bench: Sendable {
                     _ = results[index].histogram.record(nanoseconds)
                     results[index].busyNanoseconds += nanoseconds
                     results[index].calls += 1
-                    if let failure = output.failure { results[index].failures[failure.code, default: 0] += 1 }
+                    if let failure = output.failure {
+                        results[index].failures[failure.code, default: 0] += 1
+                        if case .timedOut = failure.reason, let late = servers[index]?.lastTimeoutLateness {
+                            _ = results[index].lateness.record(UInt64(max(0, late) * 1e9))
+                        }
+                    }
                 }
                 if showProgress {
                     lock.lock()
@@ -274,6 +282,11 @@ enum BenchReport {
                     + result.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
                         separator: ", "))
         }
+        for result in results where result.lateness.totalCount > 0 {
+            lines.append(
+                "timeouts (\(result.mode.rawValue)): SIGKILL sent p50 \(format(micro(result.lateness.valueAtPercentile(50)))) µs, p99 \(format(micro(result.lateness.valueAtPercentile(99)))) µs, max \(format(micro(result.lateness.max))) µs after the deadline"
+            )
+        }
         for result in results {
             if let fallback = result.fallback { lines.append("note (\(result.mode.rawValue)): \(fallback)") }
         }
@@ -345,6 +358,8 @@ enum BenchReport {
         var callsPerSecond: Double
         var histogram: [Bucket]
         var fallback: String?
+        /// Fork server timeouts: deadline to SIGKILL, µs (p50, p99, max); absent without timeouts.
+        var timeoutKillLatenessMicroseconds: [String: Double]?
     }
 
     struct Bucket: Encodable {
@@ -368,7 +383,13 @@ enum BenchReport {
                     histogram: buckets(result.histogram).map {
                         Bucket(upToMicroseconds: micro($0.upTo), count: $0.count)
                     },
-                    fallback: result.fallback)
+                    fallback: result.fallback,
+                    timeoutKillLatenessMicroseconds: result.lateness.totalCount == 0
+                        ? nil
+                        : [
+                            "p50": micro(result.lateness.valueAtPercentile(50)),
+                            "p99": micro(result.lateness.valueAtPercentile(99)), "max": micro(result.lateness.max),
+                        ])
             },
             ratios: ratios(results))
     }

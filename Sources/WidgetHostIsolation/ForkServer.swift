@@ -47,6 +47,9 @@ public final class ForkServer {
     public private(set) var plugin: PluginDescription?
     /// How many times a server was started (1 after the first call).
     public private(set) var starts = 0
+    /// For the last call that timed out: seconds from its deadline to the
+    /// SIGKILL of the child's process group (how late the timeout was enforced).
+    public private(set) var lastTimeoutLateness: Double?
 
     private struct Key: Equatable {
         var dataDirectory: String
@@ -402,6 +405,7 @@ public final class ForkServer {
         if child > 0 {
             kill(-child, SIGCONT)
             kill(-child, SIGKILL)
+            if case .timedOut? = failure { lastTimeoutLateness = monotonicSeconds() - deadline }
             if exit.isEmpty { exit = "killed by SIGKILL after answering" }
         }
         if !clean || child == 0 {
