@@ -126,12 +126,15 @@ struct ModeResult {
     var busyNanoseconds: UInt64 = 0
     var calls = 0
     var fallback: String?
+    /// The entry point alone, measured in the child (successful calls), in ns.
+    var provider = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
     var lateness = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
 
     mutating func add(_ other: ModeResult) {
         histogram.add(other.histogram)
         lateness.add(other.lateness)
+        provider.add(other.provider)
         for (code, count) in other.failures { failures[code, default: 0] += count }
         busyNanoseconds += other.busyNanoseconds
         calls += other.calls
@@ -179,6 +182,9 @@ struct Bench: Sendable {
                     _ = results[index].histogram.record(nanoseconds)
                     results[index].busyNanoseconds += nanoseconds
                     results[index].calls += 1
+                    if let seconds = output.timing.providerSeconds {
+                        _ = results[index].provider.record(UInt64(max(0, seconds) * 1e9))
+                    }
                     if let failure = output.failure {
                         results[index].failures[failure.code, default: 0] += 1
                         if case .timedOut = failure.reason, let late = servers[index]?.lastTimeoutLateness {
@@ -282,6 +288,11 @@ enum BenchReport {
                     + result.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
                         separator: ", "))
         }
+        for result in results where result.provider.totalCount > 0 {
+            lines.append(
+                "provider (\(result.mode.rawValue)): the entry point alone, in the child: p50 \(format(micro(result.provider.valueAtPercentile(50)))) µs, p99 \(format(micro(result.provider.valueAtPercentile(99)))) µs"
+            )
+        }
         for result in results where result.lateness.totalCount > 0 {
             lines.append(
                 "timeouts (\(result.mode.rawValue)): SIGKILL sent p50 \(format(micro(result.lateness.valueAtPercentile(50)))) µs, p99 \(format(micro(result.lateness.valueAtPercentile(99)))) µs, max \(format(micro(result.lateness.max))) µs after the deadline"
@@ -358,6 +369,8 @@ enum BenchReport {
         var callsPerSecond: Double
         var histogram: [Bucket]
         var fallback: String?
+        /// The entry point alone, measured in the child, µs (p50, p99); absent if no call answered.
+        var providerMicroseconds: [String: Double]?
         /// Fork server timeouts: deadline to SIGKILL, µs (p50, p99, max); absent without timeouts.
         var timeoutKillLatenessMicroseconds: [String: Double]?
     }
@@ -384,6 +397,12 @@ enum BenchReport {
                         Bucket(upToMicroseconds: micro($0.upTo), count: $0.count)
                     },
                     fallback: result.fallback,
+                    providerMicroseconds: result.provider.totalCount == 0
+                        ? nil
+                        : [
+                            "p50": micro(result.provider.valueAtPercentile(50)),
+                            "p99": micro(result.provider.valueAtPercentile(99)),
+                        ],
                     timeoutKillLatenessMicroseconds: result.lateness.totalCount == 0
                         ? nil
                         : [
