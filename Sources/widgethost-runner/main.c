@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -608,6 +609,27 @@ static void handle_load(reader *r) {
  * child has read its CALL (closed before any plugin code runs). */
 static int g_notify_fd = -1;
 
+/* fork() does not copy the page-table entries of file-backed mappings, so
+ * a call child would fault the Swift runtime's (and Foundation's) code and
+ * read-only data in again, page by page, during its call. The standby does
+ * it in bulk before it is needed: MADV_POPULATE_READ (Linux 5.14) on every
+ * readable file mapping. Best effort: nothing happens if /proc is not
+ * readable or the kernel lacks the advice. */
+static void prefault(void) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return;
+    char line[512];
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        char perms[8];
+        int path_at = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
+        if (perms[0] != 'r' || perms[2] != 'x' || path_at == 0 || line[path_at] != '/') continue;
+        madvise((void *)start, end - start, 22 /* MADV_POPULATE_READ */);
+    }
+    fclose(maps);
+}
+
 /* Forks a call child that waits for the server's baton before it touches
  * fd 3. In the server returns the child's pid with *baton (write end: one
  * byte lets the child go) and *notify (read end: one byte when the child has
@@ -636,6 +658,7 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
      * spawned runner's filter does. */
     if (setpgid(0, 0) != 0) _exit(9);
     if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
+    prefault();
     /* Wait until the previous child is gone: only one process at a time
      * writes to fd 3. */
     char go;
