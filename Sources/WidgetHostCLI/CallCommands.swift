@@ -25,6 +25,8 @@ struct SingleCallArguments: ParsableArguments {
 
     @OptionGroup var options: CallOptions
 
+    @OptionGroup var mode: IsolationModeOption
+
     func run(_ entryPoint: EntryPoint) throws {
         let isolation = options.isolation()
         let now = options.now?.seconds ?? wallClockNow()
@@ -32,7 +34,7 @@ struct SingleCallArguments: ParsableArguments {
             entryPoint, kind: kind, family: family, isPreview: preview, now: now,
             timeout: options.timeout?.seconds, configuration: try parseConfiguration(options.config),
             locale: options.locale, dataDirectory: options.dataDirectory(for: plugin), allowNetwork: allowNetwork)
-        let output = IsolatedRunner.run(plugin: plugin, call: call, options: isolation)
+        let output = PluginCaller(plugin: plugin, mode: mode.isolation, options: isolation).call(call)
         if options.json {
             print(
                 JSONReport.encode(

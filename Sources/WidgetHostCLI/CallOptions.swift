@@ -66,3 +66,31 @@ enum IsolatedRunnerPath {
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// `--isolation` of the commands that call a plugin (bench has its own).
+struct IsolationModeOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "How calls are isolated: fork-server (one sandboxed runner per plugin forks a fresh child per call) or spawn (a fresh runner per call).",
+            valueName: "fork-server|spawn"))
+    var isolation: IsolationMode = .forkServer
+}
+
+extension IsolationMode: ExpressibleByArgument {}
+
+/// Makes calls of one plugin in the chosen isolation mode.
+final class PluginCaller {
+    let plugin: String
+    let options: IsolationOptions
+    private let server: ForkServer?
+
+    init(plugin: String, mode: IsolationMode, options: IsolationOptions) {
+        self.plugin = plugin
+        self.options = options
+        self.server = mode == .forkServer ? ForkServer(plugin: plugin, options: options) : nil
+    }
+
+    func call(_ call: PluginCall) -> CallOutput {
+        server?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
+    }
+}

@@ -33,6 +33,8 @@ struct LoadCommand: ParsableCommand {
 
     @OptionGroup var options: CallOptions
 
+    @OptionGroup var mode: IsolationModeOption
+
     func run() throws {
         let isolation = options.isolation()
         let described = IsolatedRunner.run(plugin: plugin, options: isolation)
@@ -49,6 +51,7 @@ struct LoadCommand: ParsableCommand {
             }
             throw ExitCode.failure
         }
+        let caller = PluginCaller(plugin: description.path, mode: mode.isolation, options: isolation)
         var kinds = description.kinds
         if let kind {
             guard let selected = description.kind(kind) else {
@@ -94,7 +97,7 @@ struct LoadCommand: ParsableCommand {
                         locale: options.locale, dataDirectory: dataDirectory,
                         // The describe step told us which kinds declare WH_KIND_NEEDS_NETWORK.
                         allowNetwork: kind.needsNetwork)
-                    let output = IsolatedRunner.run(plugin: description.path, call: call, options: isolation)
+                    let output = caller.call(call)
                     if output.failure != nil { allOK = false }
                     if options.json {
                         calls.append(JSONReport.call(call, output))
