@@ -401,6 +401,16 @@ public final class ForkServer {
             }
         }
 
+        if child == 0, case .success(let late) = readFrames() {
+            // A child writes CHILD_STARTED before it reads its CALL, so if it
+            // took the call, its pid is on the channel by now: find it, so
+            // the kill below reaches everything it started (stopping the
+            // server alone would leave the child's own children behind).
+            for frame in late where UInt32(frame.type) == WH_MSG_CHILD_STARTED.rawValue {
+                var reader = WireReader(frame.payload)
+                child = pid_t(bitPattern: reader.u32())
+            }
+        }
         let clean = answered && failure.map { Self.isPluginAnswer($0) } ?? answered
         if child > 0 {
             kill(-child, SIGCONT)
