@@ -54,97 +54,45 @@ struct Scenario {
     var stacks: [Stack]
 }
 
-/// A problem in a scenario file: names the file, the field and what to do.
-struct ScenarioError: Error, CustomStringConvertible {
-    var description: String
-}
+/// A problem in a scenario file: names the file, the line, the field and what to do.
+typealias ScenarioError = DocumentError
 
 /// Reads scenario files.
 enum ScenarioParser {
     static func load(_ path: String, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError(description: "\(path): cannot read the scenario file (does it exist?)")
-        }
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(String(decoding: data, as: UTF8.self))
-        } catch {
-            throw ScenarioError(
-                description: "\(path): not valid JSON: \(error.explanation); see docs/simulate.md for the format")
-        }
-        let text = String(decoding: data, as: UTF8.self)
-        var parser = ScenarioParser.Context(file: path, positions: JSONLocator.positions(in: text))
-        return try parser.scenario(root, seed: overrideSeed)
+        let reader = try DocumentReader(file: path, documentation: "docs/simulate.md")
+        let parser = ScenarioParser.Context(reader: reader)
+        return try parser.scenario(reader.root, seed: overrideSeed)
     }
 
+    /// Scenario-specific reading on top of the shared ``DocumentReader``.
     struct Context {
-        var file: String
-        /// Where each value starts, so errors name the line.
-        var positions: [String: JSONLocator.Position] = [:]
+        var reader: DocumentReader
 
-        /// An error naming the file, the line and column of `field` (or of
-        /// the object that lacks it), the field, and the problem.
-        func fail(_ field: String, _ problem: String) -> ScenarioError {
-            let location =
-                JSONLocator.position(of: field == "(top level)" ? "" : field, in: positions).map { ":\($0)" } ?? ""
-            return ScenarioError(description: "\(file)\(location): \(field): \(problem) (see docs/simulate.md)")
-        }
+        func fail(_ field: String, _ problem: String) -> ScenarioError { reader.fail(field, problem) }
 
         func members(_ value: JSONValue, _ field: String, allowed: [String]) throws(ScenarioError) -> [String:
             JSONValue]
         {
-            guard let list = value.objectMembers else {
-                throw fail(field, "expected an object, found a \(value.typeName)")
-            }
-            var result: [String: JSONValue] = [:]
-            for (name, member) in list {
-                guard allowed.contains(name) else {
-                    throw fail("\(field).\(name)", "unknown field; known fields: \(allowed.joined(separator: ", "))")
-                }
-                result[name] = member
-            }
-            return result
+            try reader.members(value, field, allowed: allowed)
         }
 
         func string(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String? {
-            guard let value else { return nil }
-            guard case .string(let text) = value else {
-                throw fail(field, "expected a string, found a \(value.typeName)")
-            }
-            return text
+            try reader.string(value, field)
         }
 
         func requiredString(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String {
-            guard let text = try string(value, field), !text.isEmpty else {
-                throw fail(field, "required, a non-empty string")
-            }
-            return text
+            try reader.requiredString(value, field)
         }
 
-        func bool(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Bool? {
-            guard let value else { return nil }
-            guard case .bool(let flag) = value else {
-                throw fail(field, "expected true or false, found a \(value.typeName)")
-            }
-            return flag
-        }
+        func bool(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Bool? { try reader.bool(value, field) }
 
         func number(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
-            guard let value else { return nil }
-            guard case .number(let number) = value, number.isFinite else {
-                throw fail(field, "expected a number, found a \(value.typeName)")
-            }
-            return number
+            try reader.number(value, field)
         }
 
-        /// `"90s"`, `"5m"`, `"2h30m"`, `"1d"` or a number of seconds.
         func duration(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
-            guard let value else { return nil }
-            if let seconds = try? number(value, field) { return seconds }
-            guard let text = try string(value, field), let seconds = DurationText.parse(text) else {
-                throw fail(field, "expected a duration such as \"90s\", \"5m\", \"2h30m\", \"1d\"")
-            }
-            return seconds
+            try reader.duration(value, field)
         }
 
         /// `"+2h"` (after the start) or an ISO 8601 time.
@@ -159,7 +107,7 @@ enum ScenarioParser {
                 "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
         }
 
-        mutating func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+        func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
             let top = try members(
                 root, "(top level)",
                 allowed: [
@@ -262,7 +210,7 @@ enum ScenarioParser {
                 }
             }
             return Scenario(
-                file: file, summary: try string(top["description"], "description") ?? "", start: start,
+                file: reader.file, summary: try string(top["description"], "description") ?? "", start: start,
                 days: try number(top["days"], "days"), seed: seed, configuration: configuration, instances: instances,
                 lateInstances: late, events: events, stacks: stacks)
         }
@@ -357,85 +305,8 @@ enum ScenarioParser {
 
         /// Scheduler settings: every field of `SchedulerConfiguration` may be given.
         func schedulerConfiguration(_ value: JSONValue?) throws(ScenarioError) -> SchedulerConfiguration {
-            var configuration = SchedulerConfiguration()
-            guard let value else { return configuration }
-            let numbers: [String: WritableKeyPath<SchedulerConfiguration, Double>] = [
-                "budgetWindow": \.budgetWindow, "learningPeriod": \.learningPeriod,
-                "minimumReloadInterval": \.minimumReloadInterval, "freeReloadWindow": \.freeReloadWindow,
-                "maximumJitter": \.maximumJitter, "coalescingFraction": \.coalescingFraction,
-                "coalescingCap": \.coalescingCap, "backoffBase": \.backoffBase, "backoffCap": \.backoffCap,
-            ]
-            let integers: [String: WritableKeyPath<SchedulerConfiguration, Int>] = [
-                "learningAllowance": \.learningAllowance, "frequentAllowance": \.frequentAllowance,
-                "occasionalAllowance": \.occasionalAllowance, "rareAllowance": \.rareAllowance,
-                "frequentVisibleHours": \.frequentVisibleHours, "occasionalVisibleHours": \.occasionalVisibleHours,
-                "freeReloadLimit": \.freeReloadLimit,
-            ]
-            let flags: [String: WritableKeyPath<SchedulerConfiguration, Bool>] = [
-                "deferPolicyReloadsWhileHidden": \.deferPolicyReloadsWhileHidden, "developerMode": \.developerMode,
-            ]
-            let allowed = (Array(numbers.keys) + Array(integers.keys) + Array(flags.keys)).sorted()
-            for (name, member) in try members(value, "scheduler", allowed: allowed) {
-                let field = "scheduler.\(name)"
-                if let path = numbers[name] {
-                    let number = try number(member, field) ?? 0
-                    guard number >= 0 else { throw fail(field, "must not be negative") }
-                    configuration[keyPath: path] = number
-                } else if let path = integers[name] {
-                    let number = try number(member, field) ?? 0
-                    guard number >= 0, number.rounded() == number else {
-                        throw fail(field, "expected a whole number ≥ 0")
-                    }
-                    configuration[keyPath: path] = Int(number)
-                } else if let path = flags[name] {
-                    configuration[keyPath: path] = try bool(member, field) ?? false
-                }
-            }
-            return configuration
+            try SchedulerConfiguration(document: value, reader: reader)
         }
-    }
-}
-
-/// Durations written as text: `90s`, `5m`, `2h30m`, `1d12h`, `250ms`.
-enum DurationText {
-    static func parse(_ text: String) -> Double? {
-        var total = 0.0
-        var number = ""
-        var matched = false
-        var characters = Array(text)
-        var index = 0
-        while index < characters.count {
-            let character = characters[index]
-            if character.isNumber || character == "." {
-                number.append(character)
-                index += 1
-                continue
-            }
-            guard let value = Double(number) else { return nil }
-            var unit = String(character)
-            if character == "m", index + 1 < characters.count, characters[index + 1] == "s" {
-                unit = "ms"
-                index += 1
-            }
-            switch unit {
-            case "ms": total += value / 1000
-            case "s": total += value
-            case "m": total += value * 60
-            case "h": total += value * 3600
-            case "d": total += value * 86_400
-            default: return nil
-            }
-            matched = true
-            number = ""
-            index += 1
-        }
-        characters.removeAll()
-        if !number.isEmpty {
-            guard let value = Double(number) else { return nil }
-            total += value
-            matched = true
-        }
-        return matched && total.isFinite ? total : nil
     }
 }
 

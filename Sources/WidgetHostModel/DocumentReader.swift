@@ -1,0 +1,175 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A problem in a JSON document a person wrote (a scenario, the daemon's
+/// configuration): names the file, the line and column, the field, the
+/// problem and where the format is documented.
+///
+/// ```text
+/// host.json:14:17: instances[2].family: unknown family "systemHuge"; expected one of ... (see docs/daemon.md)
+/// ```
+public struct DocumentError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Reads typed fields out of a parsed JSON document and turns every mistake
+/// into a ``DocumentError`` that points at the line of the offending value.
+///
+/// ```swift
+/// let reader = try DocumentReader(file: "host.json", documentation: "docs/daemon.md")
+/// let top = try reader.members(reader.root, "(top level)", allowed: ["instances"])
+/// let id = try reader.requiredString(top["id"], "id")
+/// ```
+public struct DocumentReader: Sendable {
+    /// The file, as the user named it.
+    public var file: String
+    /// The parsed document.
+    public var root: JSONValue
+    /// Where the format is documented, appended to every error.
+    public var documentation: String
+    /// Where each value starts, keyed by JSON path.
+    public var positions: [String: JSONLocator.Position]
+
+    /// Reads and parses `file`; a missing file or invalid JSON is a ``DocumentError``.
+    public init(file: String, documentation: String) throws(DocumentError) {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw DocumentError("\(file): cannot read the file (does it exist, and may this user read it?)")
+        }
+        try self.init(file: file, text: String(decoding: data, as: UTF8.self), documentation: documentation)
+    }
+
+    /// Parses `text` as the contents of `file`.
+    public init(file: String, text: String, documentation: String) throws(DocumentError) {
+        self.file = file
+        self.documentation = documentation
+        do {
+            root = try JSONValue.parse(text)
+        } catch {
+            throw DocumentError("\(file): not valid JSON: \(error.explanation); see \(documentation) for the format")
+        }
+        positions = JSONLocator.positions(in: text)
+    }
+
+    /// An error naming the file, the line and column of `field` (or of the
+    /// object that lacks it), the field, and the problem.
+    public func fail(_ field: String, _ problem: String) -> DocumentError {
+        let location =
+            JSONLocator.position(of: field == "(top level)" ? "" : field, in: positions).map { ":\($0)" } ?? ""
+        return DocumentError("\(file)\(location): \(field): \(problem) (see \(documentation))")
+    }
+
+    /// The members of an object, refusing any name not in `allowed`.
+    public func members(_ value: JSONValue, _ field: String, allowed: [String]) throws(DocumentError) -> [String:
+        JSONValue]
+    {
+        guard let list = value.objectMembers else {
+            throw fail(field, "expected an object, found a \(value.typeName)")
+        }
+        var result: [String: JSONValue] = [:]
+        for (name, member) in list {
+            let path = field == "(top level)" ? name : "\(field).\(name)"
+            guard allowed.contains(name) else {
+                throw fail(path, "unknown field; known fields: \(allowed.joined(separator: ", "))")
+            }
+            result[name] = member
+        }
+        return result
+    }
+
+    /// The elements of an array (nil when absent).
+    public func array(_ value: JSONValue?, _ field: String) throws(DocumentError) -> [JSONValue]? {
+        guard let value else { return nil }
+        guard case .array(let list) = value else {
+            throw fail(field, "expected an array, found a \(value.typeName)")
+        }
+        return list
+    }
+
+    public func string(_ value: JSONValue?, _ field: String) throws(DocumentError) -> String? {
+        guard let value else { return nil }
+        guard case .string(let text) = value else {
+            throw fail(field, "expected a string, found a \(value.typeName)")
+        }
+        return text
+    }
+
+    public func requiredString(_ value: JSONValue?, _ field: String) throws(DocumentError) -> String {
+        guard let text = try string(value, field), !text.isEmpty else {
+            throw fail(field, "required, a non-empty string")
+        }
+        return text
+    }
+
+    public func bool(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Bool? {
+        guard let value else { return nil }
+        guard case .bool(let flag) = value else {
+            throw fail(field, "expected true or false, found a \(value.typeName)")
+        }
+        return flag
+    }
+
+    public func number(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Double? {
+        guard let value else { return nil }
+        guard case .number(let number) = value, number.isFinite else {
+            throw fail(field, "expected a number, found a \(value.typeName)")
+        }
+        return number
+    }
+
+    /// `"90s"`, `"5m"`, `"2h30m"`, `"1d"` or a number of seconds.
+    public func duration(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Double? {
+        guard let value else { return nil }
+        if let seconds = try? number(value, field) { return seconds }
+        guard let text = try string(value, field), let seconds = DurationText.parse(text) else {
+            throw fail(field, "expected a duration such as \"90s\", \"5m\", \"2h30m\", \"1d\"")
+        }
+        return seconds
+    }
+}
+
+/// Durations written as text: `90s`, `5m`, `2h30m`, `1d12h`, `250ms`.
+public enum DurationText {
+    /// Seconds, or nil when `text` is not a duration.
+    public static func parse(_ text: String) -> Double? {
+        var total = 0.0
+        var number = ""
+        var matched = false
+        let characters = Array(text)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if character.isNumber || character == "." {
+                number.append(character)
+                index += 1
+                continue
+            }
+            guard let value = Double(number) else { return nil }
+            var unit = String(character)
+            if character == "m", index + 1 < characters.count, characters[index + 1] == "s" {
+                unit = "ms"
+                index += 1
+            }
+            switch unit {
+            case "ms": total += value / 1000
+            case "s": total += value
+            case "m": total += value * 60
+            case "h": total += value * 3600
+            case "d": total += value * 86_400
+            default: return nil
+            }
+            matched = true
+            number = ""
+            index += 1
+        }
+        if !number.isEmpty {
+            guard let value = Double(number) else { return nil }
+            total += value
+            matched = true
+        }
+        return matched && total.isFinite ? total : nil
+    }
+}
