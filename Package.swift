@@ -4,7 +4,8 @@
 //
 // The data path, in the order a call travels:
 //   SDK/ (C ABI)  ->  widgethost-runner (child, C)  ->  WidgetHostIsolation (host side)
-//   ->  WidgetHostScheduler  ->  WidgetHostCLI / widgethost
+//   ->  WidgetHostScheduler  ->  WidgetHostStore  ->  WidgetHostDaemon (+ WidgetHostControl)
+//   ->  WidgetHostCLI / widgethost
 import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
@@ -20,6 +21,8 @@ let package = Package(
         .executable(name: "WidgetHostSchedulerBench", targets: ["WidgetHostSchedulerBench"]),
         .library(name: "WidgetHostKit", targets: ["WidgetHostKit"]),
         .library(name: "WidgetHostABI", targets: ["WidgetHostABI"]),
+        // For apps: WidgetCenter.shared.reloadTimelines(ofKind:) and friends.
+        .library(name: "WidgetHostCenter", targets: ["WidgetHostCenter"]),
         // First-party provider plugins, each a .so loaded through the C ABI.
         .library(name: "CharacterPlugin", type: .dynamic, targets: ["CharacterPlugin"]),
         .library(name: "CountdownPlugin", type: .dynamic, targets: ["CountdownPlugin"]),
@@ -30,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
@@ -97,6 +101,35 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The control protocol (JSON lines over a Unix socket) and its client.
+        .target(
+            name: "WidgetHostControl",
+            dependencies: ["CWidgetHostSupport", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strictSwift
+        ),
+        // WidgetCenter for apps: reloadTimelines(ofKind:), reloadAllTimelines(),
+        // getCurrentConfigurations, over the control socket.
+        .target(
+            name: "WidgetHostCenter",
+            dependencies: ["WidgetHostControl"],
+            swiftSettings: strictSwift
+        ),
+        // `widgethost run`: the daemon (configuration, the real-time loop,
+        // plugin workers, the control server).
+        .target(
+            name: "WidgetHostDaemon",
+            dependencies: [
+                "WidgetHostModel",
+                "WidgetHostIsolation",
+                "WidgetHostScheduler",
+                "WidgetHostStore",
+                "WidgetHostControl",
+                "CWidgetHostSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // Scheduler benchmark (not a test): swift run -c release WidgetHostSchedulerBench
         .executableTarget(
             name: "WidgetHostSchedulerBench",
@@ -110,6 +143,9 @@ let package = Package(
                 "WidgetHostModel",
                 "WidgetHostIsolation",
                 "WidgetHostScheduler",
+                "WidgetHostDaemon",
+                "WidgetHostControl",
+                "WidgetHostStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // Latency histograms for `widgethost bench`.

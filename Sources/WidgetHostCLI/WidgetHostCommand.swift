@@ -20,11 +20,15 @@ public struct WidgetHostCommand: ParsableCommand {
               widgethost load .build/debug/libCharacterPlugin.so
               widgethost timeline my.so --kind org.example.weather --now +1h
               widgethost simulate --config samples/scenarios/03-budget.json
+              widgethost run --config samples/daemon/host.json
+              widgethost status
             """,
         version: "0.1.0",
         subcommands: [
             LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self, SimulateCommand.self,
-            SandboxCheckCommand.self, BenchCommand.self,
+            SandboxCheckCommand.self, BenchCommand.self, RunCommand.self, ReloadCommand.self, EventCommand.self,
+            ViewCommand.self, StatusCommand.self, ExplainCommand.self, ConfigurationsCommand.self,
+            UnquarantineCommand.self,
         ]
     )
 

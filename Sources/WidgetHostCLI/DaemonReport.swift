@@ -1,0 +1,57 @@
+import WidgetHostControl
+import WidgetHostModel
+
+/// Text forms of the daemon's answers.
+enum DaemonReport {
+    static func status(_ status: HostStatus) -> String {
+        let now = status.time
+        func at(_ time: Double) -> String { "\(Timestamp.iso8601(time)) (\(Timestamp.relative(time, to: now)))" }
+        var lines = ["status at \(Timestamp.iso8601(now))", "", "plugins:"]
+        for plugin in status.plugins {
+            var line = "  \(plugin.name)  \(plugin.state)"
+            if let identifier = plugin.identifier { line += "  \(identifier) \(plugin.version ?? "")" }
+            if let isolation = plugin.isolation { line += "  isolation: \(isolation)" }
+            if plugin.crashes > 0 { line += "  crashes: \(plugin.crashes)" }
+            lines.append(line)
+            lines.append("      \(plugin.path)")
+            if let problem = plugin.problem { lines.append("      problem: \(problem)") }
+        }
+        lines.append("")
+        lines.append("instances:")
+        for instance in status.instances {
+            lines.append(
+                "  \(instance.id)  \(instance.plugin) \(instance.kind) \(instance.family)  app=\(instance.app)  \(instance.visible ? "visible" : "hidden")"
+            )
+            if let shows = instance.shows {
+                lines.append("      shows: \(shows)" + (instance.entryDate.map { "  (entry of \(Timestamp.iso8601($0)))" } ?? ""))
+            } else {
+                lines.append("      shows: nothing yet")
+            }
+            let left = max(0, instance.budgetAllowance - instance.budgetUsed)
+            lines.append(
+                "      budget: \(instance.budgetUsed) used, \(left) left of \(instance.budgetAllowance) in 24 h (\(instance.tier))"
+                    + (instance.policy.map { "  policy: \($0)" } ?? ""))
+            if instance.inFlight {
+                lines.append("      reloading now")
+            } else if let next = instance.nextReload {
+                lines.append("      next reload: \(at(next)), \(instance.nextReason ?? "")")
+            } else {
+                lines.append("      next reload: none scheduled")
+            }
+            if let failure = instance.lastFailure {
+                lines.append("      failing: \(instance.consecutiveFailures) in a row, last: \(failure)")
+            }
+            if let unavailable = instance.unavailable { lines.append("      unavailable: \(unavailable)") }
+        }
+        if !status.quarantined.isEmpty {
+            lines.append("")
+            lines.append("quarantined plugin files:")
+            for entry in status.quarantined {
+                lines.append(
+                    "  \(entry.path) since \(Timestamp.iso8601(entry.since)) after \(entry.crashes) crashes (\(entry.reason)); `widgethost unquarantine \(entry.path)`"
+                )
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

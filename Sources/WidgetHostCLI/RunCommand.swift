@@ -1,0 +1,75 @@
+import ArgumentParser
+import Logging
+import WidgetHostControl
+import WidgetHostDaemon
+import WidgetHostIsolation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `widgethost run`: the daemon.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the host daemon: keep the configured widget instances fresh in real time.",
+        discussion: """
+            Loads the configured plugins, creates the configured instances and runs the reload
+            scheduler on the real clock, calling each provider in its sandbox. Sleeps until the
+            next due event; logs one line per reload to stderr; takes requests on the control
+            socket (widgethost reload/event/view/status/explain/configurations, WidgetCenter);
+            stops cleanly on SIGTERM or SIGINT (a second signal stops at once).
+            State (budgets, last good timelines, quarantine) is kept in SQLite and survives
+            restarts and crashes. Configuration format: docs/daemon.md.
+
+            Defaults (XDG): --config $XDG_CONFIG_HOME/widgethost/host.json,
+            --state $XDG_STATE_HOME/widgethost/state.sqlite,
+            --socket $XDG_RUNTIME_DIR/widgethost/control.sock.
+
+            Example:
+              widgethost run --config samples/daemon/host.json --state /tmp/wh.sqlite
+            """
+    )
+
+    @Option(help: ArgumentHelp("The configuration file (JSON).", valueName: "file"))
+    var config: String = ControlPaths.configuration
+
+    @Option(help: ArgumentHelp("The state database (SQLite).", valueName: "path"))
+    var state: String = ControlPaths.state
+
+    @Option(help: ArgumentHelp("The control socket to listen on.", valueName: "path"))
+    var socket: String = ControlPaths.socket
+
+    @Option(help: ArgumentHelp("Least severe log level: trace, debug, info, notice, warning, error.", valueName: "level"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() throws {
+        // Before any thread starts: signals become readable events of the loop.
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "widgethost")
+        let options = DaemonOptions(
+            configurationPath: IsolatedRunnerPath.absolute(config), statePath: IsolatedRunnerPath.absolute(state),
+            socketPath: IsolatedRunnerPath.absolute(socket))
+        let daemon: Daemon
+        do {
+            daemon = try Daemon.start(options: options, logger: logger)
+        } catch {
+            if error.isUsageError { throw UsageError(error.description) }
+            FileHandleOutput.standardError("error: \(error.description)\n")
+            throw ExitCode(1)
+        }
+        let status = daemon.run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,43 @@
+/// A client of the daemon's control socket: sends requests, returns responses.
+///
+/// ```swift
+/// var client = try ControlClient.connect()            // ControlPaths.socket
+/// let response = try client.send(ControlRequest(.reload, kind: "org.example.weather", app: "weather"))
+/// print(response.scheduled ?? [])
+/// ```
+public struct ControlClient: Sendable {
+    public let path: String
+    private var socket: LineSocket
+    private var nextID = 1
+
+    /// Connects to the daemon at `path` (default ``ControlPaths/socket``).
+    public static func connect(to path: String = ControlPaths.socket) throws(ControlSocketError) -> ControlClient {
+        ControlClient(path: path, socket: try LineSocket.connect(to: path))
+    }
+
+    private init(path: String, socket: LineSocket) {
+        self.path = path
+        self.socket = socket
+    }
+
+    /// Sends one request and waits for its response. A response with
+    /// `ok == false` is returned, not thrown: its `error` says what was wrong.
+    public mutating func send(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse {
+        var request = request
+        if request.id == nil {
+            request.id = nextID
+            nextID += 1
+        }
+        let bytes: [UInt8]
+        do { bytes = try ControlCoding.encode(request) } catch { throw .malformedResponse("cannot encode: \(error)") }
+        try socket.write(bytes)
+        guard let line = try socket.readLine() else { throw .closed }
+        do {
+            return try ControlCoding.decode(ControlResponse.self, from: line)
+        } catch {
+            throw .malformedResponse(String(decoding: line.prefix(200), as: UTF8.self))
+        }
+    }
+
+    public func close() { socket.close() }
+}

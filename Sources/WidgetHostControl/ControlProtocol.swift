@@ -1,0 +1,221 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The control protocol between `widgethost run` and its clients (the CLI,
+/// `WidgetCenter`, the C client library): one JSON object per line over a
+/// Unix stream socket, a request answered by exactly one response, in order.
+/// The full reference, with every operation and error code, is
+/// docs/control-protocol.md.
+///
+/// ```text
+/// → {"v":1,"id":1,"op":"reload","kind":"org.example.weather","app":"weather"}
+/// ← {"v":1,"id":1,"ok":true,"scheduled":["kitchen","desk"]}
+/// ```
+public enum ControlProtocol {
+    /// The protocol version this build speaks. A request with another `v`
+    /// gets an `unsupported-version` error naming the versions supported.
+    public static let version = 1
+    /// The longest request or response line, in bytes (newline included).
+    public static let maximumLineBytes = 4 << 20
+}
+
+/// The operations a client may ask for.
+public enum ControlOperation: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Server name, protocol version, pid.
+    case hello
+    /// `reloadTimelines(ofKind:)` (with `kind`) or `reloadAllTimelines()` (without).
+    case reload
+    /// Something happened: app foreground/background, a session, a system change, an intent.
+    case event
+    /// An instance became visible or hidden (`instance`, `visible`).
+    case view
+    /// Every plugin and instance: what it shows, budget, next reload.
+    case status
+    /// Why an instance has or has not reloaded (`instance`).
+    case explain
+    /// WidgetCenter's `getCurrentConfigurations` (of `app`, or of every app).
+    case configurations
+    /// Clears the quarantine of a plugin file (`path`).
+    case unquarantine
+}
+
+/// The events of `widgethost event` and of the `event` operation.
+public enum ControlEvent: String, Sendable, Hashable, Codable, CaseIterable {
+    case appForeground = "app-foreground"
+    case appBackground = "app-background"
+    case sessionStart = "session-start"
+    case sessionEnd = "session-end"
+    case localeChanged = "locale-changed"
+    case accessibilityChanged = "accessibility-changed"
+    case timezoneChanged = "timezone-changed"
+    case locationChanged = "location-changed"
+    case intent
+
+    /// Whether the event names an app (`app`), an instance (`instance`), or nothing.
+    public var subject: Subject {
+        switch self {
+        case .appForeground, .appBackground, .sessionStart, .sessionEnd: .app
+        case .intent: .instance
+        default: .none
+        }
+    }
+
+    public enum Subject: Sendable { case app, instance, none }
+}
+
+/// One request line. Fields an operation does not use must be absent.
+public struct ControlRequest: Sendable, Hashable, Codable {
+    /// Protocol version (``ControlProtocol/version``).
+    public var v: Int
+    /// Echoed in the response; any integer the client likes.
+    public var id: Int?
+    /// The operation, as text (an unknown one gets an `unknown-operation` error).
+    public var op: String
+    public var kind: String?
+    public var app: String?
+    public var instance: String?
+    public var event: String?
+    /// `audio` or `navigation`, for session events.
+    public var session: String?
+    public var visible: Bool?
+    public var path: String?
+
+    public init(
+        _ operation: ControlOperation, id: Int? = nil, kind: String? = nil, app: String? = nil,
+        instance: String? = nil, event: ControlEvent? = nil, session: String? = nil, visible: Bool? = nil,
+        path: String? = nil
+    ) {
+        self.v = ControlProtocol.version
+        self.id = id
+        self.op = operation.rawValue
+        self.kind = kind
+        self.app = app
+        self.instance = instance
+        self.event = event?.rawValue
+        self.session = session
+        self.visible = visible
+        self.path = path
+    }
+}
+
+/// The error codes of a failed request (docs/control-protocol.md).
+public enum ControlErrorCode: String, Sendable, Hashable, Codable {
+    /// The line is not a JSON object of the request shape.
+    case badRequest = "bad-request"
+    /// `v` is not a version this daemon speaks.
+    case unsupportedVersion = "unsupported-version"
+    case unknownOperation = "unknown-operation"
+    /// A field the operation needs is absent, or has a bad value.
+    case badArgument = "bad-argument"
+    case unknownInstance = "unknown-instance"
+    case unknownKind = "unknown-kind"
+    case unknownPlugin = "unknown-plugin"
+    /// The request line is longer than ``ControlProtocol/maximumLineBytes``.
+    case tooLarge = "too-large"
+    /// The daemon is shutting down.
+    case shuttingDown = "shutting-down"
+    /// The connecting process belongs to another user.
+    case permissionDenied = "permission-denied"
+    case internalError = "internal-error"
+}
+
+/// What went wrong with a request.
+public struct ControlErrorBody: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    public var code: ControlErrorCode
+    public var message: String
+    public init(_ code: ControlErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { "\(message) [\(code.rawValue)]" }
+}
+
+/// One response line: `ok` with the operation's fields, or `error`.
+public struct ControlResponse: Sendable, Hashable, Codable {
+    public var v: Int
+    public var id: Int?
+    public var ok: Bool
+    public var error: ControlErrorBody?
+    /// `hello`.
+    public var server: ServerInfo?
+    /// `reload`, `event`, `view`: the instances that got a reload request.
+    public var scheduled: [String]?
+    /// `status`.
+    public var status: HostStatus?
+    /// `explain`.
+    public var explanation: InstanceExplanation?
+    /// `configurations`.
+    public var configurations: [WidgetConfiguration]?
+    /// A sentence for people (`event`, `view`, `unquarantine`).
+    public var message: String?
+
+    public init(id: Int?, ok: Bool = true) {
+        self.v = ControlProtocol.version
+        self.id = id
+        self.ok = ok
+    }
+
+    /// A failed response.
+    public static func failure(id: Int?, _ code: ControlErrorCode, _ message: String) -> ControlResponse {
+        var response = ControlResponse(id: id, ok: false)
+        response.error = ControlErrorBody(code, message)
+        return response
+    }
+}
+
+/// The `hello` answer.
+public struct ServerInfo: Sendable, Hashable, Codable {
+    public var name: String
+    public var protocolVersions: [Int]
+    public var pid: Int32
+    public var configuration: String
+    public var state: String
+    public var startedAt: Double
+    public init(
+        name: String, protocolVersions: [Int], pid: Int32, configuration: String, state: String, startedAt: Double
+    ) {
+        self.name = name
+        self.protocolVersions = protocolVersions
+        self.pid = pid
+        self.configuration = configuration
+        self.state = state
+        self.startedAt = startedAt
+    }
+}
+
+/// One placed widget, as WidgetCenter's `getCurrentConfigurations` reports it.
+public struct WidgetConfiguration: Sendable, Hashable, Codable {
+    public var id: String
+    public var kind: String
+    public var family: String
+    public var app: String
+    public var plugin: String
+    /// The instance's configuration (parameter values) as JSON text.
+    public var configuration: String
+    public init(id: String, kind: String, family: String, app: String, plugin: String, configuration: String) {
+        self.id = id
+        self.kind = kind
+        self.family = family
+        self.app = app
+        self.plugin = plugin
+        self.configuration = configuration
+    }
+}
+
+/// JSON coding of protocol lines: compact, sorted keys, no escaped slashes.
+public enum ControlCoding {
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var bytes = Array(try encoder.encode(value))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) throws -> T {
+        try JSONDecoder().decode(type, from: Data(line))
+    }
+}

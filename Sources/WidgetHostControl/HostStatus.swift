@@ -1,0 +1,166 @@
+/// The answer to `status`: every plugin and every instance, at one time.
+public struct HostStatus: Sendable, Hashable, Codable {
+    /// When the status was taken (seconds since 1970).
+    public var time: Double
+    public var plugins: [PluginStatus]
+    public var instances: [InstanceStatus]
+    /// Plugin files refused until they change or are unquarantined.
+    public var quarantined: [QuarantinedPlugin]
+
+    public init(time: Double, plugins: [PluginStatus], instances: [InstanceStatus], quarantined: [QuarantinedPlugin]) {
+        self.time = time
+        self.plugins = plugins
+        self.instances = instances
+        self.quarantined = quarantined
+    }
+}
+
+/// One configured plugin.
+public struct PluginStatus: Sendable, Hashable, Codable {
+    /// The name instances use for it.
+    public var name: String
+    public var path: String
+    /// `loaded`, `failed` (could not be loaded: see `problem`), or `quarantined`.
+    public var state: String
+    /// The plugin's identifier and version, when loaded.
+    public var identifier: String?
+    public var version: String?
+    /// `fork-server` or `spawn` (and why, when it fell back).
+    public var isolation: String?
+    public var kinds: [String]
+    public var problem: String?
+    /// Crashes counted toward quarantine since the file last changed.
+    public var crashes: Int
+    /// When a kind's backoff after repeated failures ends, per kind.
+    public var backoffUntil: [String: Double]
+
+    public init(
+        name: String, path: String, state: String, identifier: String? = nil, version: String? = nil,
+        isolation: String? = nil, kinds: [String] = [], problem: String? = nil, crashes: Int = 0,
+        backoffUntil: [String: Double] = [:]
+    ) {
+        self.name = name
+        self.path = path
+        self.state = state
+        self.identifier = identifier
+        self.version = version
+        self.isolation = isolation
+        self.kinds = kinds
+        self.problem = problem
+        self.crashes = crashes
+        self.backoffUntil = backoffUntil
+    }
+}
+
+/// One widget instance.
+public struct InstanceStatus: Sendable, Hashable, Codable {
+    public var id: String
+    public var plugin: String
+    public var kind: String
+    public var family: String
+    public var app: String
+    public var visible: Bool
+    /// What it shows now: the displayed entry's content, shortened; nil before the first timeline.
+    public var shows: String?
+    /// The displayed entry's date.
+    public var entryDate: Double?
+    /// The timeline's reload policy (`atEnd`, `after(<time>)`, `never`).
+    public var policy: String?
+    /// Counted reloads in the rolling 24 h window, and the allowance.
+    public var budgetUsed: Int
+    public var budgetAllowance: Int
+    /// The view tier that sets the allowance (`learning`, `frequent`, `occasional`, `rare`).
+    public var tier: String
+    /// The next planned reload, and why.
+    public var nextReload: Double?
+    public var nextReason: String?
+    /// A reload running now.
+    public var inFlight: Bool
+    public var lastReload: Double?
+    /// The last failure, while failures continue.
+    public var lastFailure: String?
+    public var consecutiveFailures: Int
+    /// Why the instance cannot reload (its plugin failed to load or is quarantined).
+    public var unavailable: String?
+
+    public init(
+        id: String, plugin: String, kind: String, family: String, app: String, visible: Bool, shows: String?,
+        entryDate: Double?, policy: String?, budgetUsed: Int, budgetAllowance: Int, tier: String,
+        nextReload: Double?, nextReason: String?, inFlight: Bool, lastReload: Double?, lastFailure: String?,
+        consecutiveFailures: Int, unavailable: String?
+    ) {
+        self.id = id
+        self.plugin = plugin
+        self.kind = kind
+        self.family = family
+        self.app = app
+        self.visible = visible
+        self.shows = shows
+        self.entryDate = entryDate
+        self.policy = policy
+        self.budgetUsed = budgetUsed
+        self.budgetAllowance = budgetAllowance
+        self.tier = tier
+        self.nextReload = nextReload
+        self.nextReason = nextReason
+        self.inFlight = inFlight
+        self.lastReload = lastReload
+        self.lastFailure = lastFailure
+        self.consecutiveFailures = consecutiveFailures
+        self.unavailable = unavailable
+    }
+}
+
+/// A quarantined plugin file.
+public struct QuarantinedPlugin: Sendable, Hashable, Codable {
+    public var path: String
+    public var size: Int64
+    public var mtime: Int64
+    public var reason: String
+    public var since: Double
+    public var crashes: Int
+    public init(path: String, size: Int64, mtime: Int64, reason: String, since: Double, crashes: Int) {
+        self.path = path
+        self.size = size
+        self.mtime = mtime
+        self.reason = reason
+        self.since = since
+        self.crashes = crashes
+    }
+}
+
+/// The answer to `explain`: the text for people and the facts for machines.
+public struct InstanceExplanation: Sendable, Hashable, Codable {
+    public var instance: String
+    /// Several lines: visibility and tier, budget, spacing, policy, backoff, next reload, with exact times.
+    public var text: String
+    public var time: Double
+    public var budgetUsed: Int
+    public var budgetAllowance: Int
+    public var budgetAvailableAt: Double
+    public var spacingAvailableAt: Double?
+    public var policyDue: Double?
+    public var backoffUntil: Double?
+    public var nextReload: Double?
+    public var nextReason: String?
+    public var unavailable: String?
+
+    public init(
+        instance: String, text: String, time: Double, budgetUsed: Int, budgetAllowance: Int,
+        budgetAvailableAt: Double, spacingAvailableAt: Double?, policyDue: Double?, backoffUntil: Double?,
+        nextReload: Double?, nextReason: String?, unavailable: String?
+    ) {
+        self.instance = instance
+        self.text = text
+        self.time = time
+        self.budgetUsed = budgetUsed
+        self.budgetAllowance = budgetAllowance
+        self.budgetAvailableAt = budgetAvailableAt
+        self.spacingAvailableAt = spacingAvailableAt
+        self.policyDue = policyDue
+        self.backoffUntil = backoffUntil
+        self.nextReload = nextReload
+        self.nextReason = nextReason
+        self.unavailable = unavailable
+    }
+}

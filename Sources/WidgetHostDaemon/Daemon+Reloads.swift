@@ -1,0 +1,191 @@
+import CWidgetHostSupport
+import WidgetHostIsolation
+import WidgetHostModel
+import WidgetHostScheduler
+import WidgetHostStore
+
+extension Daemon {
+    /// Issues every reload due at `now`: commits the decision (ledger,
+    /// in-flight mark, event), then hands the call to the plugin's queue.
+    func issueDueReloads(at now: Double) {
+        for batch in scheduler.dueReloads(at: now) {
+            for decision in batch.decisions {
+                guard let state = scheduler.instanceState(decision.instanceID) else { continue }
+                do {
+                    try store.recordReload(decision, instance: state, freeLedger: scheduler.state.freeLedger)
+                } catch {
+                    logger.error("could not record the reload of \(decision.instanceID): \(error)")
+                }
+                inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
+                guard let instance = instances[decision.instanceID], let worker = available(decision.plugin),
+                    let description = worker.description
+                else {
+                    let problem = workers[decision.plugin]?.problem ?? "plugin \(decision.plugin) is not configured"
+                    finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
+                    continue
+                }
+                let call = PluginCall(
+                    .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
+                    configuration: instance.configuration, dataDirectory: worker.dataDirectory,
+                    allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
+                let mailbox = completions
+                let id = decision.instanceID
+                worker.submit(call) { output in
+                    mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
+                }
+            }
+        }
+    }
+
+    /// The worker of `plugin` if it can take calls. A quarantined or failed
+    /// plugin whose file changed since is loaded again first.
+    func available(_ plugin: String) -> PluginWorker? {
+        guard let worker = workers[plugin] else { return nil }
+        if worker.state != .loaded, PluginFileIdentity.of(path: worker.path) != worker.identity {
+            logger.notice("plugin \(plugin): the file changed; loading it again")
+            worker.load()
+            if worker.state == .loaded {
+                try? store.appendEvent(
+                    time: clock.now(), kind: "plugin", message: "\(plugin) loaded again after its file changed")
+            }
+        }
+        return worker.state == .loaded ? worker : nil
+    }
+
+    /// A reload ended: completes it in the scheduler, commits the new state,
+    /// logs one line, and counts crashes toward quarantine.
+    func finish(_ completion: Completion) {
+        let now = clock.now()
+        guard let flight = inFlight.removeValue(forKey: completion.instanceID) else { return }
+        let output = completion.output
+        let outcome: ReloadOutcome
+        if let result = output?.result {
+            outcome = .success(result.timeline)
+        } else if case .timedOut? = output?.failure?.reason {
+            outcome = .timedOut
+        } else {
+            outcome = .failure(
+                reason: output?.failure?.message ?? completion.unavailable.map { "plugin unavailable: \($0)" }
+                    ?? "no result")
+        }
+        scheduler.complete(completion.instanceID, with: outcome, at: now)
+        if let state = scheduler.instanceState(completion.instanceID) {
+            do {
+                try store.transaction { tx in
+                    try tx.upsert(state)
+                    try tx.observe(now)
+                    try tx.recordClockSample(clock.sample())
+                    try tx.appendEvent(
+                        time: now, instanceID: completion.instanceID,
+                        kind: output?.result == nil ? "failure" : "timeline",
+                        message: ReloadLine.outcome(output, unavailable: completion.unavailable, state: state))
+                }
+            } catch {
+                logger.error("could not record the end of the reload of \(completion.instanceID): \(error)")
+            }
+            let latency = wh_monotonic_seconds() - flight.started
+            let line = ReloadLine.text(
+                decision: flight.decision, latency: latency,
+                outcome: ReloadLine.outcome(output, unavailable: completion.unavailable, state: state),
+                next: scheduler.plannedReload(of: completion.instanceID, at: now))
+            if output?.result != nil { logger.info("\(line)") } else { logger.warning("\(line)") }
+        }
+        if let failure = output?.failure, failure.isCrash, let worker = workers[flight.decision.plugin],
+            worker.state == .loaded
+        {
+            countCrash(of: worker, failure: failure, at: now)
+        }
+    }
+
+    /// After `quarantineAfterCrashes` crashes of one file, the plugin is
+    /// quarantined until the file changes or `widgethost unquarantine` clears it.
+    func countCrash(of worker: PluginWorker, failure: PluginFailure, at now: Double) {
+        worker.crashes += 1
+        let limit = configuration.failurePolicy.quarantineAfterCrashes
+        guard worker.crashes >= limit else {
+            logger.warning("plugin \(worker.name) crashed (\(worker.crashes) of \(limit) before quarantine)")
+            return
+        }
+        let reason = failure.code
+        guard let file = worker.identity ?? PluginFileIdentity.of(path: worker.path) else { return }
+        do {
+            try store.quarantine(file, reason: reason, crashCount: worker.crashes, at: now)
+        } catch {
+            logger.error("could not record the quarantine of \(worker.path): \(error)")
+        }
+        worker.identity = file
+        worker.state = .quarantined
+        worker.problem =
+            "quarantined at \(Timestamp.iso8601(now)) after \(worker.crashes) crashes (last: \(reason)); replace the file or run `widgethost unquarantine \(worker.path)`"
+        worker.stop()
+        logger.error("plugin \(worker.name) quarantined after \(worker.crashes) crashes: \(failure.message)")
+    }
+
+    /// Feeds an event to the scheduler and commits what it changed, in one
+    /// transaction, before the loop acts on it.
+    func apply(_ event: SchedulerEvent, label: String) {
+        let now = clock.now()
+        let before = scheduler.state
+        scheduler.handle(event, at: now)
+        commitChanges(since: before, at: now, kind: "event", message: label)
+    }
+
+    /// Commits the instances, apps and free ledger that differ from `before`.
+    func commitChanges(since before: SchedulerState, at now: Double, kind: String, message: String) {
+        let after = scheduler.state
+        var old: [String: InstanceState] = [:]
+        for s in before.instances { old[s.instance.id] = s }
+        do {
+            try store.transaction { tx in
+                for s in after.instances where old[s.instance.id] != s { try tx.upsert(s) }
+                if before.apps != after.apps { try tx.replaceApps(after.apps) }
+                if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
+                try tx.observe(now)
+                try tx.appendEvent(time: now, instanceID: nil, kind: kind, message: message)
+            }
+        } catch {
+            logger.error("could not record \(message): \(error)")
+        }
+    }
+}
+
+extension PluginFailure {
+    /// Whether the failure is the plugin crashing (rather than being slow or
+    /// returning something wrong): these count toward quarantine.
+    var isCrash: Bool {
+        switch reason {
+        case .crashed, .exitedEarly, .forbiddenSyscall, .protocolViolation: true
+        default: false
+        }
+    }
+}
+
+/// The one log line of a reload, and the event-log text of its outcome.
+enum ReloadLine {
+    static func text(decision: ReloadDecision, latency: Double, outcome: String, next: PlannedReload?) -> String {
+        var parts = [
+            "reload \(decision.instanceID)", "reason=\(decision.trigger)", "\(decision.charge)",
+            "latency=\(Timestamp.duration(latency))",
+        ]
+        if let allowance = decision.allowance, let used = decision.countedInWindow {
+            parts.append("budget=\(used)/\(allowance)")
+        }
+        // A reload issued a few milliseconds after its time is not news.
+        if let deferral = decision.deferral, (deferral.until ?? decision.time) - deferral.from >= 1 {
+            parts.append("deferred(\(deferral))")
+        }
+        parts.append("outcome=" + outcome)
+        if let next { parts.append("next=\(Timestamp.iso8601(next.time)) \(next.trigger)") }
+        return parts.joined(separator: " ")
+    }
+
+    static func outcome(_ output: CallOutput?, unavailable: String?, state: InstanceState) -> String {
+        if let result = output?.result {
+            return "ok \(result.entries.count) entries policy=\(result.policy ?? .never)"
+        }
+        let code = output?.failure?.code ?? (unavailable == nil ? "failed" : "unavailable")
+        let message = output?.failure?.message ?? unavailable ?? "no result"
+        return
+            "\(code) (\(message); \(state.consecutiveFailures) in a row, retry after \(state.backoffUntil.map(Timestamp.iso8601) ?? "-"))"
+    }
+}

@@ -1,0 +1,185 @@
+import WidgetHostControl
+import WidgetHostModel
+import WidgetHostScheduler
+import WidgetHostStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Daemon {
+    /// Answers one control request. Never throws: a bad request gets an error
+    /// response and the daemon goes on.
+    func respond(to incoming: ControlServer.Incoming) -> ControlResponse {
+        switch incoming.request {
+        case .failure(let error):
+            var response = ControlResponse(id: incoming.id, ok: false)
+            response.error = error
+            return response
+        case .success(let request):
+            guard request.v == ControlProtocol.version else {
+                return .failure(
+                    id: request.id, .unsupportedVersion,
+                    "protocol version \(request.v) is not supported; this daemon speaks [\(ControlProtocol.version)]")
+            }
+            guard let operation = ControlOperation(rawValue: request.op) else {
+                return .failure(
+                    id: request.id, .unknownOperation,
+                    "unknown operation \"\(request.op)\"; known: \(ControlOperation.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            if stopping && operation != .hello && operation != .status {
+                return .failure(id: request.id, .shuttingDown, "the daemon is shutting down")
+            }
+            return perform(operation, request)
+        }
+    }
+
+    private func perform(_ operation: ControlOperation, _ request: ControlRequest) -> ControlResponse {
+        var response = ControlResponse(id: request.id)
+        let now = clock.now()
+        func fail(_ code: ControlErrorCode, _ message: String) -> ControlResponse {
+            .failure(id: request.id, code, message)
+        }
+        func instance() -> Result<String, ControlErrorBody> {
+            guard let id = request.instance, !id.isEmpty else {
+                return .failure(ControlErrorBody(.badArgument, "\"instance\" is required"))
+            }
+            guard scheduler.instanceState(id) != nil else {
+                return .failure(
+                    ControlErrorBody(
+                        .unknownInstance,
+                        "no instance \"\(id)\"; configured: \(scheduler.instanceIDs.joined(separator: ", "))"))
+            }
+            return .success(id)
+        }
+        switch operation {
+        case .hello:
+            response.server = ServerInfo(
+                name: "widgethost 0.1.0", protocolVersions: [ControlProtocol.version], pid: getpid(),
+                configuration: configuration.file, state: options.statePath, startedAt: startedAt)
+        case .reload:
+            let apps = request.app.map { [$0] } ?? Array(Set(scheduler.state.instances.map(\.instance.app))).sorted()
+            let before = scheduler.state
+            if let kind = request.kind {
+                guard scheduler.state.instances.contains(where: { $0.instance.kind == kind }) else {
+                    let kinds = Set(scheduler.state.instances.map(\.instance.kind)).sorted()
+                    return fail(.unknownKind, "no instance has kind \"\(kind)\"; kinds in use: \(kinds.joined(separator: ", "))")
+                }
+                for app in apps { scheduler.handle(.reloadTimelines(ofKind: kind, app: app), at: now) }
+            } else {
+                for app in apps { scheduler.handle(.reloadAllTimelines(app: app), at: now) }
+            }
+            response.scheduled = requested(since: before)
+            commitChanges(
+                since: before, at: now, kind: "request",
+                message:
+                    "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
+            )
+        case .event:
+            guard let name = request.event, let event = ControlEvent(rawValue: name) else {
+                return fail(
+                    .badArgument,
+                    "\"event\" must be one of \(ControlEvent.allCases.map(\.rawValue).joined(separator: ", ")); got \(request.event ?? "nothing")"
+                )
+            }
+            let schedulerEvent: SchedulerEvent
+            switch event.subject {
+            case .app:
+                guard let app = request.app, !app.isEmpty else {
+                    return fail(.badArgument, "the \(name) event needs \"app\"")
+                }
+                var session = SessionKind.audio
+                if event == .sessionStart || event == .sessionEnd, let text = request.session {
+                    guard let kind = SessionKind(rawValue: text) else {
+                        return fail(.badArgument, "\"session\" must be audio or navigation; got \(text)")
+                    }
+                    session = kind
+                }
+                switch event {
+                case .appForeground: schedulerEvent = .appForeground(app)
+                case .appBackground: schedulerEvent = .appBackground(app)
+                case .sessionStart: schedulerEvent = .sessionStarted(app: app, kind: session)
+                default: schedulerEvent = .sessionEnded(app: app, kind: session)
+                }
+            case .instance:
+                switch instance() {
+                case .failure(let error): return fail(error.code, error.message)
+                case .success(let id): schedulerEvent = .appIntent(instance: id)
+                }
+            case .none:
+                switch event {
+                case .localeChanged: schedulerEvent = .systemChange(.locale)
+                case .accessibilityChanged: schedulerEvent = .systemChange(.accessibility)
+                case .timezoneChanged: schedulerEvent = .systemChange(.timeZone)
+                default: schedulerEvent = .significantLocationChange
+                }
+            }
+            let before = scheduler.state
+            scheduler.handle(schedulerEvent, at: now)
+            response.scheduled = requested(since: before)
+            let subject = request.app ?? request.instance
+            commitChanges(since: before, at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
+        case .view:
+            guard let visible = request.visible else { return fail(.badArgument, "\"visible\" (true or false) is required") }
+            switch instance() {
+            case .failure(let error): return fail(error.code, error.message)
+            case .success(let id):
+                let before = scheduler.state
+                scheduler.handle(visible ? .instanceShown(id) : .instanceHidden(id), at: now)
+                commitChanges(
+                    since: before, at: now, kind: "view", message: "\(id) \(visible ? "shown" : "hidden")")
+                response.message = "\(id) is now \(visible ? "visible" : "hidden")"
+                if let next = scheduler.plannedReload(of: id, at: now) {
+                    response.message! += "; next reload \(Timestamp.relative(next.time, to: now)) (\(next.trigger))"
+                }
+            }
+        case .status:
+            response.status = status(at: now)
+        case .explain:
+            switch instance() {
+            case .failure(let error): return fail(error.code, error.message)
+            case .success(let id): response.explanation = explanation(of: id, at: now)
+            }
+        case .configurations:
+            response.configurations = scheduler.getCurrentConfigurations(app: request.app).map {
+                WidgetConfiguration(
+                    id: $0.id, kind: $0.kind, family: $0.family.name, app: $0.app, plugin: $0.plugin,
+                    configuration: $0.configuration)
+            }
+        case .unquarantine:
+            guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }
+            let worker = workers.values.first { $0.path == path || $0.name == path }
+            let file = worker?.path ?? path
+            do {
+                let removed = try store.unquarantine(path: file, at: now)
+                guard removed || worker?.state == .quarantined else {
+                    return fail(.unknownPlugin, "\(file) is not quarantined")
+                }
+            } catch {
+                return fail(.internalError, "could not clear the quarantine: \(error)")
+            }
+            if let worker {
+                worker.load()
+                response.message =
+                    worker.state == .loaded
+                    ? "\(worker.name) is no longer quarantined and loaded again"
+                    : "\(worker.name) is no longer quarantined but failed to load: \(worker.problem ?? "")"
+            } else {
+                response.message = "\(file) is no longer quarantined"
+            }
+        }
+        return response
+    }
+
+    /// The instances that gained a pending request since `before`.
+    func requested(since before: SchedulerState) -> [String] {
+        var old: [String: PendingRequest] = [:]
+        for s in before.instances { old[s.instance.id] = s.request }
+        return scheduler.state.instances.compactMap { s in
+            guard let request = s.request, old[s.instance.id] != request else { return nil }
+            return s.instance.id
+        }
+    }
+}

@@ -1,0 +1,374 @@
+import CWidgetHostSupport
+import Logging
+import SystemPackage
+import WidgetHostControl
+import WidgetHostIsolation
+import WidgetHostModel
+import WidgetHostScheduler
+import WidgetHostStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the daemon reads its configuration, keeps its state and listens.
+public struct DaemonOptions: Sendable {
+    public var configurationPath: String
+    public var statePath: String
+    public var socketPath: String
+    public var isolation: IsolationOptions
+
+    public init(
+        configurationPath: String = ControlPaths.configuration, statePath: String = ControlPaths.state,
+        socketPath: String = ControlPaths.socket, isolation: IsolationOptions = IsolationOptions()
+    ) {
+        self.configurationPath = configurationPath
+        self.statePath = statePath
+        self.socketPath = socketPath
+        self.isolation = isolation
+    }
+}
+
+/// `widgethost run`: keeps the configured widget instances fresh in real time.
+///
+/// One thread runs the loop: it sleeps in `poll(2)` until the next due event
+/// (a CLOCK_REALTIME timerfd armed at the scheduler's next wakeup, which also
+/// fires when the wall clock is set), a control-socket request, a finished
+/// plugin call, or a signal. Plugin calls run on one serial queue per
+/// plugin, through that plugin's fork server. Every change of state is
+/// committed to SQLite before it is acted on (docs/daemon.md).
+///
+/// ```swift
+/// let daemon = try Daemon.start(options: DaemonOptions(configurationPath: "host.json"), logger: logger)
+/// exit(daemon.run())   // returns after SIGTERM or SIGINT
+/// ```
+public final class Daemon {
+    let options: DaemonOptions
+    let configuration: DaemonConfiguration
+    let logger: Logger
+    let store: StateStore
+    let clock = DaemonClock()
+    var scheduler: ReloadScheduler
+    /// Plugin name → worker.
+    var workers: [String: PluginWorker] = [:]
+    /// Instance id → its configuration entry.
+    let instances: [String: DaemonConfiguration.Instance]
+    /// Reloads running now: instance id → when it started (monotonic) and the decision.
+    var inFlight: [String: (started: Double, decision: ReloadDecision)] = [:]
+    let completions: Mailbox<Completion>
+    let startedAt: Double
+    var stopping = false
+    var server: ControlServer?
+    private var signalDescriptor: Int32 = -1
+    private var timerDescriptor: Int32 = -1
+    /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
+    private var lastClocks: (wall: Double, boot: Double)
+
+    /// A reload that ended: the call's output, or why the plugin could not be called.
+    struct Completion: Sendable {
+        var instanceID: String
+        var output: CallOutput?
+        var unavailable: String?
+    }
+
+    private init(
+        options: DaemonOptions, configuration: DaemonConfiguration, logger: Logger, store: StateStore,
+        scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double
+    ) throws(DaemonError) {
+        self.options = options
+        self.configuration = configuration
+        self.logger = logger
+        self.store = store
+        self.scheduler = scheduler
+        self.workers = workers
+        self.instances = Dictionary(uniqueKeysWithValues: configuration.instances.map { ($0.id, $0) })
+        self.completions = try Mailbox()
+        self.startedAt = startedAt
+        self.lastClocks = (clock.now(), clock.boottime())
+    }
+
+    // MARK: Start
+
+    /// Reads the configuration, opens the state, loads every plugin (one that
+    /// fails is reported and its instances wait; the others work), checks the
+    /// instances against the plugins, and reconciles the stored state with
+    /// the clock and the configuration. Does not listen yet: ``run()`` does.
+    public static func start(options: DaemonOptions, logger: Logger) throws(DaemonError) -> Daemon {
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try DaemonConfiguration.load(options.configurationPath)
+        } catch {
+            throw .configuration(error.description)
+        }
+        let store: StateStore
+        do {
+            try makeParentDirectory(of: options.statePath)
+            store = try StateStore(path: options.statePath)
+        } catch {
+            throw .state(path: options.statePath, detail: "\(error)")
+        }
+        let clock = DaemonClock()
+        var workers: [String: PluginWorker] = [:]
+        for plugin in configuration.plugins {
+            let data = plugin.dataDirectory ?? DataDirectory.defaultPath(forPlugin: plugin.name, root: configuration.dataRoot)
+            DataDirectory.ensure(data)
+            let worker = PluginWorker(name: plugin.name, path: plugin.path, dataDirectory: data, options: options.isolation)
+            if let file = PluginFileIdentity.of(path: plugin.path), let entry = try? store.quarantineEntry(file) {
+                worker.identity = file
+                worker.state = .quarantined
+                worker.crashes = entry.crashCount
+                worker.problem =
+                    "quarantined since \(Timestamp.iso8601(entry.since)) after \(entry.crashCount) crashes (\(entry.reason)); replace the file or run `widgethost unquarantine \(plugin.path)`"
+                logger.warning("plugin \(plugin.name) is quarantined: \(worker.problem!)")
+            } else {
+                worker.load()
+                if let problem = worker.problem {
+                    logger.error("plugin \(plugin.name) (\(plugin.path)) failed to load: \(problem)")
+                } else if let description = worker.description {
+                    logger.info(
+                        "plugin \(plugin.name): \(description.id) \(description.version), kinds \(description.kinds.map(\.id).joined(separator: ", "))"
+                    )
+                }
+            }
+            workers[plugin.name] = worker
+        }
+
+        // Check every instance against its (loaded) plugin, with the line.
+        var widgets: [WidgetInstance] = []
+        for instance in configuration.instances {
+            var json = JSONValue.objectText(instance.configuration)
+            if let description = workers[instance.plugin]?.description {
+                guard let kind = description.kind(instance.kind) else {
+                    throw .configuration(
+                        configuration.fail(
+                            "\(instance.field).kind",
+                            "plugin \(instance.plugin) has no kind \"\(instance.kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
+                        ).description)
+                }
+                guard kind.families.contains(instance.family) else {
+                    throw .configuration(
+                        configuration.fail(
+                            "\(instance.field).family",
+                            "kind \(kind.id) does not support \(instance.family.name); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
+                        ).description)
+                }
+                switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
+                case .success(let text): json = text
+                case .failure(let problem):
+                    throw .configuration(configuration.fail("\(instance.field).configuration", "\(problem)").description)
+                }
+            }
+            widgets.append(
+                WidgetInstance(
+                    id: instance.id, plugin: instance.plugin, kind: instance.kind, family: instance.family,
+                    configuration: json, app: instance.app, isVisible: instance.visible,
+                    usesLocation: instance.usesLocation))
+        }
+
+        // The stored state, reconciled with the clock, then with the configuration.
+        let now = clock.now()
+        let scheduler: ReloadScheduler
+        do {
+            let stored = try store.loadSchedulerState()
+            let sample = clock.sample()
+            let last = try store.lastClockSample()
+            let reconciliation = RestartPlanner.reconcile(
+                state: stored, lastSeen: last?.wallClock, now: now,
+                monotonicElapsed: last.flatMap { sample.monotonicElapsed(since: $0) })
+            var state = reconciliation.state
+            for note in reconciliation.notes {
+                logger.notice("restart: \(note)")
+                try store.appendEvent(time: now, kind: "restart", message: note)
+            }
+            if !reconciliation.catchUp.isEmpty {
+                logger.notice(
+                    "restart: one catch-up reload each for \(reconciliation.catchUp.joined(separator: ", "))")
+            }
+            let wanted = Set(widgets.map(\.id))
+            for removed in state.instances.map(\.instance.id) where !wanted.contains(removed) {
+                logger.notice("instance \(removed) is no longer configured: removed with its state")
+            }
+            state.instances.removeAll { !wanted.contains($0.instance.id) }
+            var fresh: [WidgetInstance] = []
+            for widget in widgets {
+                guard let position = state.instances.firstIndex(where: { $0.instance.id == widget.id }) else {
+                    fresh.append(widget)
+                    continue
+                }
+                var existing = state.instances[position]
+                var changed = widget
+                changed.isVisible = existing.instance.isVisible  // visibility is runtime state
+                if existing.instance != changed {
+                    logger.notice("instance \(widget.id) was reconfigured: a free reload with the new configuration")
+                    existing.instance = changed
+                    existing.request = PendingRequest(
+                        trigger: .added, charge: .free(.instanceAdded), requestedAt: now)
+                    state.instances[position] = existing
+                }
+            }
+            var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
+            for widget in fresh { built.add(widget, at: now) }
+            try store.saveSchedulerState(built.state)
+            try store.recordClockSample(sample)
+            try store.appendEvent(
+                time: now, kind: "start",
+                message: "started with \(widgets.count) instances, \(workers.count) plugins (\(configuration.file))")
+            scheduler = built
+        } catch {
+            throw .state(path: options.statePath, detail: "\(error)")
+        }
+        return try Daemon(
+            options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
+            workers: workers, startedAt: now)
+    }
+
+    static func makeParentDirectory(of path: String) throws {
+        var directory = ""
+        for component in path.split(separator: "/").dropLast() {
+            directory += "/" + component
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+                throw DaemonError.system("mkdir \(directory)", errno: errno)
+            }
+        }
+    }
+
+    // MARK: Run
+
+    /// Listens on the control socket and runs until SIGTERM or SIGINT (a
+    /// second one stops at once). Returns the exit status.
+    public func run() -> Int32 {
+        signalDescriptor = wh_signalfd_open()
+        timerDescriptor = wh_timerfd_open()
+        guard signalDescriptor >= 0, timerDescriptor >= 0 else {
+            logger.critical("cannot create the signal or timer descriptor: \(String(cString: strerror(errno)))")
+            return 1
+        }
+        do {
+            server = try ControlServer(path: options.socketPath, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            return 1
+        }
+        logger.info(
+            "widgethost daemon \(getpid()) ready: \(instances.count) instances, socket \(options.socketPath), state \(options.statePath)"
+        )
+        _ = wh_sd_notify("READY=1\nSTATUS=keeping \(instances.count) widget instances fresh")
+        var signals = 0
+        var armedFor: Double? = nil
+        while true {
+            let now = clock.now()
+            noticeClockJump(now: now)
+            for completion in completions.take() { finish(completion) }
+            if stopping && inFlight.isEmpty { break }
+            if !stopping { issueDueReloads(at: clock.now()) }
+
+            // Sleep until the next due event: no timer at all when nothing is scheduled.
+            let wake = stopping ? nil : scheduler.nextWakeup()
+            if wake != armedFor {
+                wh_timerfd_arm(timerDescriptor, wake ?? -1)
+                armedFor = wake
+            }
+            var descriptors = [
+                pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            descriptors += server?.descriptors ?? []
+            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                logger.critical("poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if descriptors[1].revents != 0 {
+                if wh_timerfd_read(timerDescriptor) == 2 {
+                    logger.notice("the wall clock was set")
+                    armedFor = nil  // re-arm: CANCEL_ON_SET disarmed it
+                }
+            }
+            if descriptors[0].revents != 0 {
+                while case let signal = wh_signalfd_read(signalDescriptor), signal > 0 {
+                    if signal == SIGHUP {
+                        logger.notice("SIGHUP: restart the daemon to read a changed configuration")
+                        continue
+                    }
+                    signals += 1
+                    if signals == 1 {
+                        beginShutdown(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT")
+                    } else {
+                        logger.warning("second signal: stopping now; in-flight calls are killed with their runners")
+                        finishShutdown()
+                        return 1
+                    }
+                }
+            }
+            if let server {
+                for request in server.service(descriptors[3...]) {
+                    server.reply(to: request.connection, with: respond(to: request))
+                }
+            }
+        }
+        finishShutdown()
+        return 0
+    }
+
+    /// Stops taking work: no new reloads, no new requests; in-flight calls
+    /// finish (each is bounded by its timeout).
+    func beginShutdown(reason: String) {
+        stopping = true
+        _ = wh_sd_notify("STOPPING=1")
+        logger.notice("\(reason): shutting down after \(inFlight.count) in-flight reloads")
+        server?.stopListening()
+    }
+
+    /// Stops the plugins' fork servers and records the clocks for the next start.
+    func finishShutdown() {
+        for worker in workers.values { worker.stop() }
+        do {
+            try store.recordClockSample(clock.sample())
+            try store.appendEvent(time: clock.now(), kind: "stop", message: "stopped")
+        } catch {
+            logger.error("could not record the shutdown: \(error)")
+        }
+        server?.close()
+        logger.notice("stopped; state is in \(options.statePath)")
+    }
+
+    // MARK: Clock jumps
+
+    /// When the wall clock moved differently from real time (a `date -s`, an
+    /// NTP step), moves every scheduling time by the same amount, as a
+    /// restart would (``RestartPlanner``): no budget granted or lost, no storm.
+    func noticeClockJump(now: Double) {
+        let boot = clock.boottime()
+        let jump = (now - lastClocks.wall) - (boot - lastClocks.boot)
+        if abs(jump) > RestartPlanner.jumpTolerance {
+            // Keep the old reference until the reloads in flight have ended.
+            guard inFlight.isEmpty else { return }
+            // The same rules as a restart: a backwards jump moves every time
+            // back, a forwards one (beyond the real elapsed time) forward.
+            let state = RestartPlanner.reconcile(
+                state: scheduler.state, lastSeen: lastClocks.wall, now: now, monotonicElapsed: boot - lastClocks.boot
+            ).state
+            scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
+            let note = "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
+            logger.notice("\(note)")
+            do {
+                try store.saveSchedulerState(scheduler.state)
+                try store.recordClockSample(clock.sample())
+                try store.appendEvent(time: now, kind: "clock", message: note)
+            } catch {
+                logger.error("could not save the state after a clock jump: \(error)")
+            }
+        }
+        lastClocks = (now, boot)
+    }
+}
+
+extension JSONValue {
+    /// `{"name": value, ...}` from member names and their JSON text, sorted by name.
+    static func objectText(_ members: [String: String]) -> String {
+        "{" + members.keys.sorted().map { "\(JSONValue.string($0).compactText(limit: .max)):\(members[$0]!)" }
+            .joined(separator: ",") + "}"
+    }
+}

@@ -1,0 +1,218 @@
+import WidgetHostModel
+import WidgetHostScheduler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The daemon's configuration file (JSON; format in docs/daemon.md): the
+/// plugins, the widget instances, and scheduler and failure settings.
+///
+/// ```json
+/// {
+///   "plugins": [{ "name": "character", "path": "libCharacterPlugin.so" }],
+///   "pluginDirectory": "plugins",
+///   "instances": [
+///     { "id": "hero", "plugin": "character", "kind": "com.example.character-detail",
+///       "family": "systemSmall", "app": "emoji-rangers", "configuration": { "hero": "\"spouty\"" } }
+///   ]
+/// }
+/// ```
+///
+/// Relative paths are relative to the configuration file's directory.
+public struct DaemonConfiguration: Sendable {
+    /// One plugin file and the name instances use for it.
+    public struct Plugin: Sendable, Hashable {
+        public var name: String
+        /// Absolute path of the .so file.
+        public var path: String
+        /// The plugin's data directory (its working directory, the only place it may write).
+        public var dataDirectory: String?
+        /// Where in the file it was declared (`plugins[3]`, or the plugin directory).
+        public var field: String
+    }
+
+    /// One widget instance.
+    public struct Instance: Sendable, Hashable {
+        public var id: String
+        public var plugin: String
+        public var kind: String
+        public var family: WidgetFamily
+        public var app: String
+        /// Parameter name → JSON text of its value.
+        public var configuration: [String: String]
+        public var visible: Bool
+        public var usesLocation: Bool
+        /// Timeline call timeout (default: ``DefaultTimeouts/timeline``).
+        public var timeout: Double?
+        /// `instances[N]`, for errors found after the plugins load.
+        public var field: String
+    }
+
+    /// When a crashing plugin is quarantined.
+    public struct FailurePolicy: Sendable, Hashable {
+        /// Crashes (signals, forbidden system calls, exits mid-call, protocol
+        /// violations) of one plugin file after which it is quarantined.
+        public var quarantineAfterCrashes = 3
+        public init() {}
+    }
+
+    /// The file, as given.
+    public var file: String
+    public var plugins: [Plugin]
+    public var instances: [Instance]
+    public var scheduler: SchedulerConfiguration
+    public var failurePolicy: FailurePolicy
+    /// The root under which each plugin without an explicit `dataDirectory`
+    /// gets `ROOT/NAME` (default `$XDG_DATA_HOME/widgethost/plugins`).
+    public var dataRoot: String?
+    /// The parsed file, to report problems found later with their line.
+    public var reader: DocumentReader
+
+    /// An error at `field` of this file, with its line.
+    public func fail(_ field: String, _ problem: String) -> DocumentError { reader.fail(field, problem) }
+
+    /// Reads and checks a configuration file. Every problem is a
+    /// ``DocumentError`` naming the file, the line, the field and what to do.
+    public static func load(_ path: String) throws(DocumentError) -> DaemonConfiguration {
+        try parse(try DocumentReader(file: path, documentation: "docs/daemon.md"))
+    }
+
+    static let documentation = "docs/daemon.md"
+
+    /// Checks a parsed document.
+    public static func parse(_ reader: DocumentReader) throws(DocumentError) -> DaemonConfiguration {
+        let top = try reader.members(
+            reader.root, "(top level)",
+            allowed: ["description", "plugins", "pluginDirectory", "dataDirectory", "scheduler", "instances", "failures"])
+        let base = directory(of: absolute(reader.file, relativeTo: currentDirectory()))
+        var plugins: [Plugin] = []
+        func add(_ plugin: Plugin) throws(DocumentError) {
+            if let other = plugins.first(where: { $0.name == plugin.name }) {
+                throw reader.fail(
+                    plugin.field,
+                    "plugin name \"\(plugin.name)\" is used twice (also \(other.field), \(other.path)); give one a distinct \"name\""
+                )
+            }
+            plugins.append(plugin)
+        }
+        for (index, item) in (try reader.array(top["plugins"], "plugins") ?? []).enumerated() {
+            let field = "plugins[\(index)]"
+            let m = try reader.members(item, field, allowed: ["name", "path", "dataDirectory"])
+            let path = absolute(try reader.requiredString(m["path"], "\(field).path"), relativeTo: base)
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw reader.fail(
+                    "\(field).path", "\(path) does not exist; build the plugin or fix the path (relative to \(base))")
+            }
+            try add(
+                Plugin(
+                    name: try reader.string(m["name"], "\(field).name") ?? fileName(path), path: path,
+                    dataDirectory: try reader.string(m["dataDirectory"], "\(field).dataDirectory").map {
+                        absolute($0, relativeTo: base)
+                    }, field: field))
+        }
+        if let directory = try reader.string(top["pluginDirectory"], "pluginDirectory") {
+            let path = absolute(directory, relativeTo: base)
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
+                throw reader.fail("pluginDirectory", "cannot list \(path); create it or fix the path")
+            }
+            for name in names.sorted() where name.hasSuffix(".so") {
+                let file = path + "/" + name
+                // An explicitly configured plugin wins over the directory's copy.
+                guard !plugins.contains(where: { $0.path == file || $0.name == name }) else { continue }
+                try add(Plugin(name: name, path: file, dataDirectory: nil, field: "pluginDirectory"))
+            }
+        }
+
+        var instances: [Instance] = []
+        guard let list = try reader.array(top["instances"], "instances") else {
+            throw reader.fail("instances", "required: an array of widget instances (it may be empty)")
+        }
+        for (index, item) in list.enumerated() {
+            let field = "instances[\(index)]"
+            let m = try reader.members(
+                item, field,
+                allowed: ["id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout"])
+            let id = try reader.requiredString(m["id"], "\(field).id")
+            if let other = instances.first(where: { $0.id == id }) {
+                throw reader.fail("\(field).id", "\"\(id)\" is already the id of \(other.field); instance ids must be unique")
+            }
+            let plugin = try reader.requiredString(m["plugin"], "\(field).plugin")
+            guard plugins.contains(where: { $0.name == plugin }) else {
+                let known = plugins.map(\.name)
+                throw reader.fail(
+                    "\(field).plugin",
+                    "no plugin named \"\(plugin)\"; configured: \(known.isEmpty ? "none" : known.joined(separator: ", ")). Add it to \"plugins\" or to the plugin directory"
+                )
+            }
+            let familyName = try reader.string(m["family"], "\(field).family") ?? "systemSmall"
+            guard let family = WidgetFamily(name: familyName) else {
+                throw reader.fail(
+                    "\(field).family",
+                    "unknown family \"\(familyName)\"; expected one of \(WidgetFamily.allCases.map(\.name).joined(separator: ", "))"
+                )
+            }
+            var configuration: [String: String] = [:]
+            if let value = m["configuration"] {
+                guard let members = value.objectMembers else {
+                    throw reader.fail("\(field).configuration", "expected an object of parameter values")
+                }
+                for (name, member) in members { configuration[name] = member.compactText(limit: .max) }
+            }
+            let timeout = try reader.duration(m["timeout"], "\(field).timeout")
+            if let timeout, !(timeout > 0 && timeout <= 600) {
+                throw reader.fail("\(field).timeout", "must be between 0 and 10 minutes, got \(timeout) s")
+            }
+            instances.append(
+                Instance(
+                    id: id, plugin: plugin, kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
+                    app: try reader.string(m["app"], "\(field).app") ?? "default", configuration: configuration,
+                    visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
+                    usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
+                    timeout: timeout, field: field))
+        }
+
+        var failurePolicy = FailurePolicy()
+        if let value = top["failures"] {
+            let m = try reader.members(value, "failures", allowed: ["quarantineAfterCrashes"])
+            if let count = try reader.number(m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes") {
+                guard count >= 1, count.rounded() == count else {
+                    throw reader.fail("failures.quarantineAfterCrashes", "expected a whole number ≥ 1")
+                }
+                failurePolicy.quarantineAfterCrashes = Int(count)
+            }
+        }
+        return DaemonConfiguration(
+            file: reader.file, plugins: plugins, instances: instances,
+            scheduler: try SchedulerConfiguration(document: top["scheduler"], reader: reader),
+            failurePolicy: failurePolicy,
+            dataRoot: try reader.string(top["dataDirectory"], "dataDirectory").map { absolute($0, relativeTo: base) },
+            reader: reader)
+    }
+
+    static func currentDirectory() -> String { FileManager.default.currentDirectoryPath }
+
+    /// `path` made absolute against `base`, with `.`, `..` and symbolic links
+    /// resolved when it exists.
+    static func absolute(_ path: String, relativeTo base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        guard let resolved = realpath(joined, nil) else { return joined }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func fileName(_ path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+}

@@ -1,0 +1,98 @@
+import Dispatch
+import WidgetHostIsolation
+import WidgetHostModel
+import WidgetHostStore
+
+/// One configured plugin in the daemon: its description, its state, and a
+/// serial queue that makes its calls (through a fork server, or a runner
+/// per call when the plugin cannot be forked), one at a time.
+///
+/// Everything but ``submit(_:done:)`` and ``stop()`` is used from the
+/// daemon's loop thread only.
+final class PluginWorker {
+    enum State: String {
+        case loaded, failed, quarantined
+    }
+
+    let name: String
+    let path: String
+    let dataDirectory: String
+    let options: IsolationOptions
+    var state: State = .failed
+    var description: PluginDescription?
+    /// Why the plugin is not usable (failed to load, quarantined).
+    var problem: String?
+    /// The file as it was when loaded or quarantined.
+    var identity: PluginFileIdentity?
+    /// Crashes of this file since it was loaded.
+    var crashes = 0
+    private let calls: CallQueue
+
+    init(name: String, path: String, dataDirectory: String, options: IsolationOptions) {
+        self.name = name
+        self.path = path
+        self.dataDirectory = dataDirectory
+        self.options = options
+        self.calls = CallQueue(label: "widgethost.plugin.\(name)", path: path, options: options)
+    }
+
+    /// Loads the plugin in a runner of its own to read its description.
+    func load() {
+        identity = PluginFileIdentity.of(path: path)
+        let output = IsolatedRunner.run(plugin: path, options: options)
+        if let plugin = output.plugin, output.failure == nil {
+            description = plugin
+            state = .loaded
+            problem = nil
+        } else {
+            description = nil
+            state = .failed
+            problem = output.failure?.message ?? "the plugin did not describe itself"
+        }
+        crashes = 0
+    }
+
+    /// `fork-server`, or `spawn` with the reason the fork server fell back.
+    var isolation: String { calls.isolation }
+
+    /// Runs `call` on the plugin's queue; `done` runs on that queue.
+    func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
+        calls.submit(call, done: done)
+    }
+
+    /// Stops the fork server once the queued calls are done.
+    func stop() { calls.stop() }
+}
+
+/// The part of a worker that runs off the loop thread: the fork server is
+/// touched only on `queue`.
+private final class CallQueue: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let server: ForkServer
+    private let path: String
+    private let options: IsolationOptions
+    private let lock = DispatchQueue(label: "widgethost.plugin.isolation")
+    private var mode = "fork-server"
+
+    init(label: String, path: String, options: IsolationOptions) {
+        queue = DispatchQueue(label: label)
+        self.path = path
+        self.options = options
+        server = ForkServer(plugin: path, options: options)
+    }
+
+    var isolation: String { lock.sync { mode } }
+
+    func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
+        queue.async { [self] in
+            let output = server.call(call)
+            let current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
+            lock.sync { mode = current }
+            done(output)
+        }
+    }
+
+    func stop() {
+        queue.sync { _ = server.stop() }
+    }
+}
