@@ -68,7 +68,9 @@ public final class WidgetCenter: Sendable {
     /// The widgets of this app, synchronously.
     public func configurations() throws -> [WidgetInfo] {
         (try send(ControlRequest(.configurations, app: app)).configurations ?? []).map {
-            WidgetInfo(id: $0.id, kind: $0.kind, family: $0.family, configuration: $0.configuration)
+            WidgetInfo(
+                id: $0.id, kind: $0.kind, family: $0.family, configuration: $0.configuration,
+                dataDirectory: $0.dataDirectory)
         }
     }
 
@@ -105,6 +107,9 @@ public struct WidgetInfo: Sendable, Hashable {
     public var family: String
     /// The instance's configuration (its parameter values) as JSON.
     public var configuration: String
+    /// The widget's data directory (its plugin's): write new data there,
+    /// then call ``WidgetCenter/reloadTimelines(ofKind:)``.
+    public var dataDirectory: String?
 }
 
 /// Why a ``WidgetCenter`` request failed.

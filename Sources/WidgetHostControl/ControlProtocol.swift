@@ -195,7 +195,14 @@ public struct WidgetConfiguration: Sendable, Hashable, Codable {
     public var plugin: String
     /// The instance's configuration (parameter values) as JSON text.
     public var configuration: String
-    public init(id: String, kind: String, family: String, app: String, plugin: String, configuration: String) {
+    /// The plugin's data directory: the container an app writes new data
+    /// into before asking for a reload (seed 003's shared-container flow).
+    public var dataDirectory: String?
+    public init(
+        id: String, kind: String, family: String, app: String, plugin: String, configuration: String,
+        dataDirectory: String? = nil
+    ) {
+        self.dataDirectory = dataDirectory
         self.id = id
         self.kind = kind
         self.family = family

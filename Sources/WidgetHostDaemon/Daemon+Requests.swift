@@ -146,7 +146,7 @@ extension Daemon {
             response.configurations = scheduler.getCurrentConfigurations(app: request.app).map {
                 WidgetConfiguration(
                     id: $0.id, kind: $0.kind, family: $0.family.name, app: $0.app, plugin: $0.plugin,
-                    configuration: $0.configuration)
+                    configuration: $0.configuration, dataDirectory: workers[$0.plugin]?.dataDirectory)
             }
         case .unquarantine:
             guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }
