@@ -193,7 +193,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostCLITests",
-            dependencies: ["WidgetHostCLI"],
+            dependencies: [
+                "WidgetHostCLI", "WidgetHostControl", "WidgetHostCenter", "WidgetHostStore", "WidgetHostScheduler",
+            ],
             swiftSettings: strictSwift
         ),
     ]

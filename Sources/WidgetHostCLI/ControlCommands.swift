@@ -74,7 +74,9 @@ struct ReloadCommand: ParsableCommand {
     func run() throws {
         let response = try connection.send(ControlRequest(.reload, kind: kind, app: app))
         let ids = response.scheduled ?? []
-        print(ids.isEmpty ? "no instance needed a new request (already pending)" : "will reload: \(ids.joined(separator: ", "))")
+        print(
+            ids.isEmpty
+                ? "no instance needed a new request (already pending)" : "will reload: \(ids.joined(separator: ", "))")
     }
 }
 
@@ -112,7 +114,8 @@ struct EventCommand: ParsableCommand {
 
     func validate() throws {
         switch event.subject {
-        case .app where subject == nil: throw ValidationError("\(event.rawValue) needs the app: widgethost event \(event.rawValue) APP")
+        case .app where subject == nil:
+            throw ValidationError("\(event.rawValue) needs the app: widgethost event \(event.rawValue) APP")
         case .instance where subject == nil:
             throw ValidationError("intent needs the instance: widgethost event intent INSTANCE")
         case .none where subject != nil: throw ValidationError("\(event.rawValue) takes no argument")
@@ -194,7 +197,8 @@ struct StatusCommand: ParsableCommand {
 struct ExplainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
-        abstract: "Explain why an instance has or has not reloaded: policy, budget, spacing, backoff, with exact times.")
+        abstract: "Explain why an instance has or has not reloaded: policy, budget, spacing, backoff, with exact times."
+    )
 
     @Argument(help: "The instance id.")
     var instance: String
@@ -234,7 +238,9 @@ struct ConfigurationsCommand: ParsableCommand {
         }
         if list.isEmpty { print("no instances") }
         for item in list {
-            print("\(item.id)  \(item.kind)  \(item.family)  app=\(item.app)  plugin=\(item.plugin)  \(item.configuration)")
+            print(
+                "\(item.id)  \(item.kind)  \(item.family)  app=\(item.app)  plugin=\(item.plugin)  \(item.configuration)"
+            )
         }
     }
 }

@@ -23,7 +23,9 @@ enum DaemonReport {
                 "  \(instance.id)  \(instance.plugin) \(instance.kind) \(instance.family)  app=\(instance.app)  \(instance.visible ? "visible" : "hidden")"
             )
             if let shows = instance.shows {
-                lines.append("      shows: \(shows)" + (instance.entryDate.map { "  (entry of \(Timestamp.iso8601($0)))" } ?? ""))
+                lines.append(
+                    "      shows: \(shows)" + (instance.entryDate.map { "  (entry of \(Timestamp.iso8601($0)))" } ?? "")
+                )
             } else {
                 lines.append("      shows: nothing yet")
             }

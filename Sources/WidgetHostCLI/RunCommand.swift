@@ -40,7 +40,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The control socket to listen on.", valueName: "path"))
     var socket: String = ControlPaths.socket
 
-    @Option(help: ArgumentHelp("Least severe log level: trace, debug, info, notice, warning, error.", valueName: "level"))
+    @Option(
+        help: ArgumentHelp("Least severe log level: trace, debug, info, notice, warning, error.", valueName: "level"))
     var logLevel: String = "info"
 
     func validate() throws {

@@ -127,7 +127,9 @@ public enum WidgetCenterError: Error, Sendable, CustomStringConvertible {
 extension String {
     /// The first line of a small /proc file.
     init(contentsOfProcFile path: String) throws {
-        guard let file = fopen(path, "r") else { throw ControlSocketError.system(call: "open", path: path, errno: errno) }
+        guard let file = fopen(path, "r") else {
+            throw ControlSocketError.system(call: "open", path: path, errno: errno)
+        }
         defer { fclose(file) }
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = fread(&buffer, 1, buffer.count - 1, file)

@@ -64,7 +64,9 @@ extension Daemon {
             if let kind = request.kind {
                 guard scheduler.state.instances.contains(where: { $0.instance.kind == kind }) else {
                     let kinds = Set(scheduler.state.instances.map(\.instance.kind)).sorted()
-                    return fail(.unknownKind, "no instance has kind \"\(kind)\"; kinds in use: \(kinds.joined(separator: ", "))")
+                    return fail(
+                        .unknownKind, "no instance has kind \"\(kind)\"; kinds in use: \(kinds.joined(separator: ", "))"
+                    )
                 }
                 for app in apps { scheduler.handle(.reloadTimelines(ofKind: kind, app: app), at: now) }
             } else {
@@ -122,7 +124,9 @@ extension Daemon {
             commitChanges(since: before, at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
             response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
         case .view:
-            guard let visible = request.visible else { return fail(.badArgument, "\"visible\" (true or false) is required") }
+            guard let visible = request.visible else {
+                return fail(.badArgument, "\"visible\" (true or false) is required")
+            }
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
             case .success(let id):

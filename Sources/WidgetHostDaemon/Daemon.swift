@@ -110,9 +110,11 @@ public final class Daemon {
         let clock = DaemonClock()
         var workers: [String: PluginWorker] = [:]
         for plugin in configuration.plugins {
-            let data = plugin.dataDirectory ?? DataDirectory.defaultPath(forPlugin: plugin.name, root: configuration.dataRoot)
+            let data =
+                plugin.dataDirectory ?? DataDirectory.defaultPath(forPlugin: plugin.name, root: configuration.dataRoot)
             DataDirectory.ensure(data)
-            let worker = PluginWorker(name: plugin.name, path: plugin.path, dataDirectory: data, options: options.isolation)
+            let worker = PluginWorker(
+                name: plugin.name, path: plugin.path, dataDirectory: data, options: options.isolation)
             if let file = PluginFileIdentity.of(path: plugin.path), let entry = try? store.quarantineEntry(file) {
                 worker.identity = file
                 worker.state = .quarantined
@@ -155,7 +157,8 @@ public final class Daemon {
                 switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
                 case .success(let text): json = text
                 case .failure(let problem):
-                    throw .configuration(configuration.fail("\(instance.field).configuration", "\(problem)").description)
+                    throw .configuration(
+                        configuration.fail("\(instance.field).configuration", "\(problem)").description)
                 }
             }
             widgets.append(
@@ -351,7 +354,8 @@ public final class Daemon {
                 state: scheduler.state, lastSeen: lastClocks.wall, now: now, monotonicElapsed: boot - lastClocks.boot
             ).state
             scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
-            let note = "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
+            let note =
+                "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
             logger.notice("\(note)")
             do {
                 try store.saveSchedulerState(scheduler.state)
@@ -368,7 +372,8 @@ public final class Daemon {
 extension JSONValue {
     /// `{"name": value, ...}` from member names and their JSON text, sorted by name.
     static func objectText(_ members: [String: String]) -> String {
-        "{" + members.keys.sorted().map { "\(JSONValue.string($0).compactText(limit: .max)):\(members[$0]!)" }
+        "{"
+            + members.keys.sorted().map { "\(JSONValue.string($0).compactText(limit: .max)):\(members[$0]!)" }
             .joined(separator: ",") + "}"
     }
 }

@@ -90,7 +90,9 @@ public struct DaemonConfiguration: Sendable {
     public static func parse(_ reader: DocumentReader) throws(DocumentError) -> DaemonConfiguration {
         let top = try reader.members(
             reader.root, "(top level)",
-            allowed: ["description", "plugins", "pluginDirectory", "dataDirectory", "scheduler", "instances", "failures"])
+            allowed: [
+                "description", "plugins", "pluginDirectory", "dataDirectory", "scheduler", "instances", "failures",
+            ])
         let base = directory(of: absolute(reader.file, relativeTo: currentDirectory()))
         var plugins: [Plugin] = []
         func add(_ plugin: Plugin) throws(DocumentError) {
@@ -138,10 +140,13 @@ public struct DaemonConfiguration: Sendable {
             let field = "instances[\(index)]"
             let m = try reader.members(
                 item, field,
-                allowed: ["id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout"])
+                allowed: [
+                    "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
+                ])
             let id = try reader.requiredString(m["id"], "\(field).id")
             if let other = instances.first(where: { $0.id == id }) {
-                throw reader.fail("\(field).id", "\"\(id)\" is already the id of \(other.field); instance ids must be unique")
+                throw reader.fail(
+                    "\(field).id", "\"\(id)\" is already the id of \(other.field); instance ids must be unique")
             }
             let plugin = try reader.requiredString(m["plugin"], "\(field).plugin")
             guard plugins.contains(where: { $0.name == plugin }) else {

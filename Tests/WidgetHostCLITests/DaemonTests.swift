@@ -1,0 +1,390 @@
+import Foundation
+import Testing
+import WidgetHostCenter
+import WidgetHostControl
+import WidgetHostScheduler
+import WidgetHostStore
+
+/// A real `widgethost run` process, its log in a file, its socket in a short temp dir.
+final class DaemonProcess {
+    let directory: String
+    let config: String
+    let state: String
+    let socket: String
+    let log: String
+    private(set) var process: Process?
+
+    /// A daemon for `configuration` (JSON text; `@BUILD@` is replaced by the build directory,
+    /// `@FIXTURES@` by the faulty fixtures' directory).
+    init(_ name: String, configuration: String) throws {
+        directory = "/tmp/wh-\(getpid())-\(name)"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        config = directory + "/host.json"
+        state = directory + "/state.sqlite"
+        socket = directory + "/control.sock"
+        log = directory + "/daemon.log"
+        let text = configuration.replacingOccurrences(of: "@BUILD@", with: CLI.buildDirectory)
+            .replacingOccurrences(of: "@FIXTURES@", with: configuration.contains("@FIXTURES@") ? CLI.fixtures : "")
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts the daemon and waits (bounded) until it answers `hello`.
+    @discardableResult
+    func start(wait: Bool = true) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.executable)
+        process.arguments = ["run", "--config", config, "--state", state, "--socket", socket]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = directory + "/data"
+        process.environment = environment
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        handle.seekToEndOfFile()
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        self.process = process
+        if wait {
+            try waitUntil("the daemon answers on \(socket)", timeout: 60) {
+                guard process.isRunning else { return true }
+                return (try? hello()) != nil
+            }
+            #expect(process.isRunning, "the daemon exited: \(logText)")
+        }
+        return process
+    }
+
+    func hello() throws -> ControlResponse {
+        var client = try ControlClient.connect(to: socket)
+        defer { client.close() }
+        return try client.send(ControlRequest(.hello))
+    }
+
+    func send(_ request: ControlRequest) throws -> ControlResponse {
+        var client = try ControlClient.connect(to: socket)
+        defer { client.close() }
+        return try client.send(request)
+    }
+
+    func status() throws -> HostStatus { try #require(try send(ControlRequest(.status)).status) }
+
+    /// SIGTERM, then waits; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let process else { return -1 }
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    /// SIGKILL, then waits.
+    func kill9() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    /// The log lines of completed reloads of `instance`.
+    func reloadLines(_ instance: String) -> [String] {
+        logText.split(separator: "\n").map(String.init).filter { $0.contains("] reload \(instance) ") }
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass (then fails the test).
+func waitUntil(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(50_000)
+    }
+    Issue.record("timed out after \(timeout) s waiting until \(what)")
+    throw CancellationError()
+}
+
+/// A configuration whose leaderboard reloads continuously (its timeline is one
+/// entry with atEnd; spacing and jitter are off and the budget is huge).
+let busyConfiguration = """
+    {
+      "plugins": [{ "name": "character", "path": "@BUILD@/libCharacterPlugin.so" },
+                  { "name": "countdown", "path": "@BUILD@/libCountdownPlugin.so" }],
+      "scheduler": { "minimumReloadInterval": 0, "maximumJitter": 0, "learningAllowance": 1000000,
+                     "coalescingCap": 0 },
+      "instances": [
+        { "id": "board", "plugin": "character", "kind": "com.widgethost.leaderboard", "family": "systemMedium",
+          "app": "com.example.game" },
+        { "id": "panda", "plugin": "character", "kind": "com.widgethost.character-detail", "app": "com.example.game" },
+        { "id": "new-year", "plugin": "countdown", "kind": "com.widgethost.countdown", "app": "com.example.calendar" }
+      ]
+    }
+    """
+
+@Suite("widgethost run: the daemon", .serialized)
+struct DaemonTests {
+    @Test func reloadsInRealTimeAnswersStatusAndKeepsStateAcrossARestart() throws {
+        let daemon = try DaemonProcess("restart", configuration: busyConfiguration)
+        try daemon.start()
+        try waitUntil("the leaderboard reloaded by its policy 5 times") {
+            daemon.reloadLines("board").filter { $0.contains("reason=policy") }.count >= 5
+        }
+        let status = try daemon.status()
+        #expect(status.plugins.map(\.state) == ["loaded", "loaded"])
+        let board = try #require(status.instances.first { $0.id == "board" })
+        #expect(board.budgetUsed >= 5)
+        #expect(board.shows?.contains("heroes") == true)
+        let panda = try #require(status.instances.first { $0.id == "panda" })
+        #expect(panda.shows != nil)
+        #expect(panda.nextReload != nil)
+        #expect(panda.budgetUsed == 0, "the first timeline of a new instance is free")
+        // One log line per reload: instance, reason, counted or free, latency, outcome.
+        let first = try #require(daemon.reloadLines("panda").first)
+        #expect(first.contains("reason=added free(instanceAdded) latency="))
+        #expect(first.contains("outcome=ok"))
+
+        #expect(daemon.stop() == 0)
+        #expect(daemon.logText.contains("SIGTERM: shutting down"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket), "the socket is removed at shutdown")
+
+        // The budget survives the restart; no instance is added (and reloaded free) again.
+        let store = try StateStore(path: daemon.state)
+        let stored = try store.loadSchedulerState()
+        let counted = try #require(stored.instances.first { $0.instance.id == "board" }).ledger.times.count
+        #expect(counted >= board.budgetUsed)
+        let linesBefore = daemon.reloadLines("panda").count
+        try daemon.start()
+        let after = try daemon.status()
+        #expect(try #require(after.instances.first { $0.id == "board" }).budgetUsed >= counted)
+        #expect(daemon.reloadLines("panda").count == linesBefore, "panda's timeline was kept, not reloaded")
+        #expect(try #require(after.instances.first { $0.id == "panda" }).shows != nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func widgetCenterAndTheCLIClientsReachTheDaemon() throws {
+        let daemon = try DaemonProcess("center", configuration: busyConfiguration)
+        try daemon.start()
+        try waitUntil("panda has its first timeline") { !daemon.reloadLines("panda").isEmpty }
+
+        // WidgetCenter, as an app uses it.
+        let center = WidgetCenter(app: "com.example.game", socketPath: daemon.socket)
+        let scheduled = try center.requestReload(ofKind: "com.widgethost.character-detail")
+        #expect(scheduled == ["panda"])
+        try waitUntil("panda reloads for the request") {
+            daemon.reloadLines("panda").contains {
+                $0.contains(
+                    "reason=reloadTimelines(ofKind: com.widgethost.character-detail) by com.example.game counted")
+            }
+        }
+        let widgets = try center.configurations()
+        #expect(Set(widgets.map(\.id)) == ["board", "panda"], "only the app's own widgets")
+        #expect(widgets.allSatisfy { $0.dataDirectory?.hasSuffix("/widgethost/plugins/character") == true })
+
+        // The CLI clients.
+        let socket = ["--socket", daemon.socket]
+        let foreground = try CLI.run(["event", "app-foreground", "com.example.game"] + socket)
+        #expect(foreground.status == 0, "\(foreground.stderr)")
+        let reload = try CLI.run(["reload", "--all", "--app", "com.example.game"] + socket)
+        #expect(reload.status == 0)
+        #expect(reload.stdout.contains("panda"))
+        try waitUntil("panda reloads free while its app is in the foreground") {
+            daemon.reloadLines("panda").contains {
+                $0.contains("reason=reloadAllTimelines() by com.example.game free(appForeground)")
+            }
+        }
+        let hide = try CLI.run(["view", "new-year", "--hidden"] + socket)
+        #expect(hide.stdout.contains("new-year is now hidden"))
+        let explain = try CLI.run(["explain", "new-year"] + socket)
+        #expect(explain.status == 0)
+        #expect(explain.stdout.contains("visible: false"))
+        #expect(explain.stdout.contains("next reload:"))
+        let status = try CLI.run(["status"] + socket)
+        #expect(status.stdout.contains("new-year  countdown com.widgethost.countdown systemSmall"))
+        #expect(status.stdout.contains("budget:"))
+        let json = try CLI.json(try CLI.run(["status", "--json"] + socket).stdout)
+        #expect((json["instances"] as? [Any])?.count == 3)
+        let configurations = try CLI.run(["configurations", "--app", "com.example.calendar"] + socket)
+        #expect(configurations.stdout.hasPrefix("new-year  com.widgethost.countdown"))
+        let intent = try CLI.run(["event", "intent", "new-year"] + socket)
+        #expect(intent.stdout.contains("1 instances will reload"))
+
+        // Bad requests get an error; the daemon goes on.
+        let unknown = try CLI.run(["explain", "nope"] + socket)
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("no instance \"nope\""))
+        let badKind = try CLI.run(["reload", "--kind", "no.such.kind"] + socket)
+        #expect(badKind.status == 2)
+        var raw = try LineSocket.connect(to: daemon.socket)
+        for (line, code) in [
+            ("this is not json", "bad-request"), (#"{"v":2,"op":"hello"}"#, "unsupported-version"),
+            (#"{"v":1,"op":"dance"}"#, "unknown-operation"),
+            (#"{"v":1,"op":"view","instance":"panda"}"#, "bad-argument"),
+        ] {
+            try raw.write(Array((line + "\n").utf8))
+            let answer = try ControlCoding.decode(ControlResponse.self, from: try #require(try raw.readLine()))
+            #expect(answer.ok == false)
+            #expect(answer.error?.code.rawValue == code, "\(line)")
+        }
+        raw.close()
+        #expect(try daemon.hello().server?.protocolVersions == [1])
+
+        let noDaemon = try CLI.run(["status", "--socket", daemon.directory + "/nothing.sock"])
+        #expect(noDaemon.status == 1)
+        #expect(noDaemon.stderr.contains("no widgethost daemon is listening on \(daemon.directory)/nothing.sock"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func badConfigurationsAreRefusedWithTheLine() throws {
+        let cases: [(String, String)] = [
+            (
+                #"{"plugins":[{"path":"@BUILD@/libCharacterPlugin.so"}],"instances":[{"id":"a","plugin":"libCharacterPlugin.so","kind":"nope"}]}"#,
+                #"instances[0].kind: plugin libCharacterPlugin.so has no kind "nope"; it has: com.widgethost.character-detail, com.widgethost.leaderboard"#
+            ),
+            (
+                "{\"plugins\":[{\"path\":\"@BUILD@/libCharacterPlugin.so\"}],\n\"instances\":[\n{\"id\":\"a\",\"plugin\":\"libCharacterPlugin.so\",\"kind\":\"com.widgethost.leaderboard\"},\n{\"id\":\"a\",\"plugin\":\"libCharacterPlugin.so\",\"kind\":\"com.widgethost.leaderboard\"}]}",
+                #"host.json:4:7: instances[1].id: "a" is already the id of instances[0]"#
+            ),
+            (
+                #"{"plugins":[],"instances":[{"id":"a","plugin":"weather","kind":"k"}]}"#,
+                #"instances[0].plugin: no plugin named "weather"; configured: none"#
+            ),
+            (
+                #"{"plugins":[{"path":"@BUILD@/libCharacterPlugin.so"}],"instances":[{"id":"a","plugin":"libCharacterPlugin.so","kind":"com.widgethost.leaderboard","family":"systemHuge"}]}"#,
+                #"instances[0].family: unknown family "systemHuge""#
+            ),
+            (#"{"instances": [}"#, "host.json: not valid JSON"),
+            ("{\"instances\": [],\n  \"colour\": 1}", "host.json:2:13: colour: unknown field"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let daemon = try DaemonProcess("bad\(index)", configuration: text)
+            let result = try CLI.run([
+                "run", "--config", daemon.config, "--state", daemon.state, "--socket", daemon.socket,
+            ])
+            #expect(result.status == 2, "\(text)")
+            #expect(result.stderr.contains(expected), "\(result.stderr)")
+            #expect(result.stderr.contains("docs/daemon.md") || expected.contains("JSON"))
+        }
+    }
+
+    @Test func aPluginThatFailsToLoadIsReportedAndTheOthersWork() throws {
+        let daemon = try DaemonProcess(
+            "failing",
+            configuration: """
+                {
+                  "plugins": [{ "name": "character", "path": "@BUILD@/libCharacterPlugin.so" },
+                              { "name": "broken", "path": "@FIXTURES@/ctor_crash.so" }],
+                  "instances": [
+                    { "id": "panda", "plugin": "character", "kind": "com.widgethost.character-detail" },
+                    { "id": "ghost", "plugin": "broken", "kind": "test.fixture" }
+                  ]
+                }
+                """)
+        try daemon.start()
+        try waitUntil("panda reloads") { !daemon.reloadLines("panda").isEmpty }
+        let status = try daemon.status()
+        let broken = try #require(status.plugins.first { $0.name == "broken" })
+        #expect(broken.state == "failed")
+        #expect(broken.problem?.contains("ctor_crash.so") == true)
+        let ghost = try #require(status.instances.first { $0.id == "ghost" })
+        #expect(ghost.unavailable?.contains("failed to load") == true)
+        #expect(status.instances.first { $0.id == "panda" }?.shows != nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aPluginThatKeepsCrashingIsQuarantinedUntilCleared() throws {
+        let daemon = try DaemonProcess(
+            "quarantine",
+            configuration: """
+                {
+                  "plugins": [{ "name": "segv", "path": "@FIXTURES@/crash_segv.so" }],
+                  "scheduler": { "backoffBase": 0, "minimumReloadInterval": 0, "maximumJitter": 0 },
+                  "failures": { "quarantineAfterCrashes": 2 },
+                  "instances": [{ "id": "crashy", "plugin": "segv", "kind": "test.fixture" }]
+                }
+                """)
+        try daemon.start()
+        try waitUntil("the plugin is quarantined") {
+            try daemon.status().plugins.first?.state == "quarantined"
+        }
+        let status = try daemon.status()
+        #expect(status.quarantined.map(\.path) == [CLI.fixtures + "/crash_segv.so"])
+        #expect(status.quarantined.first?.crashes == 2)
+        #expect(status.instances.first?.unavailable?.contains("widgethost unquarantine") == true)
+        let explain = try CLI.run(["explain", "crashy", "--socket", daemon.socket])
+        #expect(explain.stdout.contains("quarantined"))
+        #expect(daemon.logText.contains("plugin segv quarantined after 2 crashes"))
+        // Quarantine survives a restart.
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        #expect(try daemon.status().plugins.first?.state == "quarantined")
+        let cleared = try CLI.run(["unquarantine", CLI.fixtures + "/crash_segv.so", "--socket", daemon.socket])
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        #expect(cleared.stdout.contains("segv is no longer quarantined and loaded again"))
+        // Cleared in the store; the plugin gets its two crashes again before the next quarantine.
+        #expect(try StateStore(path: daemon.state).quarantined().allSatisfy { $0.since > status.quarantined[0].since })
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func theSocketRefusesOtherUsers() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let daemon = try DaemonProcess("uid", configuration: busyConfiguration)
+        try daemon.start()
+        let attributes = try FileManager.default.attributesOfItem(atPath: daemon.socket)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let asNobody =
+            "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups '\(CLI.executable)' status --socket '\(daemon.socket)'"
+        // The file permissions stop another user first...
+        let denied = CLI.shell(asNobody)
+        #expect(denied.status == 1)
+        #expect(denied.output.contains("Permission denied"), "\(denied.output)")
+        // ...and if they are loosened by mistake, the daemon's peer check still refuses.
+        chmod(daemon.directory, 0o755)
+        chmod(daemon.socket, 0o666)
+        let refused = CLI.shell(asNobody)
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("uid 65534 may not control it"), "\(refused.output)")
+        #expect(daemon.logText.contains("refused a control connection from uid 65534"))
+        #expect(try daemon.hello().ok)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func killMinus9AtAnyMomentLosesNothingCommitted() throws {
+        let daemon = try DaemonProcess("kill9", configuration: busyConfiguration)
+        var seen = 0
+        for round in 0..<8 {
+            try daemon.start()
+            try waitUntil("round \(round): new reloads") {
+                daemon.reloadLines("board").count >= seen + 2 + round % 3
+            }
+            usleep(useconds_t(round * 37_000 % 150_000))
+            daemon.kill9()
+            seen = daemon.reloadLines("board").count
+            // Every reload the daemon logged was committed before it was logged.
+            let store = try StateStore(path: daemon.state)
+            #expect(try store.checkIntegrity())
+            let state = try store.loadSchedulerState()
+            let board = try #require(state.instances.first { $0.instance.id == "board" })
+            let policyReloads = daemon.reloadLines("board").filter { $0.contains("counted") }.count
+            #expect(board.ledger.times.count >= policyReloads, "round \(round)")
+            let events = try store.recentEvents(limit: 100_000, instanceID: "board").filter { $0.kind == "timeline" }
+            #expect(events.count >= seen, "round \(round): \(events.count) timelines stored, \(seen) logged")
+            #expect(state.instances.count == 3)
+        }
+        // And it starts again after the last kill, with one catch-up, no storm.
+        try daemon.start()
+        #expect(try daemon.status().instances.count == 3)
+        #expect(daemon.stop() == 0)
+    }
+}
