@@ -192,6 +192,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "WidgetHostDaemonTests",
+            dependencies: ["WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore", "WidgetHostModel"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "WidgetHostCLITests",
             dependencies: [
                 "WidgetHostCLI", "WidgetHostControl", "WidgetHostCenter", "WidgetHostStore", "WidgetHostScheduler",

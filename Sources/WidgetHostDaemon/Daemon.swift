@@ -62,7 +62,7 @@ public final class Daemon {
     private var signalDescriptor: Int32 = -1
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
-    private var lastClocks: (wall: Double, boot: Double)
+    private var clockWatch: ClockWatch
 
     /// A reload that ended: the call's output, or why the plugin could not be called.
     struct Completion: Sendable {
@@ -84,7 +84,7 @@ public final class Daemon {
         self.instances = Dictionary(uniqueKeysWithValues: configuration.instances.map { ($0.id, $0) })
         self.completions = try Mailbox()
         self.startedAt = startedAt
-        self.lastClocks = (clock.now(), clock.boottime())
+        self.clockWatch = ClockWatch(wall: clock.now(), boot: clock.boottime())
     }
 
     // MARK: Start
@@ -344,28 +344,26 @@ public final class Daemon {
     /// restart would (``RestartPlanner``): no budget granted or lost, no storm.
     func noticeClockJump(now: Double) {
         let boot = clock.boottime()
-        let jump = (now - lastClocks.wall) - (boot - lastClocks.boot)
-        if abs(jump) > RestartPlanner.jumpTolerance {
-            // Keep the old reference until the reloads in flight have ended.
-            guard inFlight.isEmpty else { return }
-            // The same rules as a restart: a backwards jump moves every time
-            // back, a forwards one (beyond the real elapsed time) forward.
-            let state = RestartPlanner.reconcile(
-                state: scheduler.state, lastSeen: lastClocks.wall, now: now, monotonicElapsed: boot - lastClocks.boot
-            ).state
-            scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
-            let note =
-                "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
-            logger.notice("\(note)")
-            do {
-                try store.saveSchedulerState(scheduler.state)
-                try store.recordClockSample(clock.sample())
-                try store.appendEvent(time: now, kind: "clock", message: note)
-            } catch {
-                logger.error("could not save the state after a clock jump: \(error)")
-            }
+        let reference = clockWatch
+        // Keep the old reference until the reloads in flight have ended.
+        guard let jump = clockWatch.observe(wall: now, boot: boot), inFlight.isEmpty else { return }
+        // The same rules as a restart: a backwards jump moves every time
+        // back, a forwards one (beyond the real elapsed time) forward.
+        let state = RestartPlanner.reconcile(
+            state: scheduler.state, lastSeen: reference.wall, now: now, monotonicElapsed: boot - reference.boot
+        ).state
+        scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
+        clockWatch.accept(wall: now, boot: boot)
+        let note =
+            "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
+        logger.notice("\(note)")
+        do {
+            try store.saveSchedulerState(scheduler.state)
+            try store.recordClockSample(clock.sample())
+            try store.appendEvent(time: now, kind: "clock", message: note)
+        } catch {
+            logger.error("could not save the state after a clock jump: \(error)")
         }
-        lastClocks = (now, boot)
     }
 }
 

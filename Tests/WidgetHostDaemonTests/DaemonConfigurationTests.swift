@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostDaemon
+
+@Suite("The daemon's configuration file")
+struct DaemonConfigurationTests {
+    func write(_ text: String, files: [String] = []) throws -> String {
+        let directory = NSTemporaryDirectory() + "widgethost-config-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory + "/plugins", withIntermediateDirectories: true)
+        for file in files { _ = FileManager.default.createFile(atPath: directory + "/" + file, contents: Data()) }
+        try text.write(toFile: directory + "/host.json", atomically: true, encoding: .utf8)
+        return directory
+    }
+
+    @Test func pluginsFromTheListAndTheDirectoryWithPathsRelativeToTheFile() throws {
+        let directory = try write(
+            """
+            {
+              "plugins": [{ "name": "weather", "path": "plugins/libweather.so", "dataDirectory": "data/w" }],
+              "pluginDirectory": "plugins",
+              "scheduler": { "minimumReloadInterval": "10m", "frequentAllowance": 50 },
+              "instances": [
+                { "id": "a", "plugin": "weather", "kind": "k", "family": "systemMedium", "configuration": { "city": "Oslo" } },
+                { "id": "b", "plugin": "libtides.so", "kind": "t", "visible": false, "timeout": "2s" }
+              ]
+            }
+            """, files: ["plugins/libweather.so", "plugins/libtides.so", "plugins/notes.txt"])
+        let configuration = try DaemonConfiguration.load(directory + "/host.json")
+        let resolved = try #require(realpath(directory, nil).map { String(cString: $0) })
+        #expect(configuration.plugins.map(\.name) == ["weather", "libtides.so"])
+        #expect(configuration.plugins[0].path == resolved + "/plugins/libweather.so")
+        #expect(configuration.plugins[0].dataDirectory?.hasSuffix("/data/w") == true)
+        #expect(configuration.scheduler.minimumReloadInterval == 600)
+        #expect(configuration.scheduler.frequentAllowance == 50)
+        #expect(configuration.instances[0].configuration == ["city": "\"Oslo\""])
+        #expect(configuration.instances[0].family == .systemMedium)
+        #expect(configuration.instances[1].visible == false)
+        #expect(configuration.instances[1].timeout == 2)
+        #expect(configuration.instances[1].app == "default")
+    }
+
+    @Test func mistakesNameTheLineAndField() throws {
+        let cases: [(String, [String], String)] = [
+            (
+                "{\n \"plugins\": [{ \"path\": \"missing.so\" }],\n \"instances\": []\n}", [],
+                "host.json:2:24: plugins[0].path: "
+            ),
+            (
+                "{\n \"plugins\": [{ \"path\": \"a.so\", \"name\": \"x\" },\n  { \"path\": \"b.so\", \"name\": \"x\" }],\n \"instances\": []\n}",
+                ["a.so", "b.so"], "host.json:3:3: plugins[1]: plugin name \"x\" is used twice"
+            ),
+            ("{ \"plugins\": [] }", [], "instances: required"),
+            (
+                "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": \"soon\" }], \"plugins\": [{\"path\": \"p\"}] }",
+                ["p"], "instances[0].timeout: expected a duration"
+            ),
+            (
+                "{ \"instances\": [], \"failures\": { \"quarantineAfterCrashes\": 0 } }", [],
+                "failures.quarantineAfterCrashes: expected a whole number ≥ 1"
+            ),
+            ("{ \"instances\": [], \"scheduler\": { \"budget\": 3 } }", [], "scheduler.budget: unknown field"),
+        ]
+        for (text, files, expected) in cases {
+            let directory = try write(text, files: files)
+            #expect(throws: DocumentError.self) { try DaemonConfiguration.load(directory + "/host.json") }
+            do {
+                _ = try DaemonConfiguration.load(directory + "/host.json")
+            } catch {
+                #expect(error.description.contains(expected), "\(error.description)")
+                #expect(error.description.contains("docs/daemon.md"))
+            }
+        }
+    }
+}
