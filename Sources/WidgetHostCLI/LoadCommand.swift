@@ -1,6 +1,14 @@
 import ArgumentParser
+import WidgetHostControl
 import WidgetHostIsolation
 import WidgetHostModel
+import WidgetHostStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `widgethost load PLUGIN.so`: everything about a plugin.
 struct LoadCommand: ParsableCommand {
@@ -34,6 +42,20 @@ struct LoadCommand: ParsableCommand {
     @OptionGroup var options: CallOptions
 
     @OptionGroup var mode: IsolationModeOption
+
+    @Option(
+        help: ArgumentHelp(
+            "The daemon's state database, to say whether the file is quarantined (default: the daemon's).",
+            valueName: "path"))
+    var state: String = ControlPaths.state
+
+    /// The daemon's quarantine entry for this exact file (path, size, mtime), if any.
+    func quarantine(of path: String) -> QuarantineEntry? {
+        guard FileManager.default.fileExists(atPath: state), let file = PluginFileIdentity.of(path: path) else {
+            return nil
+        }
+        return try? StateStore(path: state).quarantineEntry(file)
+    }
 
     func run() throws {
         let isolation = options.isolation()
@@ -73,9 +95,15 @@ struct LoadCommand: ParsableCommand {
                     + Set(kinds.flatMap(\.families)).sorted { $0.rawValue < $1.rawValue }.map(\.name).joined(
                         separator: ", "))
         }
+        let quarantined = quarantine(of: description.path)
         if !options.json {
             print(TextReport.plugin(description, range: isolation.abiRange))
             print("Data     \(dataDirectory)")
+            if let quarantined {
+                print(
+                    "Quarantined by the daemon since \(Timestamp.iso8601(quarantined.since)) after \(quarantined.crashCount) crashes (\(quarantined.reason)); it will not call this file until it changes or `widgethost unquarantine \(description.path)`"
+                )
+            }
         }
         for kind in kinds {
             var families = kind.families
@@ -123,7 +151,7 @@ struct LoadCommand: ParsableCommand {
                 JSONReport.encode(
                     JSONReport.Load(
                         ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil,
-                        kinds: jsonKinds)))
+                        kinds: jsonKinds, quarantine: quarantined)))
         } else {
             print("")
             print(allOK ? "All calls succeeded." : "Some calls failed (see above).")

@@ -1,5 +1,6 @@
 import WidgetHostIsolation
 import WidgetHostModel
+import WidgetHostStore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -109,6 +110,8 @@ enum JSONReport {
         var plugin: Plugin?
         var failure: Failure?
         var kinds: [Kind]
+        /// Present when the daemon's state has this file quarantined.
+        var quarantine: QuarantineEntry?
     }
 
     struct Single: Encodable {

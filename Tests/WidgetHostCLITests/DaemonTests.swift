@@ -325,6 +325,10 @@ struct DaemonTests {
         let explain = try CLI.run(["explain", "crashy", "--socket", daemon.socket])
         #expect(explain.stdout.contains("quarantined"))
         #expect(daemon.logText.contains("plugin segv quarantined after 2 crashes"))
+        // `load` tells the plugin's author.
+        let load = try CLI.run(["load", CLI.fixtures + "/crash_segv.so", "--state", daemon.state])
+        #expect(load.stdout.contains("Quarantined by the daemon since"), "\(load.stdout)")
+        #expect(load.stdout.contains("after 2 crashes (crashed)"))
         // Quarantine survives a restart.
         #expect(daemon.stop() == 0)
         try daemon.start()
