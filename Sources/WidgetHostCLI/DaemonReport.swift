@@ -15,6 +15,9 @@ enum DaemonReport {
             lines.append(line)
             lines.append("      \(plugin.path)")
             if let problem = plugin.problem { lines.append("      problem: \(problem)") }
+            for (kind, until) in plugin.backoffUntil.sorted(by: { $0.key < $1.key }) {
+                lines.append("      kind \(kind) backing off until \(at(until))")
+            }
         }
         lines.append("")
         lines.append("instances:")

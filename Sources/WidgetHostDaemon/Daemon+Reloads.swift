@@ -24,6 +24,13 @@ extension Daemon {
                     finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
                     continue
                 }
+                if let until = worker.backoff(of: instance.kind, at: now) {
+                    let count = worker.kindFailures[instance.kind]?.count ?? 0
+                    let problem =
+                        "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
+                    finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
+                    continue
+                }
                 let call = PluginCall(
                     .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
                     configuration: instance.configuration, dataDirectory: worker.dataDirectory,
@@ -90,9 +97,17 @@ extension Daemon {
                 next: scheduler.plannedReload(of: completion.instanceID, at: now))
             if output?.result != nil { logger.info("\(line)") } else { logger.warning("\(line)") }
         }
-        if let failure = output?.failure, failure.isCrash, let worker = workers[flight.decision.plugin],
-            worker.state == .loaded
+        guard let worker = workers[flight.decision.plugin], let output else { return }
+        let failed = output.result == nil
+        if let until = worker.record(
+            kind: flight.decision.kind, failed: failed, at: now,
+            backoff: configuration.scheduler.backoff(afterFailures:))
         {
+            logger.warning(
+                "kind \(flight.decision.kind) of \(worker.name) backs off until \(Timestamp.iso8601(until)) after \(worker.kindFailures[flight.decision.kind]?.count ?? 0) failed reloads in a row"
+            )
+        }
+        if let failure = output.failure, failure.isCrash, worker.state == .loaded {
             countCrash(of: worker, failure: failure, at: now)
         }
     }

@@ -12,7 +12,8 @@ extension Daemon {
                 name: worker.name, path: worker.path, state: worker.state.rawValue,
                 identifier: worker.description?.id, version: worker.description?.version,
                 isolation: worker.state == .loaded ? worker.isolation : nil,
-                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes)
+                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes,
+                backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
         }
         let instances = scheduler.state.instances.map { s -> InstanceStatus in
             let id = s.instance.id
@@ -43,6 +44,10 @@ extension Daemon {
         var text = explanation.description
         let unavailable = unavailability(of: s.instance.plugin)
         if let unavailable { text += "\n  plugin \(s.instance.plugin) cannot be called: \(unavailable)" }
+        if let worker = workers[s.instance.plugin], let until = worker.backoff(of: s.instance.kind, at: now) {
+            text +=
+                "\n  kind \(s.instance.kind) backs off until \(Timestamp.iso8601(until)) (\(Timestamp.relative(until, to: now))) after \(worker.kindFailures[s.instance.kind]?.count ?? 0) failed reloads in a row; its due reloads fail without calling the plugin until then"
+        }
         if let worker = workers[s.instance.plugin], worker.crashes > 0, worker.state == .loaded {
             text +=
                 "\n  plugin \(worker.name) crashed \(worker.crashes) times; quarantined at \(configuration.failurePolicy.quarantineAfterCrashes)"

@@ -26,7 +26,32 @@ final class PluginWorker {
     var identity: PluginFileIdentity?
     /// Crashes of this file since it was loaded.
     var crashes = 0
+    /// Per kind: failed reloads in a row (of any instance) and the end of the
+    /// kind's backoff. While it lasts, the kind's due reloads are not sent to
+    /// the plugin: they fail at once and each instance backs off as well.
+    var kindFailures: [String: (count: Int, until: Double)] = [:]
     private let calls: CallQueue
+
+    /// Records a reload's outcome for its kind; returns the new backoff end
+    /// when this failure starts or extends one. The first failure of a kind
+    /// is the instance's business; from the second in a row the kind backs
+    /// off `backoff(n - 1)`: 5, 10, 20, 40, 60 minutes with the defaults.
+    func record(kind: String, failed: Bool, at now: Double, backoff: (Int) -> Double) -> Double? {
+        guard failed else {
+            kindFailures[kind] = nil
+            return nil
+        }
+        let count = (kindFailures[kind]?.count ?? 0) + 1
+        let until = count >= 2 ? now + backoff(count - 1) : now
+        kindFailures[kind] = (count, until)
+        return count >= 2 ? until : nil
+    }
+
+    /// The end of `kind`'s backoff, if it is backing off at `now`.
+    func backoff(of kind: String, at now: Double) -> Double? {
+        guard let entry = kindFailures[kind], entry.until > now else { return nil }
+        return entry.until
+    }
 
     init(name: String, path: String, dataDirectory: String, options: IsolationOptions) {
         self.name = name

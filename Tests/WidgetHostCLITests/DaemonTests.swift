@@ -341,6 +341,29 @@ struct DaemonTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aKindThatKeepsFailingBacksOffWithoutCallingThePlugin() throws {
+        let daemon = try DaemonProcess(
+            "kindbackoff",
+            configuration: """
+                {
+                  "plugins": [{ "name": "erring", "path": "@FIXTURES@/plugin_error.so" }],
+                  "scheduler": { "backoffBase": "2s", "backoffCap": "4s", "minimumReloadInterval": 0,
+                                 "maximumJitter": 0 },
+                  "instances": [{ "id": "one", "plugin": "erring", "kind": "test.fixture" },
+                                { "id": "two", "plugin": "erring", "kind": "test.fixture" }]
+                }
+                """)
+        try daemon.start()
+        try waitUntil("a due reload fails without a call while the kind backs off") {
+            daemon.logText.contains("outcome=unavailable (kind test.fixture is backing off until")
+        }
+        #expect(daemon.logText.contains("kind test.fixture of erring backs off until"))
+        #expect(daemon.reloadLines("one").first?.contains("outcome=pluginError") == true)
+        let explain = try CLI.run(["explain", "one", "--socket", daemon.socket])
+        #expect(explain.stdout.contains("last failure:"))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func theSocketRefusesOtherUsers() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
         let daemon = try DaemonProcess("uid", configuration: busyConfiguration)
