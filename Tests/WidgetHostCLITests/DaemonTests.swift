@@ -171,6 +171,33 @@ struct DaemonTests {
         #expect(daemon.reloadLines("panda").count == linesBefore, "panda's timeline was kept, not reloaded")
         #expect(try #require(after.instances.first { $0.id == "panda" }).shows != nil)
         #expect(daemon.stop() == 0)
+
+        // Reconfigured: panda gets one free reload with its new configuration; new-year,
+        // no longer configured, is removed with its state.
+        let reconfiguredText = """
+            {
+              "plugins": [{ "name": "character", "path": "\(CLI.buildDirectory)/libCharacterPlugin.so" }],
+              "scheduler": { "minimumReloadInterval": 0, "maximumJitter": 0, "learningAllowance": 1000000,
+                             "coalescingCap": 0 },
+              "instances": [
+                { "id": "board", "plugin": "character", "kind": "com.widgethost.leaderboard", "family": "systemMedium",
+                  "app": "com.example.game" },
+                { "id": "panda", "plugin": "character", "kind": "com.widgethost.character-detail",
+                  "app": "com.example.game", "configuration": { "health": 0.5 } }
+              ]
+            }
+            """
+        try reconfiguredText.write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        try daemon.start()
+        try waitUntil("panda reloads with its new configuration") {
+            daemon.reloadLines("panda").count > linesBefore
+        }
+        let reconfigured = try daemon.status()
+        #expect(reconfigured.instances.map(\.id) == ["board", "panda"])
+        #expect(daemon.reloadLines("panda").last?.contains("reason=added free(instanceAdded)") == true)
+        #expect(daemon.logText.contains("instance panda was reconfigured"))
+        #expect(daemon.logText.contains("instance new-year is no longer configured"))
+        #expect(daemon.stop() == 0)
     }
 
     @Test func widgetCenterAndTheCLIClientsReachTheDaemon() throws {
