@@ -585,6 +585,7 @@ static int check_response(wh_center *c, const buffer *response, long expected_id
     span line = {response->data, response->data + response->length};
     const char *stop = skip_value(line.p, line.end, 0);
     if (!stop || skip_space(stop, line.end) != line.end || *skip_space(line.p, line.end) != '{') {
+        disconnect(c); /* out of step with the daemon: start afresh next time */
         return fail(c, "malformed-response", "the daemon's answer is not a protocol line: %.200s", response->data);
     }
     span ok = member(line, "ok");
@@ -609,9 +610,11 @@ static int check_response(wh_center *c, const buffer *response, long expected_id
         span id = member(line, "id");
         char *after = NULL;
         long got = id.p ? strtol(id.p, &after, 10) : -1;
-        if (!id.p || after != id.end || got != expected_id)
+        if (!id.p || after != id.end || got != expected_id) {
+            disconnect(c);
             return fail(c, "malformed-response", "the daemon answered request %ld with another id: %.200s",
                         expected_id, response->data);
+        }
     }
     return 0;
 }

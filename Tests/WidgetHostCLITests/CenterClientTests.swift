@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WidgetHostStore
 
 #if canImport(Glibc)
     import Glibc
@@ -108,6 +109,17 @@ struct CenterClientTests {
 
         // SIGTERM: a clean exit.
         #expect(daemon.stop() == 0, "the daemon did not exit 0 on SIGTERM:\n\(sandbox.log)")
+
+        // The timeline the daemon stored (and displays) was built from the
+        // app's data. (`status` shows only its first 80 characters.)
+        let state = try StateStore(path: sandbox.directory + "/state.sqlite").loadSchedulerState()
+        let entries = try #require(state.instances.first { $0.instance.id == "nyse" }?.timeline?.entries)
+        #expect(!entries.isEmpty)
+        for entry in entries {
+            let content = try CLI.json(entry.contentJSON)
+            let shown = content["prices"] as? [String: Any]
+            #expect((shown?["NEW"] as? NSNumber)?.doubleValue == 12.5, "\(entry.contentJSON)")
+        }
     }
 
     @Test func withoutADaemonTheErrorNamesTheSocket() throws {

@@ -344,8 +344,14 @@ static int write_atomically(const char *directory, const char *path, const char 
 /* ---------------------------------------------------------------------- */
 
 static int usage(const char *problem) {
-    if (problem) fprintf(stderr, "market-update: %s\n", problem);
-    fprintf(problem ? stderr : stdout,
+    if (problem) {
+        fprintf(stderr,
+                "market-update: %s\n"
+                "usage: market-update [--data-dir DIR] [--socket PATH] [--app APP] SYMBOL=PRICE... (--help for more)\n",
+                problem);
+        return 2;
+    }
+    printf(
             "usage: market-update [--data-dir DIR] [--socket PATH] [--app APP] SYMBOL=PRICE...\n"
             "\n"
             "Writes the prices into market.json in the data directory of the %s widget\n"
@@ -358,7 +364,7 @@ static int usage(const char *problem) {
             "\n"
             "example: market-update AAPL=240.10 MSFT=415\n",
             MARKET_KIND, DEFAULT_APP);
-    return problem ? 2 : 0;
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -403,6 +409,10 @@ int main(int argc, char **argv) {
     char *old = NULL;
     char **scheduled = NULL;
     text directory = {0}, path = {0}, updated = {0};
+    struct stat info;
+    mode_t mode = 0644;
+    const char *problem = NULL;
+    int reloading;
 
     /* 1. Where the widget's shared container is. */
     if (data_dir) {
@@ -429,15 +439,12 @@ int main(int argc, char **argv) {
     append_str(&path, "/" MARKET_FILE);
 
     /* 2. The new data, written atomically. */
-    struct stat info;
-    mode_t mode = 0644;
     old = read_file(path.data);
     if (!old && errno != ENOENT) {
         fprintf(stderr, "market-update: cannot read %s: %s\n", path.data, strerror(errno));
         goto done;
     }
     if (old && stat(path.data, &info) == 0) mode = info.st_mode & 07777;
-    const char *problem = NULL;
     if (update_document(old ? old : template_head, quotes, count, &updated, &problem) != 0) {
         fprintf(stderr, "market-update: %s %s; fix or remove it\n", path.data, problem);
         goto done;
@@ -446,7 +453,7 @@ int main(int argc, char **argv) {
     printf("wrote %s\n", path.data);
 
     /* 3. WidgetCenter.shared.reloadTimelines(ofKind:) */
-    int reloading = wh_center_reload_timelines(center, MARKET_KIND, &scheduled);
+    reloading = wh_center_reload_timelines(center, MARKET_KIND, &scheduled);
     if (reloading < 0) {
         fprintf(stderr, "market-update: the prices are saved, but the reload request failed: %s\n",
                 wh_center_last_error(center));
