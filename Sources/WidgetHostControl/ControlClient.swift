@@ -30,7 +30,16 @@ public struct ControlClient: Sendable {
         }
         let bytes: [UInt8]
         do { bytes = try ControlCoding.encode(request) } catch { throw .malformedResponse("cannot encode: \(error)") }
-        try socket.write(bytes)
+        do {
+            try socket.write(bytes)
+        } catch {
+            // A daemon that refuses a connection (another uid) answers and
+            // closes before the request arrives: its answer is still readable.
+            guard let line = try? socket.readLine(),
+                let response = try? ControlCoding.decode(ControlResponse.self, from: line)
+            else { throw error }
+            return response
+        }
         guard let line = try socket.readLine() else { throw .closed }
         do {
             return try ControlCoding.decode(ControlResponse.self, from: line)

@@ -59,12 +59,20 @@ public struct LineSocket: Sendable {
         return LineSocket(descriptor: FileDescriptor(rawValue: fd))
     }
 
-    /// Writes all of `bytes`.
+    /// Writes all of `bytes` (`MSG_NOSIGNAL`: a peer that closed gives EPIPE, not SIGPIPE).
     public func write(_ bytes: [UInt8]) throws(ControlSocketError) {
-        do {
-            _ = try bytes.withUnsafeBytes { try descriptor.writeAll($0) }
-        } catch {
-            throw .system(call: "write", path: "the control socket", errno: (error as? Errno)?.rawValue ?? EIO)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes {
+                send(descriptor.rawValue, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+            } else if sent < 0 && errno == EINTR {
+                continue
+            } else {
+                throw .system(call: "write", path: "the control socket", errno: sent < 0 ? errno : EIO)
+            }
         }
     }
 
