@@ -252,6 +252,38 @@ struct HostileFixtureTests {
         server.stop()
     }
 
+    @Test func aForbiddenSyscallInAConstructorIsNamedDuringLoad() {
+        let trap = HostileTrap()
+        let mount = PluginFailure.ForbiddenSyscall(
+            name: "mount", number: HostileFixtureTests.sysMount, architecture: HostileFixtureTests.nativeArchitecture)
+        let spawned = trap.run("ctor_forbidden")
+        #expect(spawned.failure?.reason == .forbiddenSyscall(phase: .load, syscall: mount))
+        trap.expectContained(spawned)
+        let server = ForkServer(plugin: TestSupport.fixture("ctor_forbidden"))
+        let forked = server.call(trap.call(ForkCase(fixture: "ctor_forbidden")))
+        server.stop()
+        #expect(forked.failure?.reason == .forbiddenSyscall(phase: .load, syscall: mount))
+        trap.expectContained(forked)
+    }
+
+    @Test func aPluginCannotTakeSIGSYSFromTheRunner() {
+        let trap = HostileTrap()
+        let ptrace = PluginFailure.ForbiddenSyscall(
+            name: "ptrace", number: HostileFixtureTests.sysPtrace, architecture: HostileFixtureTests.nativeArchitecture
+        )
+        // Replacing the handler is refused: the call is still named.
+        let replaced = trap.run("sigsys_override", path: "")
+        #expect(replaced.log.stderr.contains("sigaction(SIGSYS) = -1 (Operation not permitted)"))
+        #expect(replaced.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: ptrace))
+        trap.expectContained(replaced)
+        // Blocking SIGSYS does not save the plugin (the kernel forces the
+        // default action), but the call can no longer be named.
+        let blocked = trap.run("sigsys_override", path: "block")
+        #expect(blocked.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        #expect(blocked.childExit.contains("SIGSYS"))
+        trap.expectContained(blocked)
+    }
+
     /// AUDIT_ARCH_* of this machine (what si_arch says for a native call),
     /// and the numbers of ptrace and mount (asm/unistd_64.h; Glibc's SYS_*
     /// macros are not imported into Swift).
