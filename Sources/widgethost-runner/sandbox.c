@@ -880,7 +880,9 @@ static void probe_landlock(int fd) {
 }
 
 static void probe_seccomp(int fd) {
+    if (fd == WH_WIRE_FD) fd = dup(fd); /* fd 3 is the test frame's */
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    install_sigsys_handler();
     wh_sandbox_policy p = {0};
     char error[128] = "";
     int skipped = 0;
@@ -890,6 +892,31 @@ static void probe_seccomp(int fd) {
     }
     if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) == 0 || errno != EPERM) {
         say(fd, "the filter loaded but keyctl was not denied");
+        _exit(1);
+    }
+    /* A trapped call is named: a grandchild with the runner's handler and a
+     * socket as fd 3 calls ptrace; it must die of SIGSYS after one
+     * FORBIDDEN_SYSCALL frame naming ptrace. */
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        say(fd, "socketpair: %s", strerror(errno));
+        _exit(1);
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        if (dup2(pair[1], WH_WIRE_FD) < 0) _exit(1);
+        syscall(SYS_ptrace, 0, 0, 0, 0);
+        _exit(0);
+    }
+    close(pair[1]);
+    uint8_t frame[128];
+    ssize_t got = child > 0 ? read(pair[0], frame, sizeof frame) : -1;
+    int status = 0;
+    if (child > 0) waitpid(child, &status, 0);
+    int named = got >= (ssize_t)WH_WIRE_HEADER_SIZE + 16 + 6 && frame[6] == (uint8_t)WH_MSG_FORBIDDEN_SYSCALL &&
+                memcmp(frame + WH_WIRE_HEADER_SIZE + 16, "ptrace", 6) == 0;
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS || !named) {
+        say(fd, "the filter loaded but a trapped ptrace was not %s", named ? "killed by SIGSYS" : "named");
         _exit(1);
     }
     const struct scmp_version *v = seccomp_version();
