@@ -10,7 +10,7 @@ struct SandboxCheckCommand: ParsableCommand {
         commandName: "sandbox-check",
         abstract: "Show which sandbox layers are active on this machine, and why one is not.",
         discussion: """
-            Prints one line per layer (session, rlimits, no_new_privs, landlock, seccomp, netns): active or \
+            Prints one line per layer (session, rlimits, no_new_privs, landlock, seccomp, netns, pids): active or \
             unavailable, and the detail. Exits 0 if every layer is active, 1 otherwise.
             """)
 

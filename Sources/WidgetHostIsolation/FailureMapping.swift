@@ -1,6 +1,12 @@
 import CWidgetHostSupport
 import WidgetHostModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Turns the runner's LOAD_FAILED codes into typed reasons.
 enum LoadFailureMapping {
     static func reason(
@@ -72,5 +78,26 @@ enum CallFailureMapping {
         default:
             return .protocolViolation("unknown call failure code \(code): \(detail)")
         }
+    }
+}
+
+/// WH_MSG_FORBIDDEN_SYSCALL: which call the runner's SIGSYS handler saw
+/// trapped, and in which process. Written from inside the sandbox, so it is
+/// used only to name the call of a process that did die of SIGSYS.
+struct ForbiddenSyscallReport {
+    var pid: pid_t
+    var syscall: PluginFailure.ForbiddenSyscall
+
+    static func decode(_ payload: [UInt8]) -> ForbiddenSyscallReport? {
+        var reader = WireReader(payload)
+        let pid = pid_t(bitPattern: reader.u32())
+        let number = Int32(bitPattern: reader.u32())
+        let architecture = reader.u32()
+        let name = reader.string()
+        guard !reader.malformed else { return nil }
+        return ForbiddenSyscallReport(
+            pid: pid,
+            syscall: PluginFailure.ForbiddenSyscall(
+                name: name.isEmpty ? nil : name, number: number, architecture: architecture))
     }
 }

@@ -220,20 +220,14 @@ public final class ForkServer {
         load.u32(options.abiRange.upperBound)
         load.string(options.hostVersion)
         load.string(call.dataDirectory)
-        load.u32(call.allowNetwork ? 1 : 0)
-        load.u32(policy.layers)
-        load.u64(policy.addressSpaceBytes)
-        load.u64(policy.cpuSeconds)
-        load.u64(policy.openFiles)
-        load.u64(policy.fileSizeBytes)
-        load.u64(policy.processes)
-        load.u32(UInt32(WH_RUNNER_FORK_SERVER))
+        load.sandboxPolicy(policy, allowNetwork: call.allowNetwork, mode: UInt32(WH_RUNNER_FORK_SERVER))
         guard send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue))) else {
             stop()
             return early(.exitedEarly(phase: .load, status: -1), exit: "exited before LOAD")
         }
 
         let deadline = monotonicSeconds() + options.loadTimeout
+        var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
         while true {
             let waited = wait(until: deadline, child: -1)
             if waited == .timedOut {
@@ -277,15 +271,20 @@ public final class ForkServer {
                         LoadFailureMapping.reason(
                             code: code, detail: detail, field: field, expected: expected, found: found,
                             options: options), exit: "exited 0")
+                case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+                    if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
+                        forbidden[report.pid] = report.syscall
+                    }
                 default:
                     stop()
                     return early(.protocolViolation("unexpected message \(frame.type) while loading"), exit: "killed")
                 }
             }
             if waited == .serverExited && frames.isEmpty {
+                let syscall = forbidden[server]
                 let status = stop()
                 return early(
-                    Self.reason(forStatus: status, phase: .load, seccomp: seccompOn),
+                    Self.reason(forStatus: status, phase: .load, seccomp: seccompOn, syscall: syscall),
                     exit: Self.describe(status: status))
             }
         }
@@ -326,6 +325,7 @@ public final class ForkServer {
         var providerSeconds: Double?
         var answered = false
         var exit = ""
+        var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
         defer { if childPidfd >= 0 { close(childPidfd) } }
 
         loop: while true {
@@ -352,7 +352,8 @@ public final class ForkServer {
                         childDead = true
                         exit = Self.describe(status: status)
                         if !answered {
-                            failure = Self.reason(forStatus: status, phase: phase, seccomp: seccompOn)
+                            failure = Self.reason(
+                                forStatus: status, phase: phase, seccomp: seccompOn, syscall: forbidden[pid])
                             break loop
                         }
                     case WH_MSG_RESULT.rawValue:
@@ -379,6 +380,10 @@ public final class ForkServer {
                             code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
                         answered = true
                         break loop
+                    case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+                        if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
+                            forbidden[report.pid] = report.syscall
+                        }
                     default:
                         failure = .protocolViolation("unknown message type \(frame.type)")
                         break loop
@@ -537,15 +542,16 @@ public final class ForkServer {
         return true
     }
 
-    private static func reason(forStatus status: Int32, phase: PluginFailure.Phase, seccomp: Bool)
-        -> PluginFailure.Reason
-    {
+    private static func reason(
+        forStatus status: Int32, phase: PluginFailure.Phase, seccomp: Bool,
+        syscall: PluginFailure.ForbiddenSyscall? = nil
+    ) -> PluginFailure.Reason {
         var value: Int32 = 0
         var core: Int32 = 0
         switch wh_wait_status(status, &value, &core) {
         case 1: return .exitedEarly(phase: phase, status: value)
         case 2:
-            if value == SIGSYS && seccomp { return .forbiddenSyscall(phase: phase, syscall: nil) }
+            if value == SIGSYS && seccomp { return .forbiddenSyscall(phase: phase, syscall: syscall) }
             return .crashed(phase: phase, signal: value, name: signalName(value))
         default: return .protocolViolation("unknown wait status \(status)")
         }

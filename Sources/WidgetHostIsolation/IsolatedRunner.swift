@@ -119,6 +119,8 @@ private struct Supervision {
     var dataDirectory = ""
     var temporaryDirectory: String?
     var policy = SandboxPolicy.off
+    /// Forbidden system calls reported by the runner's SIGSYS handler, first per pid.
+    var forbiddenSyscalls: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
 
     init(path: String, call: PluginCall?, options: IsolationOptions) {
         self.path = path
@@ -138,13 +140,7 @@ private struct Supervision {
         load.u32(options.abiRange.upperBound)
         load.string(options.hostVersion)
         load.string(dataDirectory)
-        load.u32(call?.allowNetwork == true ? 1 : 0)
-        load.u32(policy.layers)
-        load.u64(policy.addressSpaceBytes)
-        load.u64(policy.cpuSeconds)
-        load.u64(policy.openFiles)
-        load.u64(policy.fileSizeBytes)
-        load.u64(policy.processes)
+        load.sandboxPolicy(policy, allowNetwork: call?.allowNetwork == true, mode: UInt32(WH_RUNNER_ONE_CALL))
         send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue)))
         deadline = monotonicSeconds() + options.loadTimeout
 
@@ -362,6 +358,13 @@ private struct Supervision {
             fail(
                 CallFailureMapping.reason(
                     code: code, detail: detail, found: found, limit: limit, call: call, plugin: description))
+        case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+            // Any process of the call may send it (a forked child inherits
+            // the handler); finish() uses the runner's own.
+            guard let report = ForbiddenSyscallReport.decode(frame.payload) else {
+                return fail(.protocolViolation("truncated FORBIDDEN_SYSCALL message"))
+            }
+            if forbiddenSyscalls[report.pid] == nil { forbiddenSyscalls[report.pid] = report.syscall }
         default:
             fail(.protocolViolation("unknown message type \(frame.type)"))
         }
@@ -491,7 +494,7 @@ private struct Supervision {
                 failure = PluginFailure(
                     plugin: path,
                     reason: seccomp
-                        ? .forbiddenSyscall(phase: phaseAtExit, syscall: nil)
+                        ? .forbiddenSyscall(phase: phaseAtExit, syscall: forbiddenSyscalls[pid])
                         : .crashed(phase: phaseAtExit, signal: value, name: name))
             }
         } else {

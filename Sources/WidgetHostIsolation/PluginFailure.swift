@@ -37,6 +37,30 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// A system call the sandbox's seccomp filter traps, as the runner's
+    /// SIGSYS handler reported it just before the process died.
+    public struct ForbiddenSyscall: Sendable, Equatable, CustomStringConvertible {
+        /// The call's name on this architecture ("ptrace"), nil when the
+        /// runner could not name it (a call of a foreign ABI, e.g. int 0x80).
+        public var name: String?
+        /// The system call number (`si_syscall`).
+        public var number: Int32
+        /// The ABI the call was made through (`si_arch`, an `AUDIT_ARCH_*`).
+        public var architecture: UInt32
+
+        public init(name: String?, number: Int32, architecture: UInt32) {
+            self.name = name
+            self.number = number
+            self.architecture = architecture
+        }
+
+        /// "ptrace (syscall 101)", or "syscall 11 of architecture 0x40000003".
+        public var description: String {
+            if let name { return "\(name) (syscall \(number))" }
+            return "syscall \(number) of architecture 0x\(String(architecture, radix: 16))"
+        }
+    }
+
     /// The typed outcomes.
     public enum Reason: Error, Sendable, Equatable {
         /// The host could not start its runner (`widgethost-runner`).
@@ -77,8 +101,8 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         /// The runner or the plugin broke the wire protocol.
         case protocolViolation(String)
         /// The sandbox killed the plugin for a forbidden system call (SIGSYS
-        /// from seccomp); `syscall` names it when known.
-        case forbiddenSyscall(phase: Phase, syscall: String?)
+        /// from seccomp); `syscall` names it when the runner could report it.
+        case forbiddenSyscall(phase: Phase, syscall: ForbiddenSyscall?)
         /// A sandbox layer the kernel offers could not be applied; the plugin
         /// was not loaded.
         case sandboxFailed(String)
@@ -175,8 +199,11 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .protocolViolation(let what):
             return "\(file): the channel between host and runner was corrupted: \(what)"
         case .forbiddenSyscall(let phase, let syscall):
+            guard let syscall else {
+                return "\(file) was killed by the sandbox during \(phase) for a forbidden system call (SIGSYS)"
+            }
             return
-                "\(file) was killed by the sandbox during \(phase) for a forbidden system call\(syscall.map { " (\($0))" } ?? "") (SIGSYS)"
+                "\(file) was killed during \(phase) for calling \(syscall), which the sandbox forbids (SIGSYS)"
         case .sandboxFailed(let why):
             return "the sandbox for \(file) could not be set up: \(why)"
         }

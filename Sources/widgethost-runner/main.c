@@ -146,6 +146,22 @@ static char *rd_str(reader *r) {
     return s;
 }
 
+/* u32 count, then that many str: a malloc'd NULL-terminated array. */
+static char **rd_str_list(reader *r) {
+    uint32_t n = rd_u32(r);
+    if (r->failed || n > WH_SANDBOX_MAX_EXTRA_PATHS) {
+        r->failed = 1;
+        return NULL;
+    }
+    char **list = calloc((size_t)n + 1, sizeof *list);
+    if (!list) {
+        r->failed = 1;
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n && !r->failed; i++) list[i] = rd_str(r);
+    return list;
+}
+
 /* ------------------------------------------------------------------ */
 /* Framing on fd 3                                                     */
 /* ------------------------------------------------------------------ */
@@ -416,8 +432,11 @@ static void handle_load(reader *r) {
     policy.open_files = rd_u64(r);
     policy.file_size_bytes = rd_u64(r);
     policy.processes = rd_u64(r);
-    uint32_t mode = r->length - r->offset >= 4 ? rd_u32(r) : WH_RUNNER_ONE_CALL;
+    uint32_t mode = rd_u32(r);
     policy.fork_server = mode == WH_RUNNER_FORK_SERVER;
+    policy.max_tasks = rd_u64(r);
+    policy.extra_read_only = rd_str_list(r);
+    policy.extra_read_write = rd_str_list(r);
     if (r->failed) _exit(4);
     if (g_loaded) fail_load(WH_LOAD_DLOPEN_FAILED, "a plugin is already loaded", "", "", "");
 
@@ -640,7 +659,11 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
     if (pipe2(baton_pipe, O_CLOEXEC) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0) _exit(8);
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
+    /* EAGAIN: the pids cgroup is full, e.g. of the current call's fork
+     * bomb; the host kills that call's group at its deadline, so retry
+     * (for at most a minute) instead of ending the server. */
+    pid_t pid;
+    for (int tries = 0; (pid = fork()) < 0 && errno == EAGAIN && tries < 6000; tries++) usleep(10 * 1000);
     if (pid < 0) _exit(8);
     if (pid > 0) {
         close(baton_pipe[0]);

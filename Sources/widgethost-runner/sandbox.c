@@ -4,6 +4,7 @@
  * Applied in the runner, single-threaded, after LOAD and before dlopen:
  *   1. session: data directory as cwd, stdin /dev/null, fds above 3 closed
  *      (close_range), own session and process group (checked)
+ *   1b. pids: a pids cgroup of its own (pids.max), which binds root too
  *   2. netns: a network namespace with no interface (unless the plugin may
  *      use the network): unshare(CLONE_NEWNET), or with CLONE_NEWUSER when
  *      unprivileged
@@ -12,25 +13,29 @@
  *   5. Landlock: read-only system libraries, the plugin and its directory;
  *      read-write its data directory; nothing else. TCP bind/connect denied
  *      without network (ABI 4); signals and abstract sockets scoped (ABI 6)
- *   6. seccomp-bpf (libseccomp): dangerous calls fail with EPERM or kill
- *      the process (SIGSYS)
+ *   6. seccomp-bpf (libseccomp): dangerous calls fail with EPERM or trap:
+ *      the runner's SIGSYS handler reports which call to the host, then
+ *      the process dies of SIGSYS
  * A layer the kernel lacks is skipped with a line on stderr.
  */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <linux/filter.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -182,6 +187,25 @@ static int apply_landlock(const wh_sandbox_policy *p, char *error, size_t error_
     uint64_t data_rights = handled & ~(WH_LL_FS_MAKE_CHAR | WH_LL_FS_MAKE_BLOCK | WH_LL_FS_EXECUTE);
     if (rc == 0 && p->data_directory && p->data_directory[0])
         rc = landlock_allow(ruleset, p->data_directory, data_rights, handled);
+    /* The plugin's own grants (SandboxPolicy.extraReadOnlyPaths and
+     * extraReadWritePaths); a path that does not exist is skipped, with a
+     * line in the call's log. */
+    for (int w = 0; w < 2 && rc == 0; w++) {
+        char **list = w ? p->extra_read_write : p->extra_read_only;
+        for (size_t i = 0; list && list[i] && rc == 0; i++) {
+            if (list[i][0] != '/') {
+                fprintf(stderr, "widgethost-runner: sandbox: extra %s path %s is not absolute; not granted\n",
+                        w ? "read-write" : "read-only", list[i]);
+                continue;
+            }
+            if (access(list[i], F_OK) != 0) {
+                fprintf(stderr, "widgethost-runner: sandbox: extra %s path %s: %s; not granted\n",
+                        w ? "read-write" : "read-only", list[i], strerror(errno));
+                continue;
+            }
+            rc = landlock_allow(ruleset, list[i], w ? data_rights : WH_LL_READ_EXEC, handled);
+        }
+    }
     if (rc != 0) {
         snprintf(error, error_size, "landlock_add_rule: %s", strerror(errno));
         close(ruleset);
@@ -200,8 +224,10 @@ static int apply_landlock(const wh_sandbox_policy *p, char *error, size_t error_
 /* seccomp-bpf                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Calls no provider needs and that attack the machine: the process is
- * killed (SIGSYS), which the host reports as forbiddenSyscall. */
+/* Calls no provider needs and that attack the machine: the filter traps
+ * them (SECCOMP_RET_TRAP: the call does not run, SIGSYS is forced on the
+ * thread); the runner's handler reports the call to the host and kills the
+ * process with SIGSYS, which the host reports as forbiddenSyscall. */
 static const char *const killed_syscalls[] = {
     "ptrace", "process_vm_readv", "process_vm_writev", "kexec_load", "kexec_file_load",
     "init_module", "finit_module", "delete_module", "mount", "umount2", "pivot_root",
@@ -216,6 +242,85 @@ static const char *const eperm_syscalls[] = {
     "acct", "quotactl", "syslog", "adjtimex", "chroot", "lookup_dcookie", "vhangup",
     /* leaving the process group would let a grandchild outlive the call */
     "setsid", "setpgid", NULL};
+
+/* ------------------------------------------------------------------ */
+/* Naming the forbidden call: a SIGSYS handler                         */
+/* ------------------------------------------------------------------ */
+
+/* The trapped calls' numbers and names on this architecture, filled while
+ * the filter is built (the handler may not call libseccomp: it allocates). */
+#define WH_MAX_TRAPPED 64
+static struct {
+    int nr;
+    const char *name;
+} trapped[WH_MAX_TRAPPED];
+static size_t trapped_count;
+
+#if defined(__x86_64__)
+#define WH_NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define WH_NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define WH_NATIVE_AUDIT_ARCH AUDIT_ARCH_RISCV64
+#else
+#define WH_NATIVE_AUDIT_ARCH 0
+#endif
+
+static size_t put_u32(uint8_t *at, uint32_t v) {
+    at[0] = (uint8_t)v;
+    at[1] = (uint8_t)(v >> 8);
+    at[2] = (uint8_t)(v >> 16);
+    at[3] = (uint8_t)(v >> 24);
+    return 4;
+}
+
+/* Async-signal-safe: raw system calls and a static table only. Reports the
+ * trapped call in one write to fd 3 (WH_MSG_FORBIDDEN_SYSCALL), then dies
+ * of SIGSYS: SA_RESETHAND put the default action back, SA_NODEFER leaves
+ * the signal unblocked, so the self-directed SIGSYS terminates the whole
+ * process (every thread) with the status the host expects. */
+static void on_sigsys(int signal, siginfo_t *info, void *context) {
+    (void)context;
+    int saved = errno;
+    if (info && info->si_code == 1 /* SYS_SECCOMP */) {
+        uint32_t nr = (uint32_t)info->si_syscall;
+        uint32_t arch = (uint32_t)info->si_arch;
+        const char *name = "";
+        for (size_t i = 0; i < trapped_count && arch == WH_NATIVE_AUDIT_ARCH; i++)
+            if ((uint32_t)trapped[i].nr == nr) name = trapped[i].name;
+        size_t name_length = strlen(name);
+        if (name_length > 64) name_length = 64;
+        uint8_t frame[WH_WIRE_HEADER_SIZE + 16 + 64];
+        size_t payload = 16 + name_length, n = 0;
+        n += put_u32(frame + n, WH_WIRE_MAGIC);
+        n += put_u32(frame + n, (uint32_t)WH_WIRE_VERSION | (uint32_t)WH_MSG_FORBIDDEN_SYSCALL << 16);
+        n += put_u32(frame + n, (uint32_t)payload);
+        n += put_u32(frame + n, 0);
+        n += put_u32(frame + n, (uint32_t)syscall(SYS_getpid));
+        n += put_u32(frame + n, nr);
+        n += put_u32(frame + n, arch);
+        n += put_u32(frame + n, (uint32_t)name_length);
+        memcpy(frame + n, name, name_length);
+        n += name_length;
+        ssize_t ignored = write(WH_WIRE_FD, frame, n);
+        (void)ignored;
+    }
+    syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), signal);
+    errno = saved;
+}
+
+/* Installs the handler; the filter then refuses to replace it (EPERM for
+ * rt_sigaction(SIGSYS, act != NULL)). A plugin that blocks SIGSYS still
+ * dies of it (the kernel forces a trap's SIGSYS with the default action),
+ * unnamed. */
+static int install_sigsys_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_sigsys;
+    action.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSYS, &action, NULL);
+}
 
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned count,
                 const struct scmp_arg_cmp *args) {
@@ -235,8 +340,24 @@ static int apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_s
         snprintf(error, error_size, "seccomp_init failed");
         return -1;
     }
-    int rc = 0;
-    for (const char *const *n = killed_syscalls; *n && rc == 0; n++) rc = rule(ctx, SCMP_ACT_KILL_PROCESS, *n, 0, NULL);
+    /* A call of a foreign ABI (int 0x80 from x86-64 code, x32) traps too:
+     * the handler reports its number and architecture, without a name. */
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
+    trapped_count = 0;
+    for (const char *const *n = killed_syscalls; *n && rc == 0; n++) {
+        int nr = seccomp_syscall_resolve_name(*n);
+        if (nr != __NR_SCMP_ERROR && trapped_count < WH_MAX_TRAPPED) {
+            trapped[trapped_count].nr = nr;
+            trapped[trapped_count].name = *n;
+            trapped_count++;
+        }
+        rc = rule(ctx, SCMP_ACT_TRAP, *n, 0, NULL);
+    }
+    /* Keep the runner's SIGSYS handler: changing SIGSYS's action fails. */
+    if (rc == 0) {
+        struct scmp_arg_cmp a[] = {SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0)};
+        rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), "rt_sigaction", 2, a);
+    }
     for (const char *const *n = eperm_syscalls; *n && rc == 0; n++) {
         if (p->fork_server && strcmp(*n, "setpgid") == 0) continue; /* sealed per call child */
         rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
@@ -333,6 +454,201 @@ static int enter_netns(const char **how) {
 }
 
 /* ------------------------------------------------------------------ */
+/* pids cgroup                                                         */
+/* ------------------------------------------------------------------ */
+
+/* RLIMIT_NPROC does not bind root; a pids cgroup does. The runner makes a
+ * cgroup of its own next to where it runs, sets pids.max and moves itself
+ * in: everything it starts (fork server children, a plugin's processes and
+ * threads) counts against the one limit. A cgroup cannot remove itself, so
+ * each runner first removes the `widgethost-<pid>-*` cgroups of runners
+ * that are gone (rmdir fails with EBUSY on one still in use). */
+
+#define WH_CGROUP_PREFIX "widgethost-"
+
+static int read_text(const char *path, char *text, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, text, size - 1);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        errno = e;
+        return -1;
+    }
+    text[n] = 0;
+    return 0;
+}
+
+/* True if the space- or comma-separated `list` holds `word`. */
+static int has_word(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *at = list; (at = strstr(at, word)) != NULL; at += n) {
+        int starts = at == list || at[-1] == ' ' || at[-1] == ',';
+        int ends = at[n] == 0 || at[n] == ' ' || at[n] == ',' || at[n] == '\n';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
+/* The directory of the pids hierarchy where the runner makes its cgroup:
+ * cgroup v1, the pids hierarchy's directory of our own cgroup; v2, our own
+ * cgroup if it is the root, else its parent when the parent gives its
+ * children the pids controller (a delegated subtree where the host runs in
+ * a leaf). Returns 1 (v1) or 2 (v2) and the directory in `dir`, or 0 with
+ * the reason in `why`. */
+static int pids_base(char *dir, size_t size, char *why, size_t why_size) {
+    char line[1024], v1_path[512] = "", v2_path[512] = "";
+    int have_v1 = 0, have_v2 = 0;
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f) {
+        snprintf(why, why_size, "/proc/self/cgroup: %s", strerror(errno));
+        return 0;
+    }
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *controllers = strchr(line, ':');
+        char *path = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (!path) continue;
+        *path++ = 0;
+        controllers++;
+        if (!controllers[0] && strcmp(line, "0") == 0) {
+            snprintf(v2_path, sizeof v2_path, "%s", path);
+            have_v2 = 1;
+        } else if (has_word(controllers, "pids")) {
+            snprintf(v1_path, sizeof v1_path, "%s", path);
+            have_v1 = 1;
+        }
+    }
+    fclose(f);
+    /* Mount points from mountinfo: "... root mountpoint ... - fstype src opts". */
+    char v1_mount[512] = "", v1_root[512] = "", v2_mount[512] = "", v2_root[512] = "";
+    f = fopen("/proc/self/mountinfo", "re");
+    if (!f) {
+        snprintf(why, why_size, "/proc/self/mountinfo: %s", strerror(errno));
+        return 0;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char root[512], mount[512], fstype[64], options[512];
+        char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %511s %511s", root, mount) != 2) continue;
+        if (sscanf(dash + 3, "%63s %*s %511s", fstype, options) != 2) continue;
+        if (strcmp(fstype, "cgroup") == 0 && has_word(options, "pids") && !v1_mount[0]) {
+            snprintf(v1_mount, sizeof v1_mount, "%s", mount);
+            snprintf(v1_root, sizeof v1_root, "%s", root);
+        } else if (strcmp(fstype, "cgroup2") == 0 && !v2_mount[0]) {
+            snprintf(v2_mount, sizeof v2_mount, "%s", mount);
+            snprintf(v2_root, sizeof v2_root, "%s", root);
+        }
+    }
+    fclose(f);
+    const char *path = NULL, *mount = NULL, *root = NULL;
+    int version = 0;
+    if (have_v1 && v1_mount[0]) path = v1_path, mount = v1_mount, root = v1_root, version = 1;
+    else if (have_v2 && v2_mount[0]) path = v2_path, mount = v2_mount, root = v2_root, version = 2;
+    if (!version) {
+        snprintf(why, why_size, "no pids cgroup controller is mounted (cgroup v1 pids or cgroup2)");
+        return 0;
+    }
+    /* The mount shows the hierarchy from `root` down. */
+    size_t root_length = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (root_length && strncmp(path, root, root_length) == 0) path += root_length;
+    snprintf(dir, size, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path);
+    if (version == 1) return 1;
+    char text[256], file[1100];
+    snprintf(file, sizeof file, "%s/cgroup.controllers", dir);
+    if (read_text(file, text, sizeof text) != 0 || !has_word(text, "pids")) {
+        snprintf(why, why_size, "cgroup v2: the pids controller is not available in %s", dir);
+        return 0;
+    }
+    snprintf(file, sizeof file, "%s/cgroup.subtree_control", dir);
+    if (read_text(file, text, sizeof text) == 0 && has_word(text, "pids")) return 2;
+    if (strcmp(path, "/") == 0 || !path[0]) {
+        /* The root cgroup may have processes and enabled controllers. */
+        if (write_file(file, "+pids") == 0) return 2;
+        snprintf(why, why_size, "cgroup v2: enabling pids in %s: %s", file, strerror(errno));
+        return 0;
+    }
+    /* A non-root cgroup with processes (ours) cannot enable controllers for
+     * children: make ours a sibling, in the parent, if the parent allows. */
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    snprintf(file, sizeof file, "%s/cgroup.subtree_control", dir);
+    if (read_text(file, text, sizeof text) == 0 && has_word(text, "pids") && access(dir, W_OK) == 0) return 2;
+    snprintf(why, why_size,
+             "cgroup v2: the host's cgroup %s has processes and its parent does not delegate the pids controller "
+             "(run widgethost in a leaf of a delegated subtree, e.g. systemd Delegate=yes)",
+             path);
+    return 0;
+}
+
+/* Removes the empty cgroups of runners that are gone from `base`. Each is
+ * named after its runner's pid: one whose runner lives (it may be between
+ * mkdir and moving in) is left alone. */
+static void sweep_pids_cgroups(const char *base) {
+    DIR *d = opendir(base);
+    if (!d) return;
+    struct dirent *e;
+    char path[1400];
+    size_t prefix = strlen(WH_CGROUP_PREFIX);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, WH_CGROUP_PREFIX, prefix) != 0) continue;
+        long owner = strtol(e->d_name + prefix, NULL, 10);
+        if (owner > 0 && (kill((pid_t)owner, 0) == 0 || errno == EPERM)) continue;
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        rmdir(path); /* EBUSY while a runner or its processes are in it */
+    }
+    closedir(d);
+}
+
+/* Moves this process into a new pids cgroup with pids.max = `max`. Returns
+ * 1 and the cgroup's path in `where`, 0 when unavailable (`where` says
+ * why), or -1 when it failed half-way (`where` says why). */
+static int enter_pids_cgroup(uint64_t max, char *where, size_t where_size) {
+    char base[1024], why[512] = "";
+    int version = pids_base(base, sizeof base, why, sizeof why);
+    if (!version) {
+        snprintf(where, where_size, "%s", why);
+        return 0;
+    }
+    if (access(base, W_OK) != 0) {
+        snprintf(where, where_size, "cannot create a cgroup in %s: %s", base, strerror(errno));
+        return 0;
+    }
+    sweep_pids_cgroups(base);
+    char dir[1200], file[1300], value[32];
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(value, sizeof value, "%llu\n", (unsigned long long)max);
+    for (int attempt = 0;; attempt++) {
+        snprintf(dir, sizeof dir, "%s/" WH_CGROUP_PREFIX "%d-%lx", base, (int)getpid(),
+                 (unsigned long)(now.tv_nsec + attempt));
+        if (mkdir(dir, 0755) != 0) {
+            if (errno == EEXIST && attempt < 3) continue;
+            snprintf(where, where_size, "mkdir %s: %s", dir, strerror(errno));
+            return errno == EACCES || errno == EPERM || errno == EROFS ? 0 : -1;
+        }
+        snprintf(file, sizeof file, "%s/pids.max", dir);
+        if (write_file(file, value) != 0) {
+            /* Another runner's sweep may have removed it before we were in. */
+            if (errno == ENOENT && attempt < 3) continue;
+            snprintf(where, where_size, "%s: %s", file, strerror(errno));
+            rmdir(dir);
+            return -1;
+        }
+        snprintf(file, sizeof file, "%s/cgroup.procs", dir);
+        if (write_file(file, "0\n") != 0) {
+            if (errno == ENOENT && attempt < 3) continue;
+            snprintf(where, where_size, "%s: %s", file, strerror(errno));
+            rmdir(dir);
+            return -1;
+        }
+        snprintf(where, where_size, "%s", dir);
+        return version;
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* rlimits                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -379,6 +695,20 @@ int64_t wh_sandbox_apply(const wh_sandbox_policy *p, char *error, size_t error_s
     syscall(SYS_close_range, WH_WIRE_FD + 1, ~0U, 0);
     if (getsid(0) != getpid()) setsid();
 
+    /* Before the network namespace: a user namespace would not be allowed
+     * to write the host's cgroup files. */
+    if ((p->flags & WH_SANDBOX_PIDS) && p->max_tasks > 0) {
+        char where[1400];
+        int rc = enter_pids_cgroup(p->max_tasks, where, sizeof where);
+        if (rc > 0) active |= WH_SANDBOX_PIDS;
+        else if (rc == 0)
+            fprintf(stderr, "widgethost-runner: sandbox: no pids cgroup (%s); processes are not limited for root\n",
+                    where);
+        else {
+            snprintf(error, error_size, "pids cgroup: %s", where);
+            return -1;
+        }
+    }
     if ((p->flags & WH_SANDBOX_NETNS) && !p->allow_network) {
         const char *how = NULL;
         int rc = enter_netns(&how);
@@ -407,6 +737,10 @@ int64_t wh_sandbox_apply(const wh_sandbox_policy *p, char *error, size_t error_s
     }
     if (p->flags & WH_SANDBOX_SECCOMP) {
         int skipped = 0;
+        if (install_sigsys_handler() != 0) {
+            snprintf(error, error_size, "sigaction(SIGSYS): %s", strerror(errno));
+            return -1;
+        }
         if (apply_seccomp(p, error, error_size, &skipped) != 0) return -1;
         if (!skipped) active |= WH_SANDBOX_SECCOMP;
     }
@@ -504,7 +838,7 @@ static void probe_rlimits(int fd) {
         (unsigned)WH_SANDBOX_DEFAULT_ADDRESS_SPACE_MIB, (unsigned)WH_SANDBOX_DEFAULT_CPU_SECONDS,
         (unsigned)WH_SANDBOX_DEFAULT_OPEN_FILES, (unsigned)WH_SANDBOX_DEFAULT_FILE_SIZE_MIB,
         (unsigned)WH_SANDBOX_DEFAULT_PROCESSES,
-        geteuid() == 0 ? " (not enforced: the kernel exempts root from RLIMIT_NPROC)" : "");
+        geteuid() == 0 ? " (RLIMIT_NPROC does not bind root: the pids layer does)" : "");
     _exit(0);
 }
 
@@ -546,7 +880,9 @@ static void probe_landlock(int fd) {
 }
 
 static void probe_seccomp(int fd) {
+    if (fd == WH_WIRE_FD) fd = dup(fd); /* fd 3 is the test frame's */
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    install_sigsys_handler();
     wh_sandbox_policy p = {0};
     char error[128] = "";
     int skipped = 0;
@@ -558,9 +894,75 @@ static void probe_seccomp(int fd) {
         say(fd, "the filter loaded but keyctl was not denied");
         _exit(1);
     }
+    /* A trapped call is named: a grandchild with the runner's handler and a
+     * socket as fd 3 calls ptrace; it must die of SIGSYS after one
+     * FORBIDDEN_SYSCALL frame naming ptrace. */
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        say(fd, "socketpair: %s", strerror(errno));
+        _exit(1);
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        if (dup2(pair[1], WH_WIRE_FD) < 0) _exit(1);
+        syscall(SYS_ptrace, 0, 0, 0, 0);
+        _exit(0);
+    }
+    close(pair[1]);
+    uint8_t frame[128];
+    ssize_t got = child > 0 ? read(pair[0], frame, sizeof frame) : -1;
+    int status = 0;
+    if (child > 0) waitpid(child, &status, 0);
+    int named = got >= (ssize_t)WH_WIRE_HEADER_SIZE + 16 + 6 && frame[6] == (uint8_t)WH_MSG_FORBIDDEN_SYSCALL &&
+                memcmp(frame + WH_WIRE_HEADER_SIZE + 16, "ptrace", 6) == 0;
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS || !named) {
+        say(fd, "the filter loaded but a trapped ptrace was not %s", named ? "killed by SIGSYS" : "named");
+        _exit(1);
+    }
     const struct scmp_version *v = seccomp_version();
-    say(fd, "libseccomp %u.%u.%u, filter API level %d: EPERM for risky calls, SIGSYS kill for hostile ones",
+    say(fd, "libseccomp %u.%u.%u, filter API level %d: EPERM for risky calls; hostile ones trapped, named "
+        "to the host and killed (SIGSYS)",
         v->major, v->minor, v->micro, seccomp_api_get());
+    _exit(0);
+}
+
+static void probe_pids(int fd) {
+    char where[1400];
+    int version = enter_pids_cgroup(8, where, sizeof where);
+    if (version <= 0) {
+        say(fd, "%s", where);
+        _exit(1);
+    }
+    /* With pids.max 8 (this probe included), the 8th fork must fail. */
+    pid_t children[16];
+    int made = 0, refused = 0;
+    for (int i = 0; i < 16; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            pause();
+            _exit(0);
+        }
+        if (pid < 0) {
+            refused = errno == EAGAIN;
+            break;
+        }
+        children[made++] = pid;
+    }
+    for (int i = 0; i < made; i++) kill(children[i], SIGKILL);
+    for (int i = 0; i < made; i++) waitpid(children[i], NULL, 0);
+    /* Leave the cgroup and remove it (else the next runner's sweep does). */
+    char *base = dirname_of(where), file[1500];
+    if (base) {
+        snprintf(file, sizeof file, "%s/cgroup.procs", base);
+        if (write_file(file, "0\n") == 0) rmdir(where);
+        free(base);
+    }
+    if (!refused || made > 7) {
+        say(fd, "cgroup v%d at %s did not bind: %d of 16 forks succeeded under pids.max 8", version, where, made);
+        _exit(1);
+    }
+    say(fd, "cgroup v%d pids controller: a cgroup per runner, pids.max %u (processes and threads, root included)",
+        version, (unsigned)WH_SANDBOX_DEFAULT_MAX_TASKS);
     _exit(0);
 }
 
@@ -582,6 +984,7 @@ int wh_sandbox_check(FILE *out, int json) {
     } layers[] = {
         {"session", probe_session}, {"rlimits", probe_rlimits}, {"no_new_privs", probe_nnp},
         {"landlock", probe_landlock}, {"seccomp", probe_seccomp}, {"netns", probe_netns},
+        {"pids", probe_pids},
     };
     int all = 1;
     if (json) fprintf(out, "[");

@@ -21,6 +21,13 @@ typedef struct wh_sandbox_policy {
     uint64_t open_files;
     uint64_t file_size_bytes;
     uint64_t processes;
+    /* pids cgroup: pids.max (processes and threads); 0 = no pids cgroup */
+    uint64_t max_tasks;
+    /* Landlock grants beyond the defaults (NULL-terminated, may be NULL):
+     * read (and execute) beneath each read-only path, read-write (no
+     * execute, no device nodes) beneath each read-write path. */
+    char **extra_read_only;
+    char **extra_read_write;
     /* Fork server: the process-wide seccomp filter leaves setpgid allowed
      * (the server's call children need it once); each child then seals it
      * with wh_sandbox_seal_process_group. */

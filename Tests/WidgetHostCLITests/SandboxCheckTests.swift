@@ -11,13 +11,13 @@ struct SandboxCheckTests {
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         #expect(
             layers.compactMap { $0["layer"] as? String }
-                == ["session", "rlimits", "no_new_privs", "landlock", "seccomp", "netns"])
+                == ["session", "rlimits", "no_new_privs", "landlock", "seccomp", "netns", "pids"])
         let allActive = layers.allSatisfy { $0["active"] as? Bool == true }
         #expect(result.status == (allActive ? 0 : 1))
         for layer in layers { #expect(!((layer["detail"] as? String) ?? "").isEmpty) }
 
         let text = try CLI.run(["sandbox-check"])
         #expect(text.status == result.status)
-        #expect(text.stdout.split(separator: "\n").count >= 6)
+        #expect(text.stdout.split(separator: "\n").count >= 7)
     }
 }

@@ -129,6 +129,38 @@ struct HostileFixtureTests {
         trap.expectContained(output)
     }
 
+    /// The pids cgroup binds root: with `maxTasks` 32 the bomb's forks are
+    /// refused (EAGAIN) with at most 32 processes, through a spawned runner
+    /// and through a fork server (where the server and its standby count too).
+    @Test func forkBombIsBoundedByThePidsCgroup() throws {
+        var policy = SandboxPolicy.standard
+        policy.maxTasks = 32
+        let trap = HostileTrap()
+        // 3 s: time enough for the refusal to be logged on a busy machine.
+        let spawned = trap.run("fork_bomb", timeout: 3, sandbox: policy)
+        let server = ForkServer(plugin: TestSupport.fixture("fork_bomb"), options: IsolationOptions(sandbox: policy))
+        let forked = server.call(trap.call(ForkCase(fixture: "fork_bomb", timeout: 3)))
+        server.stop()
+        for (mode, output) in [("spawn", spawned), ("fork server", forked)] {
+            #expect(output.failure?.reason == .timedOut(phase: .call(.timeline), limit: 3), "\(mode)")
+            trap.expectContained(output)
+            let log = output.log.stderr
+            if log.contains("no pids cgroup") {
+                // Not on this machine (e.g. cgroup v2 without delegation): the
+                // deadline and the group kill still contain the bomb.
+                continue
+            }
+            guard let line = log.split(separator: "\n").first(where: { $0.hasPrefix("fork_bomb: fork refused") }),
+                let count = line.split(separator: " ").dropLast().last.flatMap({ Int($0) })
+            else {
+                Issue.record("\(mode): no fork was refused; log: \(log.prefix(500))")
+                continue
+            }
+            #expect(line.contains("Resource temporarily unavailable"), "\(mode): \(line)")
+            #expect(count >= 2 && count <= 32, "\(mode): \(line)")
+        }
+    }
+
     @Test func allocatingPastTheAddressSpaceLimitFailsMalloc() throws {
         let trap = HostileTrap()
         let output = trap.run("alloc_past_limit")
@@ -180,17 +212,139 @@ struct HostileFixtureTests {
     @Test func ptraceOfTheHostIsKilledAsAForbiddenSyscall() {
         let trap = HostileTrap()
         let output = trap.run("ptrace_host")
-        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        let ptrace = PluginFailure.ForbiddenSyscall(
+            name: "ptrace", number: HostileFixtureTests.sysPtrace, architecture: HostileFixtureTests.nativeArchitecture)
+        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: ptrace))
         #expect(output.failure?.code == "forbiddenSyscall")
+        #expect(
+            output.failure?.message.contains(
+                "was killed during timeline for calling ptrace (syscall \(HostileFixtureTests.sysPtrace)), which the sandbox forbids"
+            )
+                == true, "\(String(describing: output.failure?.message))")
         #expect(output.childExit.contains("SIGSYS"))
         trap.expectContained(output)
     }
 
-    @Test func mountIsKilledAsAForbiddenSyscall() {
+    @Test func mountIsKilledAsAForbiddenSyscallAndNamed() {
+        // keyctl (EPERM) goes on; mount is trapped and named.
         let trap = HostileTrap()
         let output = trap.run("forbidden_syscall")
-        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        let mount = PluginFailure.ForbiddenSyscall(
+            name: "mount", number: HostileFixtureTests.sysMount, architecture: HostileFixtureTests.nativeArchitecture)
+        #expect(output.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: mount))
+        #expect(output.failure?.message.contains("calling mount (syscall \(HostileFixtureTests.sysMount))") == true)
         trap.expectContained(output)
+    }
+
+    @Test func aForbiddenSyscallIsNamedThroughTheForkServer() {
+        let trap = HostileTrap()
+        let server = ForkServer(plugin: TestSupport.fixture("forbidden_syscall"))
+        for _ in 1...2 {
+            let output = server.call(trap.call(ForkCase(fixture: "forbidden_syscall")))
+            guard case .forbiddenSyscall(let phase, let syscall)? = output.failure?.reason else {
+                Issue.record("expected forbiddenSyscall, got \(String(describing: output.failure))")
+                continue
+            }
+            #expect(phase == .call(.timeline))
+            #expect(syscall?.name == "mount")
+            #expect(syscall?.number == HostileFixtureTests.sysMount)
+            trap.expectContained(output)
+        }
+        server.stop()
+    }
+
+    @Test func aForbiddenSyscallInAConstructorIsNamedDuringLoad() {
+        let trap = HostileTrap()
+        let mount = PluginFailure.ForbiddenSyscall(
+            name: "mount", number: HostileFixtureTests.sysMount, architecture: HostileFixtureTests.nativeArchitecture)
+        let spawned = trap.run("ctor_forbidden")
+        #expect(spawned.failure?.reason == .forbiddenSyscall(phase: .load, syscall: mount))
+        trap.expectContained(spawned)
+        let server = ForkServer(plugin: TestSupport.fixture("ctor_forbidden"))
+        let forked = server.call(trap.call(ForkCase(fixture: "ctor_forbidden")))
+        server.stop()
+        #expect(forked.failure?.reason == .forbiddenSyscall(phase: .load, syscall: mount))
+        trap.expectContained(forked)
+    }
+
+    @Test func aPluginCannotTakeSIGSYSFromTheRunner() {
+        let trap = HostileTrap()
+        let ptrace = PluginFailure.ForbiddenSyscall(
+            name: "ptrace", number: HostileFixtureTests.sysPtrace, architecture: HostileFixtureTests.nativeArchitecture
+        )
+        // Replacing the handler is refused: the call is still named.
+        let replaced = trap.run("sigsys_override", path: "")
+        #expect(replaced.log.stderr.contains("sigaction(SIGSYS) = -1 (Operation not permitted)"))
+        #expect(replaced.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: ptrace))
+        trap.expectContained(replaced)
+        // Blocking SIGSYS does not save the plugin (the kernel forces the
+        // default action), but the call can no longer be named.
+        let blocked = trap.run("sigsys_override", path: "block")
+        #expect(blocked.failure?.reason == .forbiddenSyscall(phase: .call(.timeline), syscall: nil))
+        #expect(blocked.childExit.contains("SIGSYS"))
+        trap.expectContained(blocked)
+    }
+
+    /// AUDIT_ARCH_* of this machine (what si_arch says for a native call),
+    /// and the numbers of ptrace and mount (asm/unistd_64.h; Glibc's SYS_*
+    /// macros are not imported into Swift).
+    #if arch(x86_64)
+        static let nativeArchitecture: UInt32 = 0xC000_003E
+        static let sysPtrace: Int32 = 101
+        static let sysMount: Int32 = 165
+    #elseif arch(arm64)
+        static let nativeArchitecture: UInt32 = 0xC000_00B7
+        static let sysPtrace: Int32 = 117
+        static let sysMount: Int32 = 40
+    #endif
+
+    @Test func extraReadOnlyPathsAreReadableAndOnlyThem() throws {
+        let trap = HostileTrap()
+        let fonts = trap.home + "/fonts"
+        try FileManager.default.createDirectory(atPath: fonts, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: fonts + "/font.txt", contents: Data("glyphs".utf8))
+        // Refused by default.
+        let refused = trap.run("read_secret", path: fonts + "/font.txt")
+        #expect(members(refused)["errno"] == .number(Double(EACCES)))
+        // Allowed with the extra path; the planted secret next to it is not.
+        var policy = SandboxPolicy.standard
+        policy.extraReadOnlyPaths = [fonts, trap.home + "/does-not-exist", "relative/dir"]
+        let allowed = trap.run("read_secret", path: fonts + "/font.txt", sandbox: policy)
+        #expect(members(allowed)["errno"] == .number(0))
+        #expect(members(allowed)["secret"] == .string("glyphs"))
+        #expect(allowed.log.stderr.contains("does-not-exist: No such file or directory; not granted"))
+        #expect(allowed.log.stderr.contains("relative/dir is not absolute; not granted"))
+        let secret = trap.run("read_secret", path: trap.secretPath, sandbox: policy)
+        #expect(members(secret)["errno"] == .number(Double(EACCES)))
+        trap.expectContained(secret)
+        // Read-only: writing there is refused.
+        let write = trap.run("write_outside", path: fonts + "/new.txt", sandbox: policy)
+        #expect(members(write)["outside"] == .number(Double(EACCES)))
+        #expect(!FileManager.default.fileExists(atPath: fonts + "/new.txt"))
+    }
+
+    @Test func extraReadWritePathsAreWritable() throws {
+        let trap = HostileTrap()
+        let cache = trap.home + "/cache"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        var policy = SandboxPolicy.standard
+        policy.extraReadWritePaths = [cache]
+        let output = trap.run("write_outside", path: cache + "/written.txt", sandbox: policy)
+        #expect(members(output)["outside"] == .number(0))
+        #expect(FileManager.default.fileExists(atPath: cache + "/written.txt"))
+        // The same through a fork server, which carries the policy in its LOAD.
+        let server = ForkServer(
+            plugin: TestSupport.fixture("write_outside"), options: IsolationOptions(sandbox: policy))
+        var call = trap.call(ForkCase(fixture: "write_outside", target: "outside"))
+        call.configuration["path"] = "\"\(cache)/forked.txt\""
+        let forked = server.call(call)
+        server.stop()
+        #expect(members(forked)["outside"] == .number(0))
+        #expect(FileManager.default.fileExists(atPath: cache + "/forked.txt"))
+        // Elsewhere outside the data directory stays refused.
+        let elsewhere = trap.run("write_outside", path: trap.outsidePath, sandbox: policy)
+        #expect(members(elsewhere)["outside"] == .number(Double(EACCES)))
+        trap.expectContained(elsewhere)
     }
 
     @Test func theSandboxCanBeTurnedOffForDebugging() {

@@ -37,7 +37,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 2u,
+    WH_WIRE_VERSION = 3u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -57,7 +57,11 @@ typedef enum wh_wire_type {
      *  sockets, no TCP), u32 sandbox_flags (wh_sandbox_layer bits),
      *  u64 address_space_bytes, u64 cpu_seconds, u64 open_files,
      *  u64 file_size_bytes, u64 processes (rlimits; 0 leaves one as
-     *  inherited) */
+     *  inherited); since version 3: u32 mode (WH_RUNNER_*),
+     *  u64 max_tasks (the pids cgroup's pids.max; 0: no pids cgroup),
+     *  u32 read_only_count then that many str (extra Landlock read-only
+     *  paths), u32 read_write_count then that many str (extra read-write
+     *  paths) */
     WH_MSG_LOAD = 1,
     /** u32 entry_point, u32 family, u32 is_preview, f64 display_width,
      *  f64 display_height, f64 now, f64 timeout, str kind,
@@ -91,7 +95,15 @@ typedef enum wh_wire_type {
     WH_MSG_CHILD_STARTED = 105,
     /** Fork server only. From the server, after it reaped a call child and
      *  before it forks the next: u32 pid, i32 wait_status */
-    WH_MSG_CHILD_EXITED = 106
+    WH_MSG_CHILD_EXITED = 106,
+    /** From the runner's SIGSYS handler, just before the process kills
+     *  itself, when seccomp trapped a forbidden system call (one write, so
+     *  it never interleaves with another frame's bytes): u32 pid (the
+     *  process that made the call), u32 syscall number, u32 audit
+     *  architecture (AUDIT_ARCH_*), str name ("" if not known). Written by
+     *  code inside the sandbox: the host trusts it only to name the call of
+     *  a process that did die of SIGSYS. */
+    WH_MSG_FORBIDDEN_SYSCALL = 107
 } wh_wire_type;
 
 /** LOAD's mode. With WH_RUNNER_FORK_SERVER, a runner that is still
@@ -116,7 +128,10 @@ typedef enum wh_sandbox_layer {
     WH_SANDBOX_LANDLOCK = 1u << 2,
     WH_SANDBOX_SECCOMP = 1u << 3,
     WH_SANDBOX_NETNS = 1u << 4,
-    WH_SANDBOX_ALL = 0x1fu
+    /** A pids cgroup (pids.max = LOAD's max_tasks) around the runner and
+     *  all it starts: a process limit that binds root too. */
+    WH_SANDBOX_PIDS = 1u << 5,
+    WH_SANDBOX_ALL = 0x3fu
 } wh_sandbox_layer;
 
 /** Default rlimits (overridable per plugin through LOAD). */
@@ -125,7 +140,11 @@ enum {
     WH_SANDBOX_DEFAULT_CPU_SECONDS = 30u,
     WH_SANDBOX_DEFAULT_OPEN_FILES = 256u,
     WH_SANDBOX_DEFAULT_FILE_SIZE_MIB = 128u,
-    WH_SANDBOX_DEFAULT_PROCESSES = 4096u
+    WH_SANDBOX_DEFAULT_PROCESSES = 4096u,
+    /** pids.max of the pids cgroup: processes and threads together. */
+    WH_SANDBOX_DEFAULT_MAX_TASKS = 512u,
+    /** At most this many extra paths of each kind in LOAD. */
+    WH_SANDBOX_MAX_EXTRA_PATHS = 64u
 };
 
 /** Why the runner could not load a plugin (WH_MSG_LOAD_FAILED). */
