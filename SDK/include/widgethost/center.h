@@ -110,8 +110,9 @@ const char *wh_center_app(const wh_center *c);
  *             reload: a NULL-terminated array of strings in one allocation,
  *             owned by the caller, released with one wh_center_free(*scheduled).
  *             Set to NULL on failure.
- *  Returns the number of instances that will reload (0 when none: e.g. a
- *  reload of them was already pending), or -1 on failure. */
+ *  Returns the number of instances that will reload (0 when none: each
+ *  already has a reload pending, or the kind's widgets all belong to other
+ *  apps), or -1 on failure. */
 int wh_center_reload_timelines(wh_center *c, const char *kind, char ***scheduled);
 
 /** WidgetCenter.reloadAllTimelines(): the same for every widget of this app. */
