@@ -510,9 +510,13 @@ enum exchange_result { EXCHANGE_OK, EXCHANGE_FAILED, EXCHANGE_GONE /* nothing re
 static enum exchange_result exchange(wh_center *c, const buffer *line, buffer *response) {
     response->length = 0;
     if (send_all(c->fd, line->data, line->length) != 0) {
-        if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN) return EXCHANGE_GONE;
-        fail(c, "connection", "writing to %s failed: %s", c->socket_path, strerror(errno));
-        return EXCHANGE_FAILED;
+        /* A daemon that refuses the connection (another uid) answers and
+         * closes before reading: its answer is still readable, so read on.
+         * Nothing to read means the daemon went away (EXCHANGE_GONE below). */
+        if (errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN) {
+            fail(c, "connection", "writing to %s failed: %s", c->socket_path, strerror(errno));
+            return EXCHANGE_FAILED;
+        }
     }
     double deadline = monotonic_seconds() + WH_CENTER_TIMEOUT_SECONDS;
     size_t scanned = 0;

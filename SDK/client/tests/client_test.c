@@ -32,10 +32,10 @@ static void check(int condition, const char *what, const char *detail) {
 }
 
 /* What the fake daemon does for one request. */
-typedef enum { ANSWER, CLOSE } action;
+typedef enum { ANSWER, CLOSE, REFUSE } action;
 typedef struct {
     action what;
-    const char *line; /* the answer, newline included (ANSWER) */
+    const char *line; /* the answer, newline included (ANSWER; REFUSE: sent on accept, then closed) */
 } step;
 
 static char big_answer[(5 << 20) + 64];
@@ -46,8 +46,17 @@ static char deep_answer[20000];
 static void serve(int listener, const step *script, int count, FILE *log) {
     int fd = -1;
     for (int i = 0; i < count;) {
-        if (fd < 0) fd = accept(listener, NULL, NULL);
-        if (fd < 0) _exit(3);
+        if (fd < 0) {
+            fd = accept(listener, NULL, NULL);
+            if (fd < 0) _exit(3);
+            if (script[i].what == REFUSE) { /* as the daemon does to another uid: answer, close, read nothing */
+                if (send(fd, script[i].line, strlen(script[i].line), MSG_NOSIGNAL) < 0) _exit(4);
+                close(fd);
+                fd = -1;
+                i++;
+                continue;
+            }
+        }
         char line[65536];
         size_t n = 0;
         while (n < sizeof line - 1) {
@@ -128,6 +137,9 @@ int main(void) {
         {ANSWER, "{\"v\":1,\"id\":5,\"ok\":false,\"error\":{\"code\":\"bad-request\",\"message\":\"nope\"}}\n"},
         /* 17: escaping of kind and app */
         {ANSWER, "{\"v\":1,\"id\":16,\"ok\":true,\"scheduled\":[]}\n"},
+        /* 18: a new connection refused on accept, before the request is read */
+        {REFUSE, "{\"error\":{\"code\":\"permission-denied\",\"message\":\"this daemon belongs to uid 1\"},"
+                 "\"ok\":false,\"v\":1}\n"},
     };
     const int steps = (int)(sizeof script / sizeof script[0]);
 
@@ -244,6 +256,16 @@ int main(void) {
           wh_center_last_error(c));
     rc = wh_center_reload_timelines(c, NULL, NULL);
     check(rc == -1 && strcmp(wh_center_last_error_code(c), "bad-argument") == 0, "a NULL kind",
+          wh_center_last_error(c));
+    wh_center_close(c);
+
+    /* A new connection the daemon refuses on accept (another uid): it answers
+     * and closes without reading, so the write may fail; the answer is read. */
+    c = wh_center_open(socket_path, "app");
+    rc = wh_center_reload_all_timelines(c, NULL);
+    check(rc == -1 && strcmp(wh_center_last_error_code(c), "permission-denied") == 0 &&
+              strcmp(wh_center_last_error(c), "this daemon belongs to uid 1") == 0,
+          "a connection refused before the request is read: the refusal, not a broken pipe",
           wh_center_last_error(c));
     wh_center_close(c);
 
