@@ -193,7 +193,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostDaemonTests",
-            dependencies: ["WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore", "WidgetHostModel"],
+            dependencies: [
+                "WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore", "WidgetHostModel", "WidgetHostIsolation",
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

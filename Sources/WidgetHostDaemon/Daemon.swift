@@ -113,8 +113,9 @@ public final class Daemon {
             let data =
                 plugin.dataDirectory ?? DataDirectory.defaultPath(forPlugin: plugin.name, root: configuration.dataRoot)
             DataDirectory.ensure(data)
-            let worker = PluginWorker(
-                name: plugin.name, path: plugin.path, dataDirectory: data, options: options.isolation)
+            var isolation = options.isolation
+            isolation.sandbox = plugin.sandbox
+            let worker = PluginWorker(name: plugin.name, path: plugin.path, dataDirectory: data, options: isolation)
             if let file = PluginFileIdentity.of(path: plugin.path), let entry = try? store.quarantineEntry(file) {
                 worker.identity = file
                 worker.state = .quarantined

@@ -1,3 +1,4 @@
+import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostScheduler
 
@@ -34,6 +35,8 @@ public struct DaemonConfiguration: Sendable {
         public var path: String
         /// The plugin's data directory (its working directory, the only place it may write).
         public var dataDirectory: String?
+        /// The sandbox around the plugin: the defaults, with the file's `sandbox` overrides.
+        public var sandbox: SandboxPolicy
         /// Where in the file it was declared (`plugins[3]`, or the plugin directory).
         public var field: String
     }
@@ -106,7 +109,7 @@ public struct DaemonConfiguration: Sendable {
         }
         for (index, item) in (try reader.array(top["plugins"], "plugins") ?? []).enumerated() {
             let field = "plugins[\(index)]"
-            let m = try reader.members(item, field, allowed: ["name", "path", "dataDirectory"])
+            let m = try reader.members(item, field, allowed: ["name", "path", "dataDirectory", "sandbox"])
             let path = absolute(try reader.requiredString(m["path"], "\(field).path"), relativeTo: base)
             guard FileManager.default.fileExists(atPath: path) else {
                 throw reader.fail(
@@ -117,7 +120,8 @@ public struct DaemonConfiguration: Sendable {
                     name: try reader.string(m["name"], "\(field).name") ?? fileName(path), path: path,
                     dataDirectory: try reader.string(m["dataDirectory"], "\(field).dataDirectory").map {
                         absolute($0, relativeTo: base)
-                    }, field: field))
+                    }, sandbox: try sandbox(m["sandbox"], "\(field).sandbox", reader: reader, base: base),
+                    field: field))
         }
         if let directory = try reader.string(top["pluginDirectory"], "pluginDirectory") {
             let path = absolute(directory, relativeTo: base)
@@ -128,7 +132,8 @@ public struct DaemonConfiguration: Sendable {
                 let file = path + "/" + name
                 // An explicitly configured plugin wins over the directory's copy.
                 guard !plugins.contains(where: { $0.path == file || $0.name == name }) else { continue }
-                try add(Plugin(name: name, path: file, dataDirectory: nil, field: "pluginDirectory"))
+                try add(
+                    Plugin(name: name, path: file, dataDirectory: nil, sandbox: .standard, field: "pluginDirectory"))
             }
         }
 
@@ -199,6 +204,46 @@ public struct DaemonConfiguration: Sendable {
             failurePolicy: failurePolicy,
             dataRoot: try reader.string(top["dataDirectory"], "dataDirectory").map { absolute($0, relativeTo: base) },
             reader: reader)
+    }
+
+    /// A plugin's `"sandbox"` overrides (docs/sandbox.md): extra Landlock
+    /// paths and resource limits.
+    static func sandbox(_ value: JSONValue?, _ field: String, reader: DocumentReader, base: String)
+        throws(DocumentError) -> SandboxPolicy
+    {
+        var policy = SandboxPolicy.standard
+        guard let value else { return policy }
+        let m = try reader.members(
+            value, field,
+            allowed: [
+                "readOnlyPaths", "readWritePaths", "addressSpaceMiB", "cpuSeconds", "openFiles", "fileSizeMiB",
+                "maxTasks",
+            ])
+        func paths(_ name: String) throws(DocumentError) -> [String] {
+            var list: [String] = []
+            for (index, item) in (try reader.array(m[name], "\(field).\(name)") ?? []).enumerated() {
+                let path = try reader.requiredString(item, "\(field).\(name)[\(index)]")
+                list.append(absolute(path, relativeTo: base))
+            }
+            return list
+        }
+        func limit(_ name: String, _ key: WritableKeyPath<SandboxPolicy, UInt64>, scale: UInt64 = 1)
+            throws(DocumentError)
+        {
+            guard let number = try reader.number(m[name], "\(field).\(name)") else { return }
+            guard number >= 1, number.rounded() == number, number < 1e12 else {
+                throw reader.fail("\(field).\(name)", "expected a whole number ≥ 1")
+            }
+            policy[keyPath: key] = UInt64(number) * scale
+        }
+        policy.extraReadOnlyPaths = try paths("readOnlyPaths")
+        policy.extraReadWritePaths = try paths("readWritePaths")
+        try limit("addressSpaceMiB", \.addressSpaceBytes, scale: 1 << 20)
+        try limit("cpuSeconds", \.cpuSeconds)
+        try limit("openFiles", \.openFiles)
+        try limit("fileSizeMiB", \.fileSizeBytes, scale: 1 << 20)
+        try limit("maxTasks", \.maxTasks)
+        return policy
     }
 
     static func currentDirectory() -> String { FileManager.default.currentDirectoryPath }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WidgetHostIsolation
 import WidgetHostModel
 
 @testable import WidgetHostDaemon
@@ -41,6 +42,28 @@ struct DaemonConfigurationTests {
         #expect(configuration.instances[1].app == "default")
     }
 
+    @Test func perPluginSandboxOverrides() throws {
+        let directory = try write(
+            """
+            {
+              "plugins": [{ "path": "a.so", "sandbox": { "readOnlyPaths": ["/usr/share/zoneinfo", "fonts"],
+                "readWritePaths": ["/var/tmp"], "addressSpaceMiB": 8192, "cpuSeconds": 5, "maxTasks": 64 } },
+                          { "path": "b.so" }],
+              "instances": []
+            }
+            """, files: ["a.so", "b.so"])
+        let configuration = try DaemonConfiguration.load(directory + "/host.json")
+        let policy = configuration.plugins[0].sandbox
+        #expect(policy.extraReadOnlyPaths.first == "/usr/share/zoneinfo")
+        #expect(policy.extraReadOnlyPaths.last?.hasSuffix("/fonts") == true)
+        #expect(policy.extraReadWritePaths == ["/var/tmp"])
+        #expect(policy.addressSpaceBytes == 8192 << 20)
+        #expect(policy.cpuSeconds == 5)
+        #expect(policy.maxTasks == 64)
+        #expect(policy.openFiles == SandboxPolicy.standard.openFiles)
+        #expect(configuration.plugins[1].sandbox == .standard)
+    }
+
     @Test func mistakesNameTheLineAndField() throws {
         let cases: [(String, [String], String)] = [
             (
@@ -61,6 +84,11 @@ struct DaemonConfigurationTests {
                 "failures.quarantineAfterCrashes: expected a whole number ≥ 1"
             ),
             ("{ \"instances\": [], \"scheduler\": { \"budget\": 3 } }", [], "scheduler.budget: unknown field"),
+            (
+                "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"maxTasks\": -1 } }] }",
+                ["a.so"],
+                "plugins[0].sandbox.maxTasks: expected a whole number ≥ 1"
+            ),
         ]
         for (text, files, expected) in cases {
             let directory = try write(text, files: files)
