@@ -333,6 +333,7 @@ int main(void) {
     wh_center_free(NULL);
 
     unlink(log_path);
+    unlink(socket_path);
     rmdir(directory);
     printf("1..%d\n", checks);
     return failures ? 1 : 0;
