@@ -74,9 +74,13 @@ struct ReloadCommand: ParsableCommand {
     func run() throws {
         let response = try connection.send(ControlRequest(.reload, kind: kind, app: app))
         let ids = response.scheduled ?? []
-        print(
-            ids.isEmpty
-                ? "no instance needed a new request (already pending)" : "will reload: \(ids.joined(separator: ", "))")
+        if let message = response.message {
+            print(message)
+        } else if ids.isEmpty {
+            print("no instance needed a new request (one is already pending)")
+        } else {
+            print("will reload: \(ids.joined(separator: ", "))")
+        }
     }
 }
 

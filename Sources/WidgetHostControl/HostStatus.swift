@@ -62,6 +62,8 @@ public struct InstanceStatus: Sendable, Hashable, Codable {
     public var visible: Bool
     /// What it shows now: the displayed entry's content, shortened; nil before the first timeline.
     public var shows: String?
+    /// The displayed entry's whole content (JSON text).
+    public var content: String?
     /// The displayed entry's date.
     public var entryDate: Double?
     /// The timeline's reload policy (`atEnd`, `after(<time>)`, `never`).
@@ -85,7 +87,8 @@ public struct InstanceStatus: Sendable, Hashable, Codable {
 
     public init(
         id: String, plugin: String, kind: String, family: String, app: String, visible: Bool, shows: String?,
-        entryDate: Double?, policy: String?, budgetUsed: Int, budgetAllowance: Int, tier: String,
+        content: String? = nil, entryDate: Double?, policy: String?, budgetUsed: Int, budgetAllowance: Int,
+        tier: String,
         nextReload: Double?, nextReason: String?, inFlight: Bool, lastReload: Double?, lastFailure: String?,
         consecutiveFailures: Int, unavailable: String?
     ) {
@@ -96,6 +99,7 @@ public struct InstanceStatus: Sendable, Hashable, Codable {
         self.app = app
         self.visible = visible
         self.shows = shows
+        self.content = content
         self.entryDate = entryDate
         self.policy = policy
         self.budgetUsed = budgetUsed

@@ -136,8 +136,10 @@ public enum ControlListener {
     /// (one nobody answers on), binds, sets 0600, listens. Returns the
     /// listening descriptor (non-blocking, close-on-exec).
     public static func listen(at path: String) throws(ControlSocketError) -> FileDescriptor {
-        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
-            let directory = String(path[..<slash])
+        // The directories up to the socket, each created owner-only if missing.
+        var directory = ""
+        for component in path.split(separator: "/").dropLast() {
+            directory += "/" + component
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw .system(call: "mkdir", path: directory, errno: errno)
             }

@@ -62,11 +62,22 @@ extension Daemon {
             let apps = request.app.map { [$0] } ?? Array(Set(scheduler.state.instances.map(\.instance.app))).sorted()
             let before = scheduler.state
             if let kind = request.kind {
-                guard scheduler.state.instances.contains(where: { $0.instance.kind == kind }) else {
-                    let kinds = Set(scheduler.state.instances.map(\.instance.kind)).sorted()
+                // A kind no plugin declares is a mistake (a typo); a declared kind the
+                // app has no placed widget of is not (as in WidgetKit, the app cannot
+                // know what the user placed): the message says so.
+                var declared = Set(scheduler.state.instances.map(\.instance.kind))
+                for worker in workers.values { declared.formUnion(worker.description?.kinds.map(\.id) ?? []) }
+                guard declared.contains(kind) else {
                     return fail(
-                        .unknownKind, "no instance has kind \"\(kind)\"; kinds in use: \(kinds.joined(separator: ", "))"
-                    )
+                        .unknownKind,
+                        "no plugin declares kind \"\(kind)\"; kinds: \(declared.sorted().joined(separator: ", "))")
+                }
+                let mine = scheduler.state.instances.filter { request.app == nil || $0.instance.app == request.app }
+                if !mine.contains(where: { $0.instance.kind == kind }) {
+                    let kinds = Set(mine.map(\.instance.kind)).sorted()
+                    let whose = request.app.map { "app \($0) has" } ?? "there is"
+                    response.message =
+                        "\(whose) no instance of kind \"\(kind)\"; \(request.app == nil ? "kinds in use" : "its kinds"): \(kinds.isEmpty ? "none" : kinds.joined(separator: ", "))"
                 }
                 for app in apps { scheduler.handle(.reloadTimelines(ofKind: kind, app: app), at: now) }
             } else {

@@ -23,7 +23,8 @@ extension Daemon {
             let next = explanation?.next
             return InstanceStatus(
                 id: id, plugin: s.instance.plugin, kind: s.instance.kind, family: s.instance.family.name,
-                app: s.instance.app, visible: s.instance.isVisible, shows: shows, entryDate: entry?.date,
+                app: s.instance.app, visible: s.instance.isVisible, shows: shows, content: entry?.contentJSON,
+                entryDate: entry?.date,
                 policy: s.timeline.map { "\($0.policy)" }, budgetUsed: explanation?.countedInWindow ?? 0,
                 budgetAllowance: explanation?.allowance ?? 0, tier: explanation?.tier.rawValue ?? "",
                 nextReload: next?.time, nextReason: next.map(Self.reason), inFlight: s.inFlight != nil,

@@ -59,7 +59,7 @@ public final class Daemon {
     let startedAt: Double
     var stopping = false
     var server: ControlServer?
-    private var signalDescriptor: Int32 = -1
+    private let signalDescriptor: Int32
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
     private var clockWatch: ClockWatch
@@ -73,8 +73,11 @@ public final class Daemon {
 
     private init(
         options: DaemonOptions, configuration: DaemonConfiguration, logger: Logger, store: StateStore,
-        scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double
+        scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double, server: ControlServer,
+        signals: Int32
     ) throws(DaemonError) {
+        self.server = server
+        self.signalDescriptor = signals
         self.options = options
         self.configuration = configuration
         self.logger = logger
@@ -100,6 +103,15 @@ public final class Daemon {
         } catch {
             throw .configuration(error.description)
         }
+        // Before any other thread starts: SIGTERM, SIGINT and SIGHUP become
+        // readable events of the loop in every thread started afterwards.
+        let signals = wh_signalfd_open()
+        guard signals >= 0 else { throw .system("signalfd", errno: errno) }
+        // Listen before touching the state: a socket that cannot be created
+        // (another daemon, a bad path) stops the start with nothing changed.
+        let server = try ControlServer(path: options.socketPath, logger: logger)
+        var started = false
+        defer { if !started { server.close() } }
         let store: StateStore
         do {
             try makeParentDirectory(of: options.statePath)
@@ -221,9 +233,11 @@ public final class Daemon {
         } catch {
             throw .state(path: options.statePath, detail: "\(error)")
         }
-        return try Daemon(
+        let daemon = try Daemon(
             options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
-            workers: workers, startedAt: now)
+            workers: workers, startedAt: now, server: server, signals: signals)
+        started = true
+        return daemon
     }
 
     static func makeParentDirectory(of path: String) throws {
@@ -241,16 +255,9 @@ public final class Daemon {
     /// Listens on the control socket and runs until SIGTERM or SIGINT (a
     /// second one stops at once). Returns the exit status.
     public func run() -> Int32 {
-        signalDescriptor = wh_signalfd_open()
         timerDescriptor = wh_timerfd_open()
-        guard signalDescriptor >= 0, timerDescriptor >= 0 else {
-            logger.critical("cannot create the signal or timer descriptor: \(String(cString: strerror(errno)))")
-            return 1
-        }
-        do {
-            server = try ControlServer(path: options.socketPath, logger: logger)
-        } catch {
-            logger.critical("\(error)")
+        guard timerDescriptor >= 0 else {
+            logger.critical("cannot create the timer descriptor: \(String(cString: strerror(errno)))")
             return 1
         }
         logger.info(

@@ -80,6 +80,17 @@ public struct ReloadScheduler: Sendable {
             state.instances[p].visibleSince = nil
         case .appForeground(let app):
             state.apps[app, default: AppState()].foreground = true
+            // A counted WidgetCenter request of this app still waiting (for the
+            // spacing or the budget) is served now as the foreground makes it: free.
+            for p in state.instances.indices where state.instances[p].instance.app == app {
+                guard var pending = state.instances[p].request, pending.charge.isCounted else { continue }
+                switch pending.trigger {
+                case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
+                    pending.charge = .free(.appForeground)
+                    state.instances[p].request = pending
+                default: break
+                }
+            }
         case .appBackground(let app):
             state.apps[app, default: AppState()].foreground = false
         case .sessionStarted(let app, let kind):

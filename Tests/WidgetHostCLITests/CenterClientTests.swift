@@ -89,7 +89,7 @@ struct CenterClientTests {
         #expect(unknown.rc == -1, "\(unknown.output)")
         #expect(unknown.output.contains("code=unknown-kind\n"), "\(unknown.output)")
         #expect(
-            unknown.output.contains("error=no instance has kind \"no.such\"kind\n\"; kinds in use: \(Self.marketKind)"),
+            unknown.output.contains("error=no plugin declares kind \"no.such\"kind\n\"; kinds: \(Self.marketKind)"),
             "\(unknown.output)")
 
         // Raw requests: ok, and refused with the daemon's code.
@@ -108,7 +108,7 @@ struct CenterClientTests {
             "the probe's first request failed: \((try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8)) ?? "")")
         #expect(daemon.stop() == 0, "the daemon did not exit 0 on SIGTERM:\n\(sandbox.log)")
         daemon = try sandbox.startDaemon()
-        FileManager.default.createFile(atPath: go, contents: Data())
+        _ = FileManager.default.createFile(atPath: go, contents: Data())
         #expect(sandbox.wait(seconds: 60) { !waiting.isRunning }, "the probe did not finish")
         let restarted = (try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8)) ?? ""
         #expect(restarted.contains("second rc=0"), "\(restarted)")
@@ -197,7 +197,7 @@ struct CenterBuild: Sendable {
 
     /// Starts the probe in the background, its output going to `output`.
     func startProbe(_ socket: String, _ operation: String, _ argument: String, output: String) throws -> Process {
-        FileManager.default.createFile(atPath: output, contents: Data())
+        _ = FileManager.default.createFile(atPath: output, contents: Data())
         let process = Process()
         process.executableURL = URL(fileURLWithPath: probeExecutable)
         process.arguments = [socket, operation, argument]
@@ -299,7 +299,7 @@ struct CenterSandbox {
             }
             """
         try configuration.write(toFile: directory + "/host.json", atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: logPath, contents: Data())
+        _ = FileManager.default.createFile(atPath: logPath, contents: Data())
     }
 
     /// Starts `widgethost run` and waits (up to 60 s) until it answers `status`.

@@ -253,6 +253,14 @@ struct DaemonTests {
         #expect(unknown.stderr.contains("no instance \"nope\""))
         let badKind = try CLI.run(["reload", "--kind", "no.such.kind"] + socket)
         #expect(badKind.status == 2)
+        #expect(badKind.stderr.contains("no plugin declares kind \"no.such.kind\""))
+        let otherKind = try CLI.run(
+            ["reload", "--kind", "com.widgethost.countdown", "--app", "com.example.game"] + socket)
+        #expect(otherKind.status == 0)
+        #expect(
+            otherKind.stdout.contains(
+                "app com.example.game has no instance of kind \"com.widgethost.countdown\"; its kinds: com.widgethost.character-detail, com.widgethost.leaderboard"
+            ))
         var raw = try LineSocket.connect(to: daemon.socket)
         for (line, code) in [
             ("this is not json", "bad-request"), (#"{"v":2,"op":"hello"}"#, "unsupported-version"),
@@ -302,6 +310,7 @@ struct DaemonTests {
             #expect(result.status == 2, "\(text)")
             #expect(result.stderr.contains(expected), "\(result.stderr)")
             #expect(result.stderr.contains("docs/daemon.md") || expected.contains("JSON"))
+            #expect(!FileManager.default.fileExists(atPath: daemon.socket), "no socket is left behind")
         }
     }
 

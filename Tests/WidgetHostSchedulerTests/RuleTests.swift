@@ -173,6 +173,28 @@ struct RuleTests {
         #expect(s.getCurrentConfigurations().count == 3)
     }
 
+    @Test("6. A counted request still waiting for the spacing becomes free when its app comes to the foreground")
+    func pendingRequestBecomesFreeInForeground() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a", kind: "k1"), at: t0)
+        s.add(instance("x", kind: "k1", app: "other"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .never)) }
+        s.reloadTimelines(ofKind: "k1", app: "app", at: t0 + 1000)
+        s.reloadTimelines(ofKind: "k1", app: "other", at: t0 + 1000)
+        _ = drive(&s, until: t0 + 1000) { d in .success(timeline([d.time], .never)) }
+        // A second counted request waits for the 5-minute spacing...
+        s.reloadTimelines(ofKind: "k1", app: "app", at: t0 + 1060)
+        s.reloadTimelines(ofKind: "k1", app: "other", at: t0 + 1060)
+        #expect(s.dueReloads(at: t0 + 1060).isEmpty)
+        // ...until the app comes to the foreground: then it is free and due at once.
+        s.handle(.appForeground("app"), at: t0 + 1100)
+        #expect(s.instanceState("a")?.request?.charge == .free(.appForeground))
+        #expect(s.instanceState("x")?.request?.charge == .counted, "another app's request is unchanged")
+        let got = drive(&s, until: t0 + 1100) { d in .success(timeline([d.time], .never)) }
+        #expect(got.map(\.instanceID) == ["a"])
+        #expect(got.first?.time == t0 + 1100)
+    }
+
     @Test("7. Visibility: a reload due while hidden happens when shown")
     func visibility() {
         var s = ReloadScheduler(configuration: testConfig())

@@ -104,8 +104,9 @@ const char *wh_center_app(const wh_center *c);
 /** WidgetCenter.reloadTimelines(ofKind:): asks for a reload of every widget
  *  of this app with `kind`.
  *
- *  kind:      borrowed, not kept. A kind no configured instance has fails
- *             with the daemon's "unknown-kind" error.
+ *  kind:      borrowed, not kept. A kind no loaded plugin declares fails
+ *             with the daemon's "unknown-kind" error; a declared kind this
+ *             app has no placed widget of succeeds with 0 (as in WidgetKit).
  *  scheduled: NULL, or where to store the ids of the instances that will
  *             reload: a NULL-terminated array of strings in one allocation,
  *             owned by the caller, released with one wh_center_free(*scheduled).
@@ -143,7 +144,7 @@ int wh_center_get_configurations(wh_center *c, wh_widget_info **widgets);
 int wh_center_request(wh_center *c, const char *request_json, char **response_json);
 
 /** What the last failed call of `c` went wrong with: the daemon's message
- *  when it refused (e.g. `no instance has kind "x"; kinds in use: ...`), or
+ *  when it refused (e.g. `no plugin declares kind "x"; kinds: ...`), or
  *  the library's own (e.g. "no widgethost daemon is listening on PATH ...;
  *  start one with `widgethost run` ..."). "" after a call that succeeded.
  *  Owned by `c`, valid until the next call with `c`. */
