@@ -180,7 +180,17 @@ struct StatusCommand: ParsableCommand {
             For each instance: plugin, kind, family, what it shows now, budget used and left in
             the rolling 24 h window, the next reload and why. For each plugin: loaded, failed
             (and why) or quarantined. --json prints the protocol's status object (docs/control-protocol.md).
+
+            Examples:
+              widgethost status
+              widgethost status nyse --full
             """)
+
+    @Argument(help: "Only these instances (default: every one).")
+    var instances: [String] = []
+
+    @Flag(help: "Show each displayed entry's whole content, not its first 80 characters.")
+    var full = false
 
     @Flag(help: "Print JSON for machines.")
     var json = false
@@ -188,11 +198,19 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var connection: SocketOption
 
     func run() throws {
-        guard let status = try connection.send(ControlRequest(.status)).status else { throw ExitCode(1) }
+        guard var status = try connection.send(ControlRequest(.status)).status else { throw ExitCode(1) }
+        if !instances.isEmpty {
+            let known = Set(status.instances.map(\.id))
+            for id in instances where !known.contains(id) {
+                throw UsageError(
+                    "no instance \"\(id)\"; configured: \(status.instances.map(\.id).joined(separator: ", "))")
+            }
+            status.instances = status.instances.filter { instances.contains($0.id) }
+        }
         if json {
             print(JSONReport.encode(status))
         } else {
-            print(DaemonReport.status(status))
+            print(DaemonReport.status(status, full: full))
         }
     }
 }

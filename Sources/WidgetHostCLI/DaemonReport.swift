@@ -3,7 +3,7 @@ import WidgetHostModel
 
 /// Text forms of the daemon's answers.
 enum DaemonReport {
-    static func status(_ status: HostStatus) -> String {
+    static func status(_ status: HostStatus, full: Bool = false) -> String {
         let now = status.time
         func at(_ time: Double) -> String { "\(Timestamp.iso8601(time)) (\(Timestamp.relative(time, to: now)))" }
         var lines = ["status at \(Timestamp.iso8601(now))", "", "plugins:"]
@@ -25,7 +25,11 @@ enum DaemonReport {
             lines.append(
                 "  \(instance.id)  \(instance.plugin) \(instance.kind) \(instance.family)  app=\(instance.app)  \(instance.visible ? "visible" : "hidden")"
             )
-            if let shows = instance.shows {
+            if full, let content = instance.content {
+                lines.append(
+                    "      shows: \(content)"
+                        + (instance.entryDate.map { "  (entry of \(Timestamp.iso8601($0)))" } ?? ""))
+            } else if let shows = instance.shows {
                 lines.append(
                     "      shows: \(shows)" + (instance.entryDate.map { "  (entry of \(Timestamp.iso8601($0)))" } ?? "")
                 )
