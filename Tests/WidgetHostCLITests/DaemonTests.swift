@@ -31,12 +31,13 @@ final class DaemonProcess {
 
     /// Starts the daemon and waits (bounded) until it answers `hello`.
     @discardableResult
-    func start(wait: Bool = true) throws -> Process {
+    func start(wait: Bool = true, environment extra: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
         process.arguments = ["run", "--config", config, "--state", state, "--socket", socket]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = directory + "/data"
+        environment.merge(extra) { $1 }
         process.environment = environment
         if !FileManager.default.fileExists(atPath: log) {
             _ = FileManager.default.createFile(atPath: log, contents: nil)
@@ -401,6 +402,39 @@ struct DaemonTests {
         let explain = try CLI.run(["explain", "one", "--socket", daemon.socket])
         #expect(explain.stdout.contains("last failure:"))
         #expect(daemon.stop() == 0)
+    }
+
+    @Test func tellsSystemdWhenItIsReadyAndWhenItStops() throws {
+        let daemon = try DaemonProcess("notify", configuration: busyConfiguration)
+        let path = daemon.directory + "/notify.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8) + [0])
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func receive() -> String {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+        try daemon.start(environment: ["NOTIFY_SOCKET": path])
+        let ready = receive()
+        #expect(ready.hasPrefix("READY=1\n"), "\(ready)")
+        #expect(ready.contains("STATUS=keeping 3 widget instances fresh"))
+        // Ready means listening: the socket answers.
+        #expect(try daemon.hello().ok)
+        #expect(daemon.stop() == 0)
+        #expect(receive() == "STOPPING=1")
     }
 
     @Test func theSocketRefusesOtherUsers() throws {
