@@ -84,7 +84,12 @@ public struct DaemonConfiguration: Sendable {
     /// Reads and checks a configuration file. Every problem is a
     /// ``DocumentError`` naming the file, the line, the field and what to do.
     public static func load(_ path: String) throws(DocumentError) -> DaemonConfiguration {
-        try parse(try DocumentReader(file: path, documentation: "docs/daemon.md"))
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DocumentError(
+                "\(path): no configuration file there; write one (samples/daemon/host.json is an example, docs/daemon.md the format) or pass --config FILE"
+            )
+        }
+        return try parse(try DocumentReader(file: path, documentation: "docs/daemon.md"))
     }
 
     static let documentation = "docs/daemon.md"
