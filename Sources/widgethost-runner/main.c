@@ -628,25 +628,157 @@ static void handle_load(reader *r) {
  * child has read its CALL (closed before any plugin code runs). */
 static int g_notify_fd = -1;
 
-/* fork() does not copy the page-table entries of file-backed mappings, so
- * a call child would fault the Swift runtime's (and Foundation's) code and
- * read-only data in again, page by page, during its call. The standby does
- * it in bulk before it is needed: MADV_POPULATE_READ (Linux 5.14) on every
- * readable file mapping. Best effort: nothing happens if /proc is not
- * readable or the kernel lacks the advice. */
-static void prefault(void) {
+/* Prefaulting the standby.
+ *
+ * fork() does not copy the page-table entries of file-backed mappings that
+ * were never written (the Swift runtime's, Foundation's and ICU's code and
+ * read-only data), so a call child faults them in again, 16 pages at a
+ * time; and every heap page it writes is a copy-on-write fault. Both cost
+ * more than the provider itself. Populating every executable mapping in each
+ * standby costs milliseconds and, with calls back to back, delays the next
+ * call; so the first call child of a server records which pages its call
+ * touched (/proc/self/pagemap, just before it sends its answer), and every
+ * later standby populates only those, before it waits for its baton:
+ * MADV_POPULATE_READ for file pages, MADV_POPULATE_WRITE (a copy-on-write
+ * break that keeps the contents) for private writable pages the call wrote.
+ * No plugin code runs in a standby: this only maps memory the server already
+ * has, and every call still starts from the server's state. Best effort:
+ * nothing happens when /proc is unreadable or the kernel (< 5.14) lacks the
+ * advice. */
+
+#define WH_MADV_POPULATE_READ 22
+#define WH_MADV_POPULATE_WRITE 23
+#define WH_PREFAULT_MAX_PAGES (1u << 22) /* 16 GiB of mappings: give up beyond */
+
+typedef struct prefault_region {
+    uintptr_t start, end;
+    int write; /* private writable: record written pages, populate for writing */
+    size_t first_bit;
+} prefault_region;
+
+typedef struct prefault_run {
+    uintptr_t start;
+    size_t length;
+    int advice;
+} prefault_run;
+
+static prefault_region *g_regions; /* the server's mappings, parsed once */
+static size_t g_region_count;
+static size_t g_region_pages;
+/* Shared with the training child: a done flag (first 8 bytes), then one bit
+ * per page of g_regions. Unmapped once the server has read it. */
+static uint8_t *g_training;
+static size_t g_training_size;
+static int g_train;         /* in a call child: record the pages the call touched */
+static prefault_run *g_runs; /* the server's plan, inherited by each standby */
+static size_t g_run_count;
+
+static void prefault_parse_maps(void) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (!maps) return;
     char line[512];
+    size_t capacity = 0;
     while (fgets(line, sizeof line, maps)) {
         unsigned long start, end;
         char perms[8];
         int path_at = 0;
         if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
-        if (perms[0] != 'r' || perms[2] != 'x' || path_at == 0 || line[path_at] != '/') continue;
-        madvise((void *)start, end - start, 22 /* MADV_POPULATE_READ */);
+        if (perms[0] != 'r' || perms[3] != 'p') continue;
+        int file = path_at > 0 && line[path_at] == '/';
+        int write = perms[1] == 'w';
+        /* Read-only anonymous mappings ([vvar], guard areas) are skipped. */
+        if (!write && !file) continue;
+        size_t pages = (end - start) / 4096;
+        if (g_region_pages + pages > WH_PREFAULT_MAX_PAGES) continue;
+        if (g_region_count == capacity) {
+            capacity = capacity ? capacity * 2 : 64;
+            prefault_region *grown = realloc(g_regions, capacity * sizeof *g_regions);
+            if (!grown) break;
+            g_regions = grown;
+        }
+        g_regions[g_region_count++] = (prefault_region){start, end, write, g_region_pages};
+        g_region_pages += pages;
     }
     fclose(maps);
+    if (g_region_count == 0) return;
+    g_training_size = 8 + (g_region_pages + 7) / 8;
+    void *shared = mmap(NULL, g_training_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    g_training = shared == MAP_FAILED ? NULL : shared;
+}
+
+/* In the training child, with the call answered: the file pages present and
+ * the private writable pages this process owns alone (written since the
+ * fork) are the pages a call needs. */
+static void prefault_record(void) {
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    uint64_t entries[512];
+    uint8_t *bits = g_training + 8;
+    for (size_t i = 0; i < g_region_count; i++) {
+        const prefault_region *r = &g_regions[i];
+        size_t pages = (r->end - r->start) / 4096;
+        for (size_t done = 0; done < pages;) {
+            size_t want = pages - done < 512 ? pages - done : 512;
+            ssize_t got = pread(fd, entries, want * 8, (off_t)((r->start / 4096 + done) * 8));
+            if (got <= 0) break;
+            size_t count = (size_t)got / 8;
+            for (size_t k = 0; k < count; k++) {
+                uint64_t e = entries[k];
+                int present = (e >> 63) & 1;
+                int exclusive = (e >> 56) & 1;
+                if (present && (!r->write || exclusive)) {
+                    size_t bit = r->first_bit + done + k;
+                    bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                }
+            }
+            done += count;
+        }
+    }
+    close(fd);
+    __atomic_store_n((uint64_t *)(void *)g_training, 1, __ATOMIC_RELEASE);
+}
+
+/* In the server, once the training child is reaped: turns its bits into the
+ * plan later standbys follow. Returns 0 when there was nothing to read (the
+ * child died before recording). */
+static int prefault_learn(void) {
+    if (__atomic_load_n((uint64_t *)(void *)g_training, __ATOMIC_ACQUIRE) != 1) return 0;
+    const uint8_t *bits = g_training + 8;
+    size_t capacity = 0;
+    for (size_t i = 0; i < g_region_count; i++) {
+        const prefault_region *r = &g_regions[i];
+        size_t pages = (r->end - r->start) / 4096;
+        /* File pages: neighbouring runs a few pages apart are merged (a
+         * fault maps 16 pages around it anyway). Written pages: exact. */
+        size_t gap = r->write ? 0 : 8;
+        for (size_t p = 0; p < pages; p++) {
+            size_t bit = r->first_bit + p;
+            if (!(bits[bit / 8] & (1u << (bit % 8)))) continue;
+            uintptr_t address = r->start + p * 4096;
+            prefault_run *last = g_run_count ? &g_runs[g_run_count - 1] : NULL;
+            if (last && last->advice == (r->write ? WH_MADV_POPULATE_WRITE : WH_MADV_POPULATE_READ) &&
+                address >= last->start + last->length && address - (last->start + last->length) <= gap * 4096 &&
+                address < r->end && last->start >= r->start) {
+                last->length = address + 4096 - last->start;
+                continue;
+            }
+            if (g_run_count == capacity) {
+                capacity = capacity ? capacity * 2 : 256;
+                prefault_run *grown = realloc(g_runs, capacity * sizeof *g_runs);
+                if (!grown) return 1;
+                g_runs = grown;
+            }
+            g_runs[g_run_count++] =
+                (prefault_run){address, 4096, r->write ? WH_MADV_POPULATE_WRITE : WH_MADV_POPULATE_READ};
+        }
+    }
+    return 1;
+}
+
+/* In a standby, before it waits for its baton. */
+static void prefault(void) {
+    for (size_t i = 0; i < g_run_count; i++)
+        madvise((void *)g_runs[i].start, g_runs[i].length, g_runs[i].advice);
 }
 
 /* Forks a call child that waits for the server's baton before it touches
@@ -654,6 +786,9 @@ static void prefault(void) {
  * byte lets the child go) and *notify (read end: one byte when the child has
  * read its CALL, EOF if it died first). Returns 0 in the child, after the
  * baton arrived. */
+static int g_train_pending; /* in the server: the next child forked trains */
+static pid_t g_trainer;
+
 static pid_t fork_child(pid_t server, int *baton, int *notify) {
     int baton_pipe[2], notify_pipe[2];
     if (pipe2(baton_pipe, O_CLOEXEC) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0) _exit(8);
@@ -670,8 +805,13 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
         close(notify_pipe[1]);
         *baton = baton_pipe[1];
         *notify = notify_pipe[0];
+        if (g_train_pending) {
+            g_trainer = pid;
+            g_train_pending = 0;
+        }
         return pid;
     }
+    g_train = g_train_pending;
     close(baton_pipe[1]);
     close(notify_pipe[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -681,7 +821,7 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
      * spawned runner's filter does. */
     if (setpgid(0, 0) != 0) _exit(9);
     if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
-    prefault();
+    if (!g_train) prefault();
     /* Wait until the previous child is gone: only one process at a time
      * writes to fd 3. */
     char go;
@@ -690,6 +830,9 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
     while (n < 0 && errno == EINTR);
     if (n != 1) _exit(0);
     close(baton_pipe[0]);
+    /* The server has read the training pages (it hands the baton on only
+     * after it reaped the training child): the plugin does not need them. */
+    if (!g_train && g_training) munmap(g_training, g_training_size);
     g_notify_fd = notify_pipe[1];
     g_call_child = 1;
     /* Announce the child, so the host knows which group to kill. */
@@ -708,6 +851,8 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
  * read its CALL. */
 static void serve(void) {
     pid_t server = getpid();
+    prefault_parse_maps();
+    g_train_pending = g_training != NULL;
     int baton = -1, notify = -1;
     pid_t current = fork_child(server, &baton, &notify);
     if (current == 0) return;
@@ -728,6 +873,15 @@ static void serve(void) {
         int status = 0;
         while (waitpid(current, &status, 0) < 0) {
             if (errno != EINTR) _exit(8);
+        }
+        if (current == g_trainer) {
+            g_trainer = 0;
+            if (prefault_learn()) {
+                munmap(g_training, g_training_size);
+                g_training = NULL;
+            } else {
+                g_train_pending = 1; /* it died first: the next child records */
+            }
         }
         /* The child is gone and the next has not got its baton: nobody else
          * writes to fd 3. Fails (exits) once the host closed the channel. */
@@ -933,6 +1087,9 @@ static void handle_call(reader *r) {
 
     pthread_mutex_lock(&s->lock);
     while (!s->done) pthread_cond_wait(&s->done_cond, &s->lock);
+    /* The first child of a fork server records the pages its call touched,
+     * for the standbys that follow (see prefault). */
+    if (g_train) prefault_record();
     /* Flush what the plugin printed with stdio, so the host's log has it
      * before the result. */
     fflush(stdout);
