@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,4 +128,30 @@ int wh_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns) {
     if (timeout_ns < 0) return ppoll(fds, (nfds_t)count, NULL, NULL);
     struct timespec ts = {(time_t)(timeout_ns / 1000000000LL), (long)(timeout_ns % 1000000000LL)};
     return ppoll(fds, (nfds_t)count, &ts, NULL);
+}
+
+ssize_t wh_recv_fds(int fd, void *buffer, size_t length, int *fds, int max_fds, int *fd_count) {
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 16)];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {buffer, length};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    *fd_count = 0;
+    ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0) return n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int received;
+            memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*fd_count < max_fds)
+                fds[(*fd_count)++] = received;
+            else
+                close(received);
+        }
+    }
+    return n;
 }

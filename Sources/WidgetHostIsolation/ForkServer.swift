@@ -72,9 +72,17 @@ public final class ForkServer {
     private var stderrPipe: Int32 = -1
     private var decoder = FrameDecoder()
     private var channelEOF = false
-    /// Frames decoded but not handled yet (e.g. the standby's CHILD_STARTED
-    /// that arrived with LOADED or after a RESULT).
+    /// Frames from the server decoded but not handled yet (e.g. the
+    /// standby's CHILD_STARTED that arrived with LOADED).
     private var queue: [WireFrame] = []
+    /// Descriptors received with the server's frames (SCM_RIGHTS), in
+    /// order: each CHILD_STARTED takes the next one.
+    private var receivedFds: [Int32] = []
+    /// Call children the server announced and no call used yet, oldest
+    /// first: pid and the host's end of the child's own channel.
+    private var standbys: [(pid: pid_t, fd: Int32)] = []
+    /// Wait statuses from CHILD_EXITED, by pid (only recent ones are kept).
+    private var exitStatuses: [pid_t: Int32] = [:]
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var policy = SandboxPolicy.off
     private var stdoutBytes: [UInt8] = []
@@ -126,6 +134,14 @@ public final class ForkServer {
     public func stop() -> Int32 {
         guard server > 0 else { return 0 }
         close(channel)
+        for standby in standbys {
+            kill(-standby.pid, SIGKILL)
+            close(standby.fd)
+        }
+        for fd in receivedFds { close(fd) }
+        standbys = []
+        receivedFds = []
+        exitStatuses = [:]
         kill(-server, SIGCONT)
         kill(-server, SIGKILL)
         var status: Int32 = 0
@@ -229,7 +245,7 @@ public final class ForkServer {
         let deadline = monotonicSeconds() + options.loadTimeout
         var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
         while true {
-            let waited = wait(until: deadline, child: -1)
+            let waited = wait(until: deadline)
             if waited == .timedOut {
                 stop()
                 return early(.timedOut(phase: .load, limit: options.loadTimeout), exit: "killed by SIGKILL (timeout)")
@@ -309,95 +325,128 @@ public final class ForkServer {
         }
         let phase = PluginFailure.Phase.call(call.entryPoint)
         let deadline = monotonicSeconds() + call.effectiveTimeout
-        guard send(message) else {
-            stop()
-            return output(
-                startedAt: startedAt, result: nil,
-                failure: PluginFailure(plugin: pluginPath, reason: .protocolViolation("the fork server is gone")),
-                exit: "fork server gone", group: 0)
+
+        // The standby the server announced: a child waiting on its own channel.
+        var taken: (pid: pid_t, fd: Int32, pidfd: Int32)?
+        var attempts = 0
+        while taken == nil {
+            switch takeStandby(until: deadline, phase: phase, limit: call.effectiveTimeout) {
+            case .failure(let reason):
+                var exit = "fork server gone"
+                if case .timedOut = reason {
+                    exit = "no call child in time"
+                } else {
+                    stop()
+                }
+                return output(
+                    startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
+                    exit: exit, group: 0)
+            case .success(let standby):
+                if sendAll(message, to: standby.fd) {
+                    taken = standby
+                } else {
+                    // It died before it got the call: nothing ran, take the next.
+                    kill(-standby.pid, SIGKILL)
+                    close(standby.fd)
+                    close(standby.pidfd)
+                    attempts += 1
+                    if attempts >= 3 {
+                        stop()
+                        return output(
+                            startedAt: startedAt, result: nil,
+                            failure: PluginFailure(
+                                plugin: pluginPath,
+                                reason: .protocolViolation("the fork server's call children die before their call")),
+                            exit: "no call child", group: 0)
+                    }
+                }
+            }
+        }
+        guard let (child, childChannel, childPidfd) = taken else { fatalError("unreachable") }
+        defer {
+            close(childChannel)
+            close(childPidfd)
         }
 
-        var child: pid_t = 0
-        var childPidfd: Int32 = -1
+        var childDecoder = FrameDecoder()
+        var childEOF = false
         var childDead = false
         var result: ProviderResult?
         var failure: PluginFailure.Reason?
         var providerSeconds: Double?
-        var answered = false
+        var timedOut = false
         var exit = ""
         var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
-        defer { if childPidfd >= 0 { close(childPidfd) } }
 
         loop: while true {
-            let waited = wait(until: deadline, child: childDead ? -1 : childPidfd)
-            switch readFrames() {
-            case .failure(let reason):
-                failure = reason
-                break loop
-            case .success(let frames):
-                for (index, frame) in frames.enumerated() {
-                    // Frames after the one that ends the call stay queued.
-                    queue = Array(frames[(index + 1)...])
-                    var reader = WireReader(frame.payload)
-                    switch UInt32(frame.type) {
-                    case WH_MSG_CHILD_STARTED.rawValue:
-                        if childPidfd >= 0 { close(childPidfd) }
-                        child = pid_t(bitPattern: reader.u32())
-                        childPidfd = wh_pidfd_open(child)
-                        childDead = false
-                    case WH_MSG_CHILD_EXITED.rawValue:
-                        let pid = pid_t(bitPattern: reader.u32())
-                        let status = reader.i32()
-                        guard pid == child, child != 0 else { continue }  // an earlier call's child
-                        childDead = true
-                        exit = Self.describe(status: status)
-                        if !answered {
-                            failure = Self.reason(
-                                forStatus: status, phase: phase, seccomp: seccompOn, syscall: forbidden[pid])
+            let waited = wait(
+                until: deadline, childChannel: childEOF ? -1 : childChannel, childPidfd: childDead ? -1 : childPidfd)
+            // The child's answer first: it counts even if the child died
+            // right after sending it.
+            if !childEOF {
+                childEOF = Self.readAvailable(childChannel, into: &childDecoder, chunk: &chunk)
+                do {
+                    while let frame = try childDecoder.next() {
+                        var reader = WireReader(frame.payload)
+                        switch UInt32(frame.type) {
+                        case WH_MSG_RESULT.rawValue:
+                            let raw = RawResult.decode(&reader)
+                            guard !reader.malformed else {
+                                failure = .protocolViolation("truncated RESULT message")
+                                break loop
+                            }
+                            providerSeconds = Double(raw.nanoseconds) / 1e9
+                            switch ResultValidator.validate(raw, for: call) {
+                            case .success(let validated): result = validated
+                            case .failure(let reason): failure = reason
+                            }
+                            break loop
+                        case WH_MSG_CALL_FAILED.rawValue:
+                            let code = reader.u32()
+                            let detail = reader.string()
+                            let found = reader.u64()
+                            let limit = reader.u64()
+                            failure = CallFailureMapping.reason(
+                                code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
+                            break loop
+                        case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+                            // From the SIGSYS handler of the child or of a
+                            // process it started, before it dies.
+                            if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
+                                forbidden[report.pid] = report.syscall
+                            }
+                        default:
+                            failure = .protocolViolation("unknown message type \(frame.type)")
                             break loop
                         }
-                    case WH_MSG_RESULT.rawValue:
-                        guard child != 0 else { continue }  // from an earlier call's child, killed late
-                        let raw = RawResult.decode(&reader)
-                        guard !reader.malformed else {
-                            failure = .protocolViolation("truncated RESULT message")
-                            break loop
-                        }
-                        providerSeconds = Double(raw.nanoseconds) / 1e9
-                        switch ResultValidator.validate(raw, for: call) {
-                        case .success(let validated): result = validated
-                        case .failure(let reason): failure = reason
-                        }
-                        answered = true
-                        break loop
-                    case WH_MSG_CALL_FAILED.rawValue:
-                        guard child != 0 else { continue }
-                        let code = reader.u32()
-                        let detail = reader.string()
-                        let found = reader.u64()
-                        let limit = reader.u64()
-                        failure = CallFailureMapping.reason(
-                            code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
-                        answered = true
-                        break loop
-                    case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
-                        if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
-                            forbidden[report.pid] = report.syscall
-                        }
-                    default:
-                        failure = .protocolViolation("unknown message type \(frame.type)")
-                        break loop
                     }
+                } catch {
+                    failure = .protocolViolation("the channel carried something other than a frame (\(error))")
+                    break loop
                 }
+            }
+            if case .failure(let reason) = absorbServerFrames() {
+                failure = reason
+                stop()
+                break loop
+            }
+            if let status = exitStatuses.removeValue(forKey: child) {
+                // The server reaped the child before it answered.
+                exit = Self.describe(status: status)
+                failure = Self.reason(
+                    forStatus: status, phase: phase, seccomp: seccompOn, syscall: forbidden[child])
+                break loop
             }
             switch waited {
             case .timedOut:
                 failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
                 exit = "killed by SIGKILL (timeout)"
+                timedOut = true
                 break loop
             case .serverExited:
                 failure = .protocolViolation("the fork server (pid \(server)) exited during the call")
                 exit = "fork server exited"
+                stop()
                 break loop
             case .childExited:
                 // Its CHILD_EXITED frame (with the status) follows from the server.
@@ -406,42 +455,76 @@ public final class ForkServer {
             }
         }
 
-        if child == 0, case .success(let late) = readFrames() {
-            // A child writes CHILD_STARTED before it reads its CALL, so if it
-            // took the call, its pid is on the channel by now: find it, so
-            // the kill below reaches everything it started (stopping the
-            // server alone would leave the child's own children behind).
-            for frame in late where UInt32(frame.type) == WH_MSG_CHILD_STARTED.rawValue {
-                var reader = WireReader(frame.payload)
-                child = pid_t(bitPattern: reader.u32())
-            }
-        }
-        let clean = answered && failure.map { Self.isPluginAnswer($0) } ?? answered
-        if child > 0 {
-            kill(-child, SIGCONT)
-            kill(-child, SIGKILL)
-            if case .timedOut? = failure { lastTimeoutLateness = monotonicSeconds() - deadline }
-            if exit.isEmpty { exit = "killed by SIGKILL after answering" }
-        }
-        if !clean || child == 0 {
-            // Wait for the child to be gone, then take what it left on the
-            // channel; a partial frame means the server must be restarted.
-            if childPidfd >= 0 && !childDead {
-                var fd = pollfd(fd: childPidfd, events: Int16(POLLIN), revents: 0)
-                _ = poll(&fd, 1, 1000)
-            }
-            if child == 0 || !serverAlive() {
-                stop()
-            } else {
-                if case .success(let frames) = readFrames() { queue = frames }
-                if decoder.pendingBytes > 0 { stop() }
-            }
-        }
+        kill(-child, SIGCONT)
+        kill(-child, SIGKILL)
+        if timedOut { lastTimeoutLateness = monotonicSeconds() - deadline }
+        if exit.isEmpty { exit = "killed by SIGKILL after answering" }
         drainLogs()
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
         return output(
             startedAt: startedAt, result: failureValue == nil ? result : nil, failure: failureValue,
             exit: exit, group: child, providerSeconds: providerSeconds)
+    }
+
+    /// The oldest live standby, waiting for the server to announce one if
+    /// needed; with a pidfd of it.
+    private func takeStandby(until deadline: Double, phase: PluginFailure.Phase, limit: Double)
+        -> Result<(pid: pid_t, fd: Int32, pidfd: Int32), PluginFailure.Reason>
+    {
+        while true {
+            if case .failure(let reason) = absorbServerFrames() { return .failure(reason) }
+            while !standbys.isEmpty {
+                let standby = standbys.removeFirst()
+                let pidfd = wh_pidfd_open(standby.pid)
+                var fd = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+                if pidfd >= 0 && poll(&fd, 1, 0) == 0 {
+                    _ = fcntl(standby.fd, F_SETFL, fcntl(standby.fd, F_GETFL) | O_NONBLOCK)
+                    return .success((standby.pid, standby.fd, pidfd))
+                }
+                // Gone already (its CHILD_EXITED follows): the next.
+                if pidfd >= 0 { close(pidfd) }
+                close(standby.fd)
+            }
+            switch wait(until: deadline) {
+            case .timedOut: return .failure(.timedOut(phase: phase, limit: limit))
+            case .serverExited:
+                return .failure(.protocolViolation("the fork server (pid \(server)) exited"))
+            case .ready, .childExited: continue
+            }
+        }
+    }
+
+    /// Handles what the server sent: standbys announced, children reaped.
+    private func absorbServerFrames() -> Result<Void, PluginFailure.Reason> {
+        let frames: [WireFrame]
+        switch readFrames() {
+        case .failure(let reason): return .failure(reason)
+        case .success(let got): frames = got
+        }
+        for frame in frames {
+            var reader = WireReader(frame.payload)
+            switch UInt32(frame.type) {
+            case WH_MSG_CHILD_STARTED.rawValue:
+                let pid = pid_t(bitPattern: reader.u32())
+                guard !receivedFds.isEmpty else {
+                    return .failure(.protocolViolation("CHILD_STARTED without the child's channel"))
+                }
+                standbys.append((pid, receivedFds.removeFirst()))
+            case WH_MSG_CHILD_EXITED.rawValue:
+                let pid = pid_t(bitPattern: reader.u32())
+                let status = reader.i32()
+                if let index = standbys.firstIndex(where: { $0.pid == pid }) {
+                    close(standbys.remove(at: index).fd)
+                }
+                if exitStatuses.count > 64 { exitStatuses = [:] }
+                exitStatuses[pid] = status
+            case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+                break  // the server runs no plugin code after loading; calls report on their own channel
+            default:
+                return .failure(.protocolViolation("unexpected message \(frame.type) from the fork server"))
+            }
+        }
+        return .success(())
     }
 
     /// A failure the child reported in a well-formed answer (the channel is
@@ -457,8 +540,9 @@ public final class ForkServer {
 
     private enum Waited { case ready, timedOut, serverExited, childExited }
 
-    /// Polls the channel, the log pipes, the server's and the child's pidfds.
-    private func wait(until deadline: Double, child childPidfd: Int32) -> Waited {
+    /// Polls the server's channel, the call child's channel, the log pipes,
+    /// the server's and the child's pidfds, until the deadline.
+    private func wait(until deadline: Double, childChannel: Int32 = -1, childPidfd: Int32 = -1) -> Waited {
         if !queue.isEmpty { return .ready }
         while true {
             let remaining = deadline - monotonicSeconds()
@@ -469,6 +553,7 @@ public final class ForkServer {
                 pollfd(fd: stderrPipe, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: serverPidfd, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: childPidfd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: childChannel, events: Int16(POLLIN), revents: 0),
             ]
             let slice = serverPidfd >= 0 ? remaining : min(remaining, 0.005)
             let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(slice * 1e9))
@@ -481,9 +566,22 @@ public final class ForkServer {
                 continue
             }
             if fds[1].revents != 0 || fds[2].revents != 0 { drainLogs() }
-            if fds[0].revents != 0 { return .ready }
+            if fds[0].revents != 0 || fds[5].revents != 0 { return .ready }
             if fds[4].revents != 0 { return .childExited }
             if fds[3].revents != 0 { return .serverExited }
+        }
+    }
+
+    /// Reads what a child's channel has into its decoder. Returns true at EOF.
+    private static func readAvailable(_ fd: Int32, into decoder: inout FrameDecoder, chunk: inout [UInt8]) -> Bool {
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                decoder.append(chunk[0..<count])
+                continue
+            }
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { return false }
+            return true
         }
     }
 
@@ -507,8 +605,13 @@ public final class ForkServer {
     private func readFrames() -> Result<[WireFrame], PluginFailure.Reason> {
         var frames = queue
         queue = []
+        var fds = [Int32](repeating: -1, count: 16)
         while channel >= 0 {
-            let count = chunk.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
+            var fdCount: Int32 = 0
+            let count = chunk.withUnsafeMutableBytes {
+                wh_recv_fds(channel, $0.baseAddress, $0.count, &fds, Int32(fds.count), &fdCount)
+            }
+            receivedFds.append(contentsOf: fds[0..<Int(fdCount)])
             if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
                 channelEOF = true
                 break
@@ -524,7 +627,9 @@ public final class ForkServer {
         return .success(frames)
     }
 
-    private func send(_ bytes: [UInt8]) -> Bool {
+    private func send(_ bytes: [UInt8]) -> Bool { sendAll(bytes, to: channel) }
+
+    private func sendAll(_ bytes: [UInt8], to channel: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {

@@ -24,10 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -781,17 +783,53 @@ static void prefault(void) {
         madvise((void *)g_runs[i].start, g_runs[i].length, g_runs[i].advice);
 }
 
-/* Forks a call child that waits for the server's baton before it touches
- * fd 3. In the server returns the child's pid with *baton (write end: one
- * byte lets the child go) and *notify (read end: one byte when the child has
- * read its CALL, EOF if it died first). Returns 0 in the child, after the
- * baton arrived. */
+/* Forks a call child with its own channel: a new socketpair whose other
+ * end the server passes to the host in CHILD_STARTED (SCM_RIGHTS). The
+ * server's fd 3 is written by the server alone, each child's fd 3 by that
+ * child alone, so nothing ever interleaves and the next child never waits
+ * for the previous one to be reaped. In the server returns the child's pid
+ * and *notify (read end: one byte when the child has read its CALL, EOF if
+ * it died first). Returns 0 in the child, with its own socket as fd 3. */
 static int g_train_pending; /* in the server: the next child forked trains */
 static pid_t g_trainer;
 
-static pid_t fork_child(pid_t server, int *baton, int *notify) {
-    int baton_pipe[2], notify_pipe[2];
-    if (pipe2(baton_pipe, O_CLOEXEC) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0) _exit(8);
+static void send_child_started(pid_t pid, int host_end) {
+    buffer b = {0};
+    buf_u32(&b, WH_WIRE_MAGIC);
+    uint8_t vt[4] = {(uint8_t)WH_WIRE_VERSION, (uint8_t)(WH_WIRE_VERSION >> 8), (uint8_t)WH_MSG_CHILD_STARTED,
+                     (uint8_t)(WH_MSG_CHILD_STARTED >> 8)};
+    buf_bytes(&b, vt, 4);
+    buf_u32(&b, 4);
+    buf_u32(&b, 0);
+    buf_u32(&b, (uint32_t)pid);
+    if (b.failed) _exit(5);
+    /* The descriptor travels with the frame's first byte; the rest of the
+     * frame follows in the same message. */
+    struct iovec iov = {b.data, b.length};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &host_end, sizeof(int));
+    ssize_t sent;
+    do sent = sendmsg(WH_WIRE_FD, &msg, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent < 0) _exit(3);
+    if ((size_t)sent < b.length && write_all(WH_WIRE_FD, b.data + sent, b.length - (size_t)sent) != 0) _exit(3);
+    free(b.data);
+}
+
+static pid_t fork_child(pid_t server, int *notify) {
+    int channel[2], notify_pipe[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0)
+        _exit(8);
     fflush(stdout);
     fflush(stderr);
     /* EAGAIN: the pids cgroup is full, e.g. of the current call's fork
@@ -801,18 +839,19 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
     for (int tries = 0; (pid = fork()) < 0 && errno == EAGAIN && tries < 6000; tries++) usleep(10 * 1000);
     if (pid < 0) _exit(8);
     if (pid > 0) {
-        close(baton_pipe[0]);
+        close(channel[1]);
         close(notify_pipe[1]);
-        *baton = baton_pipe[1];
         *notify = notify_pipe[0];
         if (g_train_pending) {
             g_trainer = pid;
             g_train_pending = 0;
         }
+        send_child_started(pid, channel[0]);
+        close(channel[0]);
         return pid;
     }
     g_train = g_train_pending;
-    close(baton_pipe[1]);
+    close(channel[0]);
     close(notify_pipe[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != server) _exit(7);
@@ -821,83 +860,103 @@ static pid_t fork_child(pid_t server, int *baton, int *notify) {
      * spawned runner's filter does. */
     if (setpgid(0, 0) != 0) _exit(9);
     if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
-    if (!g_train) prefault();
-    /* Wait until the previous child is gone: only one process at a time
-     * writes to fd 3. */
-    char go;
-    ssize_t n;
-    do n = read(baton_pipe[0], &go, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) _exit(0);
-    close(baton_pipe[0]);
-    /* The server has read the training pages (it hands the baton on only
-     * after it reaped the training child): the plugin does not need them. */
+    /* Its own channel replaces the server's. */
+    if (dup2(channel[1], WH_WIRE_FD) < 0) _exit(8);
+    close(channel[1]);
+    /* Only the training child writes the shared page list. */
     if (!g_train && g_training) munmap(g_training, g_training_size);
+    if (!g_train) prefault();
     g_notify_fd = notify_pipe[1];
     g_call_child = 1;
-    /* Announce the child, so the host knows which group to kill. */
-    buffer started = {0};
-    buf_u32(&started, (uint32_t)getpid());
-    send_frame(WH_MSG_CHILD_STARTED, &started);
-    free(started.data);
     return 0;
 }
 
-/* The server: never reads fd 3 and never calls plugin code. One call child
- * at a time owns fd 3; as soon as it has read its CALL, the server forks the
- * next (the standby, held back by its baton), so the fork overlaps the call.
- * When the current child is reaped the server reports how it ended and hands
- * the baton on. Returns only in a child, which goes back to main's loop to
- * read its CALL. */
+typedef struct live_child {
+    pid_t pid;
+    int pidfd;
+} live_child;
+
+#define WH_MAX_LIVE_CHILDREN 32
+
+/* The server: never reads fd 3 and never calls plugin code. One standby
+ * child is always ready (announced to the host); as soon as it has read its
+ * CALL, the server forks the next, so the fork overlaps the call. Children
+ * are reaped as they exit (CHILD_EXITED, with the wait status) while the
+ * next call may already run. Exits when the host closes the channel.
+ * Returns only in a child, which goes back to main's loop to read its CALL
+ * on its own channel. */
 static void serve(void) {
     pid_t server = getpid();
     prefault_parse_maps();
     g_train_pending = g_training != NULL;
-    int baton = -1, notify = -1;
-    pid_t current = fork_child(server, &baton, &notify);
-    if (current == 0) return;
-    if (write(baton, "g", 1) != 1) _exit(8);
-    close(baton);
+    live_child live[WH_MAX_LIVE_CHILDREN];
+    size_t live_count = 0;
+    int notify = -1;
+    int early_deaths = 0;
+    int fork_next = 1;
     for (;;) {
-        char c;
-        ssize_t n;
-        do n = read(notify, &c, 1);
-        while (n < 0 && errno == EINTR);
-        close(notify);
-        pid_t next = 0;
-        int next_baton = -1, next_notify = -1;
-        if (n == 1) {
-            next = fork_child(server, &next_baton, &next_notify);
-            if (next == 0) return;
+        if (fork_next && live_count < WH_MAX_LIVE_CHILDREN) {
+            fork_next = 0;
+            pid_t pid = fork_child(server, &notify);
+            if (pid == 0) return;
+            live[live_count].pid = pid;
+            live[live_count].pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+            if (live[live_count].pidfd < 0) _exit(8);
+            live_count++;
         }
-        int status = 0;
-        while (waitpid(current, &status, 0) < 0) {
-            if (errno != EINTR) _exit(8);
+        struct pollfd fds[2 + WH_MAX_LIVE_CHILDREN];
+        fds[0] = (struct pollfd){WH_WIRE_FD, 0, 0}; /* POLLHUP: the host closed it */
+        fds[1] = (struct pollfd){notify, POLLIN, 0};
+        for (size_t i = 0; i < live_count; i++) fds[2 + i] = (struct pollfd){live[i].pidfd, POLLIN, 0};
+        if (poll(fds, 2 + live_count, -1) < 0) {
+            if (errno == EINTR) continue;
+            _exit(8);
         }
-        if (current == g_trainer) {
-            g_trainer = 0;
-            if (prefault_learn()) {
-                munmap(g_training, g_training_size);
-                g_training = NULL;
-            } else {
-                g_train_pending = 1; /* it died first: the next child records */
+        if (fds[0].revents & (POLLHUP | POLLERR)) _exit(0);
+        if (fds[1].revents) {
+            char c;
+            ssize_t n;
+            do n = read(notify, &c, 1);
+            while (n < 0 && errno == EINTR);
+            close(notify);
+            notify = -1;
+            /* The standby took a call, or died before it: fork the next. A
+             * server whose children keep dying before any call gives up. */
+            early_deaths = n == 1 ? 0 : early_deaths + 1;
+            if (early_deaths > 5) _exit(9);
+            fork_next = 1;
+        }
+        for (size_t i = 0; i < live_count;) {
+            if (!fds[2 + i].revents) {
+                i++;
+                continue;
             }
+            pid_t pid = live[i].pid;
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0) {
+                if (errno != EINTR) _exit(8);
+            }
+            close(live[i].pidfd);
+            if (pid == g_trainer) {
+                g_trainer = 0;
+                if (prefault_learn()) {
+                    munmap(g_training, g_training_size);
+                    g_training = NULL;
+                } else {
+                    g_train_pending = 1; /* it died first: the next child records */
+                }
+            }
+            buffer b = {0};
+            buf_u32(&b, (uint32_t)pid);
+            buf_u32(&b, (uint32_t)status);
+            send_frame(WH_MSG_CHILD_EXITED, &b);
+            free(b.data);
+            /* fds[] stays aligned: move the last child (and its poll entry)
+             * into this slot. */
+            live[i] = live[live_count - 1];
+            fds[2 + i] = fds[2 + live_count - 1];
+            live_count--;
         }
-        /* The child is gone and the next has not got its baton: nobody else
-         * writes to fd 3. Fails (exits) once the host closed the channel. */
-        buffer b = {0};
-        buf_u32(&b, (uint32_t)current);
-        buf_u32(&b, (uint32_t)status);
-        send_frame(WH_MSG_CHILD_EXITED, &b);
-        free(b.data);
-        if (next == 0) {
-            next = fork_child(server, &next_baton, &next_notify);
-            if (next == 0) return;
-        }
-        if (write(next_baton, "g", 1) != 1) _exit(8);
-        close(next_baton);
-        current = next;
-        notify = next_notify;
     }
 }
 

@@ -50,6 +50,12 @@ int wh_remove_tree(const char *path);
  *  is not rounded up to whole milliseconds as poll(2) would. */
 int wh_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns);
 
+/** recvmsg(2) without blocking that also takes the descriptors sent with
+ *  the bytes (SCM_RIGHTS, received close-on-exec): up to `max_fds` in
+ *  `fds` (more are closed), their number in `*fd_count`. Returns what
+ *  recvmsg returned (-1 with errno set, 0 at EOF). */
+ssize_t wh_recv_fds(int fd, void *buffer, size_t length, int *fds, int max_fds, int *fd_count);
+
 /** Reads the kernel's count of threads of this process (from /proc). */
 int wh_thread_count(void);
 

@@ -24,9 +24,10 @@
  * LOAD_FAILED. Then, for each call, host sends CALL and the runner
  * answers RESULT or CALL_FAILED. When the host closes the socket the
  * runner exits. In fork-server mode (LOAD's mode) each CALL is answered
- * by a forked child: CHILD_STARTED (when the child gets fd 3, usually
- * before the CALL), RESULT or CALL_FAILED, and then the server's
- * CHILD_EXITED.
+ * by a forked child on its own channel: the server announces each child
+ * with CHILD_STARTED (the host's end of the child's socket attached), the
+ * host sends the CALL on that socket and the child answers RESULT or
+ * CALL_FAILED there; the server sends CHILD_EXITED when it reaped it.
  */
 #ifndef WIDGETHOST_WIRE_H
 #define WIDGETHOST_WIRE_H
@@ -37,7 +38,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 3u,
+    WH_WIRE_VERSION = 4u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -89,12 +90,13 @@ typedef enum wh_wire_type {
     WH_MSG_RESULT = 103,
     /** u32 wh_call_failure, str detail, u64 found, u64 limit */
     WH_MSG_CALL_FAILED = 104,
-    /** Fork server only. From a call child when the server let it go (the
-     *  previous child is reaped), before it reads its CALL: u32 pid (the
-     *  child's pid, also its process group id) */
+    /** Fork server only. From the server when it forked a call child,
+     *  with the host's end of the child's own socket attached (SCM_RIGHTS,
+     *  on the frame's first byte): u32 pid (the child's pid, also its
+     *  process group id) */
     WH_MSG_CHILD_STARTED = 105,
-    /** Fork server only. From the server, after it reaped a call child and
-     *  before it forks the next: u32 pid, i32 wait_status */
+    /** Fork server only. From the server, after it reaped a call child:
+     *  u32 pid, i32 wait_status */
     WH_MSG_CHILD_EXITED = 106,
     /** From the runner's SIGSYS handler, just before the process kills
      *  itself, when seccomp trapped a forbidden system call (one write, so
@@ -102,18 +104,20 @@ typedef enum wh_wire_type {
      *  process that made the call), u32 syscall number, u32 audit
      *  architecture (AUDIT_ARCH_*), str name ("" if not known). Written by
      *  code inside the sandbox: the host trusts it only to name the call of
-     *  a process that did die of SIGSYS. */
+     *  a process that did die of SIGSYS. In a fork server's call child (and
+     *  what it starts) it arrives on the child's own channel. */
     WH_MSG_FORBIDDEN_SYSCALL = 107
 } wh_wire_type;
 
 /** LOAD's mode. With WH_RUNNER_FORK_SERVER, a runner that is still
  *  single-threaded after LOADED becomes a fork server (docs/isolation.md):
- *  it never reads fd 3 again; one call child at a time owns fd 3: it sends
- *  CHILD_STARTED, reads one CALL, answers RESULT or CALL_FAILED and waits to
- *  be killed; the next child is forked once the current one read its CALL
- *  and waits for a baton; the server reaps the current child, sends
- *  CHILD_EXITED and hands the baton on. A child that reads EOF exits with status 0
- *  and the server exits too. */
+ *  it never reads fd 3 again and is the only writer of it. It forks a
+ *  standby call child with its own socketpair and sends CHILD_STARTED with
+ *  the other end; the child reads one CALL on its socket, answers RESULT or
+ *  CALL_FAILED there and waits to be killed; the next standby is forked as
+ *  soon as the current one read its CALL; the server reaps children as they
+ *  exit and sends CHILD_EXITED. A child that reads EOF exits with status 0;
+ *  the server exits when the host closes fd 3. */
 enum {
     WH_RUNNER_ONE_CALL = 0u,
     WH_RUNNER_FORK_SERVER = 1u
