@@ -655,6 +655,8 @@ static int g_notify_fd = -1;
 typedef struct prefault_region {
     uintptr_t start, end;
     int write; /* private writable: record written pages, populate for writing */
+    int prot;  /* its protection, from /proc/self/maps */
+    int forked_with_ptes; /* has an anon_vma: fork copies its page-table entries */
     size_t first_bit;
 } prefault_region;
 
@@ -698,7 +700,8 @@ static void prefault_parse_maps(void) {
             if (!grown) break;
             g_regions = grown;
         }
-        g_regions[g_region_count++] = (prefault_region){start, end, write, g_region_pages};
+        int prot = PROT_READ | (write ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
+        g_regions[g_region_count++] = (prefault_region){start, end, write, prot, 0, g_region_pages};
         g_region_pages += pages;
     }
     fclose(maps);
@@ -740,6 +743,77 @@ static void prefault_record(void) {
     __atomic_store_n((uint64_t *)(void *)g_training, 1, __ATOMIC_RELEASE);
 }
 
+/* fork() copies the page-table entries of a mapping only if it has an
+ * anon_vma (it was written to once), so the file pages a call reads would be
+ * faulted in again by every child. Give each file mapping with pages in the
+ * plan an anon_vma (make the whole mapping writable for a moment and write
+ * its first byte back: a private copy of one page; protecting only that page
+ * would split the mapping, and the parts are not merged back), drop its
+ * other entries (fork's cost grows with them), populate the plan's pages once here, and every standby inherits
+ * them with fork: no per-standby work for them. Runs done here are dropped
+ * from the standbys' plan; a mapping where this fails keeps its runs. */
+/* Whether every page present in the mapping is a file page (pagemap bit
+ * 61): a read-only mapping that was written before (relocations made
+ * read-only again, RELRO) has anonymous pages and is left alone. */
+static int only_file_pages(const prefault_region *r) {
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    uint64_t entries[512];
+    size_t pages = (r->end - r->start) / 4096;
+    int ok = 1;
+    for (size_t done = 0; done < pages && ok;) {
+        size_t want = pages - done < 512 ? pages - done : 512;
+        ssize_t got = pread(fd, entries, want * 8, (off_t)((r->start / 4096 + done) * 8));
+        if (got <= 0) {
+            ok = 0;
+            break;
+        }
+        for (size_t k = 0; k < (size_t)got / 8; k++) {
+            if (((entries[k] >> 63) & 1) && !((entries[k] >> 61) & 1)) ok = 0;
+        }
+        done += (size_t)got / 8;
+    }
+    close(fd);
+    return ok;
+}
+
+static void prefault_in_server(void) {
+    size_t kept = 0;
+    for (size_t i = 0, r = 0; i < g_run_count; i++) {
+        prefault_run run = g_runs[i];
+        if (run.advice != WH_MADV_POPULATE_READ) {
+            g_runs[kept++] = run;
+            continue;
+        }
+        while (r < g_region_count && g_regions[r].end <= run.start) r++;
+        if (r == g_region_count || g_regions[r].write || g_regions[r].start > run.start) {
+            g_runs[kept++] = run;
+            continue;
+        }
+        prefault_region *region = &g_regions[r];
+        if (!region->forked_with_ptes) {
+            if (!only_file_pages(region)) {
+                g_runs[kept++] = run;
+                continue;
+            }
+            volatile uint8_t *first = (volatile uint8_t *)region->start;
+            size_t size = region->end - region->start;
+            if (mprotect((void *)region->start, size, region->prot | PROT_WRITE) != 0) {
+                g_runs[kept++] = run;
+                continue;
+            }
+            *first = *first;
+            mprotect((void *)region->start, size, region->prot);
+            /* fork copies every entry present in the mapping: keep only the
+             * plan's (file pages: dropping them loses nothing). */
+            if (size > 4096) madvise((void *)(region->start + 4096), size - 4096, MADV_DONTNEED);
+            region->forked_with_ptes = 1;
+        }
+        if (madvise((void *)run.start, run.length, WH_MADV_POPULATE_READ) != 0) g_runs[kept++] = run;
+    }
+    g_run_count = kept;
+}
+
 /* In the server, once the training child is reaped: turns its bits into the
  * plan later standbys follow. Returns 0 when there was nothing to read (the
  * child died before recording). */
@@ -774,6 +848,7 @@ static int prefault_learn(void) {
                 (prefault_run){address, 4096, r->write ? WH_MADV_POPULATE_WRITE : WH_MADV_POPULATE_READ};
         }
     }
+    prefault_in_server();
     return 1;
 }
 
