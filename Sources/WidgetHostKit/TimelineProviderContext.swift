@@ -227,16 +227,18 @@ public enum ConfigurationValue: Sendable, Hashable, Codable, CustomStringConvert
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Strings first: most parameters are strings, and each failed
+        // attempt builds and throws a DecodingError.
         if container.decodeNil() {
             self = .null
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Int.self) {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
         } else if let value = try? container.decode([ConfigurationValue].self) {
             self = .array(value)
         } else {

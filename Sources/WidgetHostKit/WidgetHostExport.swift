@@ -419,7 +419,11 @@ final class CompletionSink: @unchecked Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var encoded: [EncodedEntry] = []
         encoded.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() {
+        // Index loops rather than enumerated(): in this generic function
+        // EnumeratedSequence<[Entry]> would be instantiated at run time, a
+        // conformance lookup in every fork-server child.
+        for index in entries.indices {
+            let entry = entries[index]
             let data: Data
             do {
                 data = try encoder.encode(entry)
@@ -443,8 +447,8 @@ final class CompletionSink: @unchecked Sendable {
                 EncodedEntry(date: entry.date.timeIntervalSince1970, relevance: entry.relevance, json: Array(data)))
         }
         // The ABI wants entries sorted by date; keep equal dates in order.
-        let sorted = encoded.enumerated().sorted { ($0.element.date, $0.offset) < ($1.element.date, $1.offset) }
-        return .success(sorted.map(\.element))
+        let order = encoded.indices.sorted { (encoded[$0].date, $0) < (encoded[$1].date, $1) }
+        return .success(order.map { encoded[$0] })
     }
 
     private func send(_ entries: [EncodedEntry], policy: TimelineReloadPolicy?) {
