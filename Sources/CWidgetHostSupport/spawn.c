@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -154,4 +157,30 @@ ssize_t wh_recv_fds(int fd, void *buffer, size_t length, int *fds, int max_fds, 
         }
     }
     return n;
+}
+
+void wh_deadline_boost_begin(wh_deadline_boost *boost) {
+    if (boost->active) return;
+    boost->active = 1;
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    boost->slack_ns = slack > 0 ? (unsigned long)slack : 0;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    struct sched_param param;
+    boost->realtime = 0;
+    if (pthread_getschedparam(pthread_self(), &boost->policy, &param) != 0) return;
+    boost->priority = param.sched_priority;
+    if (boost->policy == SCHED_FIFO || boost->policy == SCHED_RR) return; /* already real-time */
+    struct sched_param fifo = {.sched_priority = 1};
+    boost->realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+}
+
+void wh_deadline_boost_end(wh_deadline_boost *boost) {
+    if (!boost->active) return;
+    if (boost->realtime) {
+        struct sched_param param = {.sched_priority = boost->priority};
+        pthread_setschedparam(pthread_self(), boost->policy, &param);
+    }
+    if (boost->slack_ns > 0) prctl(PR_SET_TIMERSLACK, boost->slack_ns, 0, 0, 0);
+    boost->active = 0;
+    boost->realtime = 0;
 }

@@ -88,6 +88,13 @@ public final class ForkServer {
     private var stdoutBytes: [UInt8] = []
     private var stderrBytes: [UInt8] = []
     private var dropped = 0
+    /// Timer slack and real-time priority for the last stretch before a
+    /// deadline (see `wait`).
+    private var boost = wh_deadline_boost()
+    /// How long before a deadline the waiting thread is boosted: long
+    /// enough that a wake-up delayed by a loaded machine (measured: up to
+    /// 15 ms with both cores busy) still comes before the deadline.
+    private static let approach = 0.05
 
     public init(plugin: String, options: IsolationOptions = IsolationOptions()) {
         self.pluginPath = IsolatedRunner.absolutePath(plugin)
@@ -105,6 +112,7 @@ public final class ForkServer {
     /// Makes one call. Never throws: every failure is a typed `PluginFailure`,
     /// the same outcomes as `IsolatedRunner.run`.
     public func call(_ call: PluginCall) -> CallOutput {
+        defer { wh_deadline_boost_end(&boost) }
         let startedAt = monotonicSeconds()
         let current = Self.stamp(pluginPath)
         if current != stamp {
@@ -374,13 +382,21 @@ public final class ForkServer {
         var result: ProviderResult?
         var failure: PluginFailure.Reason?
         var providerSeconds: Double?
-        var timedOut = false
         var exit = ""
         var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
 
         loop: while true {
             let waited = wait(
                 until: deadline, childChannel: childEOF ? -1 : childChannel, childPidfd: childDead ? -1 : childPidfd)
+            if waited == .timedOut {
+                // Nothing was readable at the deadline: kill first, before
+                // anything else, so the kill is as close to it as possible.
+                kill(-child, SIGKILL)
+                lastTimeoutLateness = monotonicSeconds() - deadline
+                failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
+                exit = "killed by SIGKILL (timeout)"
+                break loop
+            }
             // The child's answer first: it counts even if the child died
             // right after sending it.
             if !childEOF {
@@ -390,6 +406,8 @@ public final class ForkServer {
                         var reader = WireReader(frame.payload)
                         switch UInt32(frame.type) {
                         case WH_MSG_RESULT.rawValue:
+                            // The answer: checking it runs at the usual priority.
+                            wh_deadline_boost_end(&boost)
                             let raw = RawResult.decode(&reader)
                             guard !reader.malformed else {
                                 failure = .protocolViolation("truncated RESULT message")
@@ -402,6 +420,7 @@ public final class ForkServer {
                             }
                             break loop
                         case WH_MSG_CALL_FAILED.rawValue:
+                            wh_deadline_boost_end(&boost)
                             let code = reader.u32()
                             let detail = reader.string()
                             let found = reader.u64()
@@ -438,11 +457,7 @@ public final class ForkServer {
                 break loop
             }
             switch waited {
-            case .timedOut:
-                failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
-                exit = "killed by SIGKILL (timeout)"
-                timedOut = true
-                break loop
+            case .timedOut: break  // handled above
             case .serverExited:
                 failure = .protocolViolation("the fork server (pid \(server)) exited during the call")
                 exit = "fork server exited"
@@ -457,7 +472,6 @@ public final class ForkServer {
 
         kill(-child, SIGCONT)
         kill(-child, SIGKILL)
-        if timedOut { lastTimeoutLateness = monotonicSeconds() - deadline }
         if exit.isEmpty { exit = "killed by SIGKILL after answering" }
         drainLogs()
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
@@ -544,6 +558,14 @@ public final class ForkServer {
     /// the server's and the child's pidfds, until the deadline.
     private func wait(until deadline: Double, childChannel: Int32 = -1, childPidfd: Int32 = -1) -> Waited {
         if !queue.isEmpty { return .ready }
+        // Once boosted, the thread stays boosted until the call has its
+        // answer or its kill: dropping the boost in between (e.g. when the
+        // server announces the next standby) can leave it waiting for a CPU
+        // for milliseconds on a loaded machine.
+        return pollChannels(until: deadline, childChannel: childChannel, childPidfd: childPidfd)
+    }
+
+    private func pollChannels(until deadline: Double, childChannel: Int32, childPidfd: Int32) -> Waited {
         while true {
             let remaining = deadline - monotonicSeconds()
             if remaining <= 0 { return .timedOut }
@@ -555,7 +577,17 @@ public final class ForkServer {
                 pollfd(fd: childPidfd, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: childChannel, events: Int16(POLLIN), revents: 0),
             ]
-            let slice = serverPidfd >= 0 ? remaining : min(remaining, 0.005)
+            // Until shortly before the deadline, an ordinary wait; then the
+            // thread waits with 1 ns timer slack and SCHED_FIFO where allowed
+            // (`call` ends the boost), so a loaded machine does not delay the
+            // SIGKILL.
+            var slice = remaining
+            if remaining > Self.approach {
+                slice = remaining - Self.approach
+            } else {
+                wh_deadline_boost_begin(&boost)
+            }
+            if serverPidfd < 0 { slice = min(slice, 0.005) }
             let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(slice * 1e9))
             if ready < 0 {
                 if errno == EINTR { continue }

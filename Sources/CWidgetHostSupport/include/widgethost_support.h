@@ -56,6 +56,25 @@ int wh_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns);
  *  recvmsg returned (-1 with errno set, 0 at EOF). */
 ssize_t wh_recv_fds(int fd, void *buffer, size_t length, int *fds, int max_fds, int *fd_count);
 
+/** The waiting thread's state while it approaches a deadline. */
+typedef struct wh_deadline_boost {
+    int active;
+    int realtime;   /* SCHED_FIFO was granted */
+    int policy;     /* the thread's policy and priority before */
+    int priority;
+    unsigned long slack_ns; /* its timer slack before */
+} wh_deadline_boost;
+
+/** For the last stretch before a deadline: the calling thread's timer slack
+ *  to 1 ns (PR_SET_TIMERSLACK) and, where the kernel allows it (root,
+ *  CAP_SYS_NICE or RLIMIT_RTPRIO), SCHED_FIFO priority 1, so the wake-up
+ *  at the deadline is not delayed by other runnable threads. Degrades to
+ *  the timer slack alone when real-time scheduling is refused. */
+void wh_deadline_boost_begin(wh_deadline_boost *boost);
+
+/** Restores what wh_deadline_boost_begin changed (no-op if not active). */
+void wh_deadline_boost_end(wh_deadline_boost *boost);
+
 /** Reads the kernel's count of threads of this process (from /proc). */
 int wh_thread_count(void);
 
