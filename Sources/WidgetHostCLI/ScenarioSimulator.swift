@@ -67,11 +67,21 @@ struct ScenarioSimulator {
     let configurations: [String: String]
     let dataDirectory: (String) -> String
     let isolation: IsolationOptions
+    /// How each reload's plugin call is isolated: with the fork server (the
+    /// default) one server per plugin serves the whole run.
+    var mode: IsolationMode = .forkServer
     /// Record every change of what an instance shows.
     var trackDisplay = false
 
     func run(days: Double) -> Result {
         let end = scenario.start + days * 86_400
+        var callers: [String: PluginCaller] = [:]
+        func caller(_ plugin: String) -> PluginCaller {
+            if let existing = callers[plugin] { return existing }
+            let made = PluginCaller(plugin: plugin, mode: mode, options: isolation)
+            callers[plugin] = made
+            return made
+        }
         var scheduler = ReloadScheduler(configuration: scenario.configuration)
         let instances = Dictionary(uniqueKeysWithValues: scenario.instances.map { ($0.id, $0) })
         func widget(_ instance: Scenario.Instance) -> WidgetInstance {
@@ -132,8 +142,7 @@ struct ScenarioSimulator {
                     let call = PluginCall(
                         .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
                         configuration: instance.configuration, dataDirectory: dataDirectory(instance.plugin))
-                    let output = IsolatedRunner.run(
-                        plugin: pluginPaths[instance.plugin] ?? instance.plugin, call: call, options: isolation)
+                    let output = caller(pluginPaths[instance.plugin] ?? instance.plugin).call(call)
                     let outcome: ReloadOutcome
                     if let result = output.result {
                         outcome = .success(result.timeline)

@@ -48,6 +48,8 @@ struct SimulateCommand: ParsableCommand {
     )
     var dataDir: String?
 
+    @OptionGroup var isolationMode: IsolationModeOption
+
     @Flag(help: "Print the scripted events as well as the reloads.")
     var events = false
 
@@ -78,6 +80,7 @@ struct SimulateCommand: ParsableCommand {
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },
             isolation: isolation)
         simulator.trackDisplay = display
+        simulator.mode = isolationMode.isolation
         let result = simulator.run(days: days ?? scenario.days ?? 1)
         if json {
             print(JSONReport.encode(SimulationReport.json(result)))
