@@ -238,14 +238,10 @@ public final class ForkServer {
         key = wanted
         starts += 1
 
-        var load = WireWriter()
-        load.string(pluginPath)
-        load.u32(options.abiRange.lowerBound)
-        load.u32(options.abiRange.upperBound)
-        load.string(options.hostVersion)
-        load.string(call.dataDirectory)
-        load.sandboxPolicy(policy, allowNetwork: call.allowNetwork, mode: UInt32(WH_RUNNER_FORK_SERVER))
-        guard send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue))) else {
+        let load = LoadMessage.make(
+            plugin: pluginPath, options: options, dataDirectory: call.dataDirectory, allowNetwork: call.allowNetwork,
+            policy: policy, mode: UInt32(WH_RUNNER_FORK_SERVER))
+        guard Descriptors.sendAll(load, to: channel) else {
             stop()
             return early(.exitedEarly(phase: .load, status: -1), exit: "exited before LOAD")
         }
@@ -308,8 +304,8 @@ public final class ForkServer {
                 let syscall = forbidden[server]
                 let status = stop()
                 return early(
-                    Self.reason(forStatus: status, phase: .load, seccomp: seccompOn, syscall: syscall),
-                    exit: Self.describe(status: status))
+                    WaitStatus.reason(status, phase: .load, seccomp: seccompOn, syscall: syscall),
+                    exit: WaitStatus.describe(status))
             }
         }
     }
@@ -350,7 +346,7 @@ public final class ForkServer {
                     startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
                     exit: exit, group: 0)
             case .success(let standby):
-                if sendAll(message, to: standby.fd) {
+                if Descriptors.sendAll(message, to: standby.fd) {
                     taken = standby
                 } else {
                     // It died before it got the call: nothing ran, take the next.
@@ -451,9 +447,8 @@ public final class ForkServer {
             }
             if let status = exitStatuses.removeValue(forKey: child) {
                 // The server reaped the child before it answered.
-                exit = Self.describe(status: status)
-                failure = Self.reason(
-                    forStatus: status, phase: phase, seccomp: seccompOn, syscall: forbidden[child])
+                exit = WaitStatus.describe(status)
+                failure = WaitStatus.reason(status, phase: phase, seccomp: seccompOn, syscall: forbidden[child])
                 break loop
             }
             switch waited {
@@ -618,19 +613,8 @@ public final class ForkServer {
     }
 
     private func drainLogs() {
-        if stdoutPipe >= 0 { dropped += drain(stdoutPipe, into: &stdoutBytes) }
-        if stderrPipe >= 0 { dropped += drain(stderrPipe, into: &stderrBytes) }
-    }
-
-    private func drain(_ fd: Int32, into bytes: inout [UInt8]) -> Int {
-        var dropped = 0
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return dropped }
-            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
-            bytes.append(contentsOf: chunk[0..<min(room, count)])
-            dropped += count - min(room, count)
-        }
+        if stdoutPipe >= 0 { dropped += Descriptors.drain(stdoutPipe, into: &stdoutBytes).dropped }
+        if stderrPipe >= 0 { dropped += Descriptors.drain(stderrPipe, into: &stderrBytes).dropped }
     }
 
     /// Reads what the channel has and returns the complete frames.
@@ -659,58 +643,6 @@ public final class ForkServer {
         return .success(frames)
     }
 
-    private func send(_ bytes: [UInt8]) -> Bool { sendAll(bytes, to: channel) }
-
-    private func sendAll(_ bytes: [UInt8], to channel: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EAGAIN || errno == EINTR {
-                var fd = pollfd(fd: channel, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&fd, 1, 100)
-            } else {
-                return false
-            }
-        }
-        return true
-    }
-
-    private static func reason(
-        forStatus status: Int32, phase: PluginFailure.Phase, seccomp: Bool,
-        syscall: PluginFailure.ForbiddenSyscall? = nil
-    ) -> PluginFailure.Reason {
-        var value: Int32 = 0
-        var core: Int32 = 0
-        switch wh_wait_status(status, &value, &core) {
-        case 1: return .exitedEarly(phase: phase, status: value)
-        case 2:
-            if value == SIGSYS && seccomp { return .forbiddenSyscall(phase: phase, syscall: syscall) }
-            return .crashed(phase: phase, signal: value, name: signalName(value))
-        default: return .protocolViolation("unknown wait status \(status)")
-        }
-    }
-
-    private static func describe(status: Int32) -> String {
-        var value: Int32 = 0
-        var core: Int32 = 0
-        switch wh_wait_status(status, &value, &core) {
-        case 1: return "exited \(value)"
-        case 2: return "killed by \(signalName(value))"
-        default: return "unknown (wait status \(status))"
-        }
-    }
-
-    private static func signalName(_ signal: Int32) -> String {
-        guard let abbrev = wh_signal_abbrev(signal) else { return "signal \(signal)" }
-        let name = "SIG" + String(cString: abbrev)
-        guard let text = strsignal(signal) else { return name }
-        return "\(name) (\(String(cString: text).lowercased()))"
-    }
-
     private func output(
         startedAt: Double, result: ProviderResult?, failure: PluginFailure?, exit: String, group: pid_t,
         providerSeconds: Double? = nil
@@ -727,38 +659,5 @@ public final class ForkServer {
                 stderr: String(decoding: stderrBytes, as: UTF8.self), droppedBytes: dropped),
             childExit: exit,
             processGroup: group)
-    }
-}
-
-/// Builds a CALL message after checking the call against the descriptor.
-enum CallMessage {
-    static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
-        guard let kind = plugin.kind(call.kind) else {
-            return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
-        }
-        guard kind.families.contains(call.family) else {
-            return .failure(.unsupportedFamily(kind: kind.id, family: call.family, supported: kind.families))
-        }
-        guard kind.entryPoints.contains(call.entryPoint) else {
-            return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
-        }
-        let configuration: String
-        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
-        case .success(let json): configuration = json
-        case .failure(let problem): return .failure(.badConfiguration(problem.description))
-        }
-        var message = WireWriter()
-        message.u32(call.entryPoint.rawValue)
-        message.u32(call.family.rawValue)
-        message.u32(call.isPreview ? 1 : 0)
-        message.f64(call.family.displaySize.width)
-        message.f64(call.family.displaySize.height)
-        message.f64(call.now)
-        message.f64(call.effectiveTimeout)
-        message.string(call.kind)
-        message.string(configuration)
-        message.string(call.locale)
-        message.string(call.dataDirectory)
-        return .success(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
     }
 }

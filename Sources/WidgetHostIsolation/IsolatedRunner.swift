@@ -134,14 +134,10 @@ private struct Supervision {
             return output(
                 failure: PluginFailure(plugin: path, reason: .runnerUnavailable(problem)), exit: "not started")
         }
-        var load = WireWriter()
-        load.string(path)
-        load.u32(options.abiRange.lowerBound)
-        load.u32(options.abiRange.upperBound)
-        load.string(options.hostVersion)
-        load.string(dataDirectory)
-        load.sandboxPolicy(policy, allowNetwork: call?.allowNetwork == true, mode: UInt32(WH_RUNNER_ONE_CALL))
-        send(load.frame(type: UInt16(WH_MSG_LOAD.rawValue)))
+        send(
+            LoadMessage.make(
+                plugin: path, options: options, dataDirectory: dataDirectory, allowNetwork: call?.allowNetwork == true,
+                policy: policy, mode: UInt32(WH_RUNNER_ONE_CALL)))
         deadline = monotonicSeconds() + options.loadTimeout
 
         let exited = supervise()
@@ -244,12 +240,12 @@ private struct Supervision {
                 return false
             }
             if fds[1].revents != 0 {
-                let drained = Self.drain(stdoutPipe, into: &stdoutBytes)
+                let drained = Descriptors.drain(stdoutPipe, into: &stdoutBytes)
                 dropped += drained.dropped
                 stdoutOpen = !drained.eof
             }
             if fds[2].revents != 0 {
-                let drained = Self.drain(stderrPipe, into: &stderrBytes)
+                let drained = Descriptors.drain(stderrPipe, into: &stderrBytes)
                 dropped += drained.dropped
                 stderrOpen = !drained.eof
             }
@@ -295,21 +291,6 @@ private struct Supervision {
             "a frame starts with 0x\(String(magic, radix: 16)) instead of the protocol's magic (did the plugin write to fd 3?)"
         case .badVersion(let version): "a frame has protocol version \(version), expected \(WH_WIRE_VERSION)"
         case .tooLarge(let length): "a frame of \(length) bytes exceeds the \(WH_WIRE_MAX_PAYLOAD)-byte limit"
-        }
-    }
-
-    /// Reads what a log pipe has, keeping up to the per-stream limit.
-    /// Returns the number of bytes dropped and whether the pipe reached EOF.
-    static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> (dropped: Int, eof: Bool) {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        var dropped = 0
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return (dropped, true) }
-            if count < 0 { return (dropped, errno != EAGAIN && errno != EINTR) }
-            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
-            bytes.append(contentsOf: chunk[0..<min(room, count)])
-            dropped += count - min(room, count)
         }
     }
 
@@ -375,35 +356,13 @@ private struct Supervision {
             stage = .finished
             return
         }
-        guard let kind = plugin.kind(call.kind) else {
-            return fail(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
+        switch CallMessage.make(call, plugin: plugin) {
+        case .failure(let reason): fail(reason)
+        case .success(let message):
+            stage = .calling
+            deadline = monotonicSeconds() + call.effectiveTimeout
+            send(message)
         }
-        guard kind.families.contains(call.family) else {
-            return fail(.unsupportedFamily(kind: kind.id, family: call.family, supported: kind.families))
-        }
-        guard kind.entryPoints.contains(call.entryPoint) else {
-            return fail(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
-        }
-        let configuration: String
-        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
-        case .success(let json): configuration = json
-        case .failure(let problem): return fail(.badConfiguration(problem.description))
-        }
-        var message = WireWriter()
-        message.u32(call.entryPoint.rawValue)
-        message.u32(call.family.rawValue)
-        message.u32(call.isPreview ? 1 : 0)
-        message.f64(call.family.displaySize.width)
-        message.f64(call.family.displaySize.height)
-        message.f64(call.now)
-        message.f64(call.effectiveTimeout)
-        message.string(call.kind)
-        message.string(configuration)
-        message.string(call.locale)
-        message.string(call.dataDirectory)
-        stage = .calling
-        deadline = monotonicSeconds() + call.effectiveTimeout
-        send(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
     }
 
     mutating func fail(_ reason: PluginFailure.Reason) {
@@ -411,22 +370,9 @@ private struct Supervision {
         stage = .finished
     }
 
-    mutating func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            // MSG_NOSIGNAL: a runner that died must not kill the host with SIGPIPE.
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EAGAIN || errno == EINTR {
-                var fd = pollfd(fd: channel, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&fd, 1, 100)
-            } else {
-                return  // the child is gone; its exit status will tell why
-            }
-        }
+    func send(_ bytes: [UInt8]) {
+        // A child that is gone: its exit status will tell why.
+        _ = Descriptors.sendAll(bytes, to: channel)
     }
 
     var currentPhase: PluginFailure.Phase {
@@ -470,8 +416,8 @@ private struct Supervision {
         var status: Int32 = 0
         var reaped: pid_t
         repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
-        dropped += Self.drain(stdoutPipe, into: &stdoutBytes).dropped
-        dropped += Self.drain(stderrPipe, into: &stderrBytes).dropped
+        dropped += Descriptors.drain(stdoutPipe, into: &stdoutBytes).dropped
+        dropped += Descriptors.drain(stderrPipe, into: &stderrBytes).dropped
         close(stdoutPipe)
         close(stderrPipe)
         if pidfd >= 0 { close(pidfd) }
@@ -479,26 +425,13 @@ private struct Supervision {
         var value: Int32 = 0
         var core: Int32 = 0
         let kind = wh_wait_status(status, &value, &core)
-        let exit: String
-        if kind == 1 {
-            exit = "exited \(value)"
-            if !conversationOver && failure == nil {
-                failure = PluginFailure(plugin: path, reason: .exitedEarly(phase: phaseAtExit, status: value))
-            }
-        } else if kind == 2 {
-            let name = Self.signalName(value)
-            exit = killedForTimeout ? "killed by SIGKILL (timeout)" : "killed by \(name)"
-            if !conversationOver && failure == nil {
-                // With seccomp on, SIGSYS is the filter's SECCOMP_RET_KILL_PROCESS.
-                let seccomp = value == SIGSYS && policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0
-                failure = PluginFailure(
-                    plugin: path,
-                    reason: seccomp
-                        ? .forbiddenSyscall(phase: phaseAtExit, syscall: forbiddenSyscalls[pid])
-                        : .crashed(phase: phaseAtExit, signal: value, name: name))
-            }
-        } else {
-            exit = "unknown (wait status \(status))"
+        let exit = kind == 2 && killedForTimeout ? "killed by SIGKILL (timeout)" : WaitStatus.describe(status)
+        if (kind == 1 || kind == 2) && !conversationOver && failure == nil {
+            let seccomp = policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0
+            failure = PluginFailure(
+                plugin: path,
+                reason: WaitStatus.reason(status, phase: phaseAtExit, seccomp: seccomp, syscall: forbiddenSyscalls[pid])
+            )
         }
         return exit
     }
@@ -522,13 +455,6 @@ private struct Supervision {
             }
             if monotonicSeconds() >= end { return false }
         }
-    }
-
-    static func signalName(_ signal: Int32) -> String {
-        guard let abbrev = wh_signal_abbrev(signal) else { return "signal \(signal)" }
-        let name = "SIG" + String(cString: abbrev)
-        guard let text = strsignal(signal) else { return name }
-        return "\(name) (\(String(cString: text).lowercased()))"
     }
 
     func output(failure: PluginFailure?, exit: String) -> CallOutput {

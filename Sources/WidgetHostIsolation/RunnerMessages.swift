@@ -1,0 +1,138 @@
+import CWidgetHostSupport
+import WidgetHostModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+// What spawn mode (IsolatedRunner) and the fork server (ForkServer) share:
+// the LOAD and CALL messages, writing to and draining descriptors, and
+// turning a wait status into an outcome.
+
+/// Builds the LOAD message.
+enum LoadMessage {
+    static func make(
+        plugin: String, options: IsolationOptions, dataDirectory: String, allowNetwork: Bool,
+        policy: SandboxPolicy, mode: UInt32
+    ) -> [UInt8] {
+        var load = WireWriter()
+        load.string(plugin)
+        load.u32(options.abiRange.lowerBound)
+        load.u32(options.abiRange.upperBound)
+        load.string(options.hostVersion)
+        load.string(dataDirectory)
+        load.sandboxPolicy(policy, allowNetwork: allowNetwork, mode: mode)
+        return load.frame(type: UInt16(WH_MSG_LOAD.rawValue))
+    }
+}
+
+/// Builds a CALL message after checking the call against the descriptor.
+enum CallMessage {
+    static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
+        guard let kind = plugin.kind(call.kind) else {
+            return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
+        }
+        guard kind.families.contains(call.family) else {
+            return .failure(.unsupportedFamily(kind: kind.id, family: call.family, supported: kind.families))
+        }
+        guard kind.entryPoints.contains(call.entryPoint) else {
+            return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
+        }
+        let configuration: String
+        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
+        case .success(let json): configuration = json
+        case .failure(let problem): return .failure(.badConfiguration(problem.description))
+        }
+        var message = WireWriter()
+        message.u32(call.entryPoint.rawValue)
+        message.u32(call.family.rawValue)
+        message.u32(call.isPreview ? 1 : 0)
+        message.f64(call.family.displaySize.width)
+        message.f64(call.family.displaySize.height)
+        message.f64(call.now)
+        message.f64(call.effectiveTimeout)
+        message.string(call.kind)
+        message.string(configuration)
+        message.string(call.locale)
+        message.string(call.dataDirectory)
+        return .success(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
+    }
+}
+
+enum Descriptors {
+    /// Writes all of `bytes` to a socket, waiting while it is full.
+    /// MSG_NOSIGNAL: a runner that died must not kill the host with SIGPIPE.
+    /// False when the other end is gone.
+    static func sendAll(_ bytes: [UInt8], to socket: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EAGAIN || errno == EINTR {
+                var fd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&fd, 1, 100)
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Reads what a log pipe has, keeping up to the per-stream limit.
+    /// Returns the number of bytes dropped and whether the pipe reached EOF.
+    static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> (dropped: Int, eof: Bool) {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var dropped = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return (dropped, true) }
+            if count < 0 { return (dropped, errno != EAGAIN && errno != EINTR) }
+            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
+            bytes.append(contentsOf: chunk[0..<min(room, count)])
+            dropped += count - min(room, count)
+        }
+    }
+}
+
+/// A child's wait status, described and turned into an outcome.
+enum WaitStatus {
+    /// What ended a child that had not answered: an exit, a crash or, with
+    /// seccomp on, SIGSYS from the filter's SECCOMP_RET_KILL_PROCESS.
+    /// `syscall`: the call the runner's SIGSYS handler named, if it did.
+    static func reason(
+        _ status: Int32, phase: PluginFailure.Phase, seccomp: Bool, syscall: PluginFailure.ForbiddenSyscall? = nil
+    ) -> PluginFailure.Reason {
+        var value: Int32 = 0
+        var core: Int32 = 0
+        switch wh_wait_status(status, &value, &core) {
+        case 1: return .exitedEarly(phase: phase, status: value)
+        case 2:
+            if value == SIGSYS && seccomp { return .forbiddenSyscall(phase: phase, syscall: syscall) }
+            return .crashed(phase: phase, signal: value, name: signalName(value))
+        default: return .protocolViolation("unknown wait status \(status)")
+        }
+    }
+
+    /// "exited 0", "killed by SIGSEGV (segmentation fault)".
+    static func describe(_ status: Int32) -> String {
+        var value: Int32 = 0
+        var core: Int32 = 0
+        switch wh_wait_status(status, &value, &core) {
+        case 1: return "exited \(value)"
+        case 2: return "killed by \(signalName(value))"
+        default: return "unknown (wait status \(status))"
+        }
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        guard let abbrev = wh_signal_abbrev(signal) else { return "signal \(signal)" }
+        let name = "SIG" + String(cString: abbrev)
+        guard let text = strsignal(signal) else { return name }
+        return "\(name) (\(String(cString: text).lowercased()))"
+    }
+}
