@@ -12,13 +12,16 @@ import WidgetHostModel
 enum BenchIsolation: String, ExpressibleByArgument, CaseIterable {
     case forkServer = "fork-server"
     case spawn
+    case inProcess = "in-process"
+    /// fork-server and spawn (not in-process: debugging only)
     case all
 
     var modes: [IsolationMode] {
         switch self {
         case .forkServer: [.forkServer]
         case .spawn: [.spawn]
-        case .all: IsolationMode.allCases
+        case .inProcess: [.inProcess]
+        case .all: [.forkServer, .spawn]
         }
     }
 }
@@ -64,7 +67,10 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Workers calling at the same time (each with its own fork server).")
     var concurrency = 1
 
-    @Option(help: ArgumentHelp("The isolation to measure.", valueName: "fork-server|spawn|all"))
+    @Option(
+        help: ArgumentHelp(
+            "The isolation to measure (all: fork-server and spawn, interleaved).",
+            valueName: "fork-server|spawn|in-process|all"))
     var isolation: BenchIsolation = .forkServer
 
     @OptionGroup var options: CallOptions
@@ -77,6 +83,7 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         let entry = entry ?? .snapshot
         let isolationOptions = options.isolation()
+        if isolation == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
         let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
         guard let description = described.plugin else {
             FileHandleOutput.standardError(
@@ -169,10 +176,12 @@ struct Bench: Sendable {
             let share = calls / workers + (worker < calls % workers ? 1 : 0)
             var results = modes.map { ModeResult(mode: $0) }
             let servers = modes.map { $0 == .forkServer ? ForkServer(plugin: plugin, options: options) : nil }
+            let inProcess = modes.map { $0 == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil }
             func once(_ index: Int) -> (UInt64, CallOutput) {
                 let start = DispatchTime.now().uptimeNanoseconds
                 let output =
-                    servers[index]?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
+                    inProcess[index]?.call(call) ?? servers[index]?.call(call)
+                    ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
                 return (DispatchTime.now().uptimeNanoseconds - start, output)
             }
             for index in modes.indices { _ = once(index) }  // warm-up: starts the fork server

@@ -71,8 +71,8 @@ enum IsolatedRunnerPath {
 struct IsolationModeOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "How calls are isolated: fork-server (one sandboxed runner per plugin forks a fresh child per call) or spawn (a fresh runner per call).",
-            valueName: "fork-server|spawn"))
+            "How calls are isolated: fork-server (one sandboxed runner per plugin forks a fresh child per call), spawn (a fresh runner per call) or in-process (debugging only: the plugin runs inside widgethost, unprotected).",
+            valueName: "fork-server|spawn|in-process"))
     var isolation: IsolationMode = .forkServer
 }
 
@@ -83,14 +83,24 @@ final class PluginCaller {
     let plugin: String
     let options: IsolationOptions
     private let server: ForkServer?
+    private let inProcess: InProcessPlugin?
 
+    /// With `.inProcess`, prints the loud warning on stderr.
     init(plugin: String, mode: IsolationMode, options: IsolationOptions) {
         self.plugin = plugin
         self.options = options
         self.server = mode == .forkServer ? ForkServer(plugin: plugin, options: options) : nil
+        self.inProcess = mode == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil
+        if mode == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
     }
 
     func call(_ call: PluginCall) -> CallOutput {
-        server?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
+        inProcess?.call(call) ?? server?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
+    }
+
+    /// Loads the plugin without calling it (in a runner of its own, or in
+    /// process in that mode).
+    func describe() -> CallOutput {
+        inProcess?.call(nil) ?? IsolatedRunner.run(plugin: plugin, options: options)
     }
 }

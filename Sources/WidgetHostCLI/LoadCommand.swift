@@ -59,7 +59,8 @@ struct LoadCommand: ParsableCommand {
 
     func run() throws {
         let isolation = options.isolation()
-        let described = IsolatedRunner.run(plugin: plugin, options: isolation)
+        let loader = PluginCaller(plugin: plugin, mode: mode.isolation, options: isolation)
+        let described = loader.describe()
         guard let description = described.plugin, described.failure == nil else {
             let failure =
                 described.failure ?? PluginFailure(plugin: plugin, reason: .protocolViolation("no descriptor"))
@@ -73,7 +74,9 @@ struct LoadCommand: ParsableCommand {
             }
             throw ExitCode.failure
         }
-        let caller = PluginCaller(plugin: description.path, mode: mode.isolation, options: isolation)
+        let caller =
+            mode.isolation == .inProcess
+            ? loader : PluginCaller(plugin: description.path, mode: mode.isolation, options: isolation)
         var kinds = description.kinds
         if let kind {
             guard let selected = description.kind(kind) else {

@@ -13,6 +13,8 @@ public enum IsolationMode: String, Sendable, CaseIterable {
     case forkServer = "fork-server"
     /// A fresh `widgethost-runner` (posix_spawn + exec + load) per call.
     case spawn
+    /// Debugging only: the plugin runs inside the host (`InProcessPlugin`).
+    case inProcess = "in-process"
 }
 
 /// A fork server for one plugin: a `widgethost-runner` started once that

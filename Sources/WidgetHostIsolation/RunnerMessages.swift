@@ -31,6 +31,26 @@ enum LoadMessage {
 /// Builds a CALL message after checking the call against the descriptor.
 enum CallMessage {
     static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
+        configuration(call, plugin: plugin).map { configuration in
+            var message = WireWriter()
+            message.u32(call.entryPoint.rawValue)
+            message.u32(call.family.rawValue)
+            message.u32(call.isPreview ? 1 : 0)
+            message.f64(call.family.displaySize.width)
+            message.f64(call.family.displaySize.height)
+            message.f64(call.now)
+            message.f64(call.effectiveTimeout)
+            message.string(call.kind)
+            message.string(configuration)
+            message.string(call.locale)
+            message.string(call.dataDirectory)
+            return message.frame(type: UInt16(WH_MSG_CALL.rawValue))
+        }
+    }
+
+    /// Checks the call against the descriptor; returns the configuration
+    /// JSON (the kind's defaults with the call's values).
+    static func configuration(_ call: PluginCall, plugin: PluginDescription) -> Result<String, PluginFailure.Reason> {
         guard let kind = plugin.kind(call.kind) else {
             return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
         }
@@ -40,24 +60,10 @@ enum CallMessage {
         guard kind.entryPoints.contains(call.entryPoint) else {
             return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
         }
-        let configuration: String
         switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
-        case .success(let json): configuration = json
+        case .success(let json): return .success(json)
         case .failure(let problem): return .failure(.badConfiguration(problem.description))
         }
-        var message = WireWriter()
-        message.u32(call.entryPoint.rawValue)
-        message.u32(call.family.rawValue)
-        message.u32(call.isPreview ? 1 : 0)
-        message.f64(call.family.displaySize.width)
-        message.f64(call.family.displaySize.height)
-        message.f64(call.now)
-        message.f64(call.effectiveTimeout)
-        message.string(call.kind)
-        message.string(configuration)
-        message.string(call.locale)
-        message.string(call.dataDirectory)
-        return .success(message.frame(type: UInt16(WH_MSG_CALL.rawValue)))
     }
 }
 

@@ -112,6 +112,25 @@ struct CLITests {
         #expect((timeline["entries"] as? [[String: Any]])?.count == 3)
     }
 
+    @Test func inProcessModeLoadsAndCallsAGoodPluginAndWarnsLoudly() throws {
+        let result = try CLI.run([
+            "load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--isolation", "in-process",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        for expected in ["Kind test.fixture", "timeline", "policy atEnd", "All calls succeeded."] {
+            #expect(result.stdout.contains(expected), "missing \(expected) in:\n\(result.stdout)")
+        }
+        #expect(result.stderr.contains("WARNING: --isolation in-process"))
+        #expect(result.stderr.contains("debugging only"))
+        let snapshot = try CLI.run([
+            "snapshot", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--data-dir", CLI.dataDirectory,
+            "--isolation", "in-process", "--json",
+        ])
+        #expect(snapshot.status == 0, "\(snapshot.stdout)\(snapshot.stderr)")
+        #expect((try CLI.json(snapshot.stdout)["call"] as? [String: Any])?["ok"] as? Bool == true)
+        #expect(snapshot.stderr.contains("WARNING: --isolation in-process"))
+    }
+
     @Test func loadOfAFaultyPluginExitsOneWithTheTypedError() throws {
         let result = try CLI.run([
             "load", CLI.fixtures + "/crash_segv.so", "--data-dir", CLI.dataDirectory, "--family", "systemSmall",
