@@ -73,6 +73,9 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     /// Parses JSON text. Throws `JSONValue.ParseError` with the decoder's
     /// explanation when the text is not JSON.
     public static func parse(_ text: String) throws(ParseError) -> JSONValue {
+        // A strict parser first; JSONDecoder for what it does not accept
+        // (and to explain why a text is not JSON).
+        if let value = JSONScanner.parse(text) { return value }
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         } catch {
