@@ -640,7 +640,7 @@ static int g_notify_fd = -1;
  * standby costs milliseconds and, with calls back to back, delays the next
  * call; so the first call child of a server records which pages its call
  * touched (/proc/self/pagemap, just before it sends its answer), and every
- * later standby populates only those, before it waits for its baton:
+ * later standby populates only those, before the server announces it:
  * MADV_POPULATE_READ for file pages, MADV_POPULATE_WRITE (a copy-on-write
  * break that keeps the contents) for private writable pages the call wrote.
  * No plugin code runs in a standby: this only maps memory the server already
@@ -743,15 +743,6 @@ static void prefault_record(void) {
     __atomic_store_n((uint64_t *)(void *)g_training, 1, __ATOMIC_RELEASE);
 }
 
-/* fork() copies the page-table entries of a mapping only if it has an
- * anon_vma (it was written to once), so the file pages a call reads would be
- * faulted in again by every child. Give each file mapping with pages in the
- * plan an anon_vma (make the whole mapping writable for a moment and write
- * its first byte back: a private copy of one page; protecting only that page
- * would split the mapping, and the parts are not merged back), drop its
- * other entries (fork's cost grows with them), populate the plan's pages once here, and every standby inherits
- * them with fork: no per-standby work for them. Runs done here are dropped
- * from the standbys' plan; a mapping where this fails keeps its runs. */
 /* Whether every page present in the mapping is a file page (pagemap bit
  * 61): a read-only mapping that was written before (relocations made
  * read-only again, RELRO) has anonymous pages and is left alone. */
@@ -777,6 +768,16 @@ static int only_file_pages(const prefault_region *r) {
     return ok;
 }
 
+/* fork() copies the page-table entries of a mapping only if it has an
+ * anon_vma (it was written to once), so the file pages a call reads would be
+ * faulted in again by every child. Give each file mapping with pages in the
+ * plan an anon_vma (make the whole mapping writable for a moment and write
+ * its first byte back: a private copy of one page; protecting only that page
+ * would split the mapping, and the parts are not merged back), drop its
+ * other entries (fork's cost grows with them), populate the plan's pages
+ * once here, and every standby inherits them with fork: no per-standby work
+ * for them. Runs done here are dropped from the standbys' plan; a mapping
+ * where this fails keeps its runs. */
 static void prefault_in_server(void) {
     size_t kept = 0;
     for (size_t i = 0, r = 0; i < g_run_count; i++) {
