@@ -583,6 +583,24 @@ static int round_trip(wh_center *c, buffer *line, buffer *response) {
     return fail(c, "connection", "the daemon at %s closed the connection before answering", c->socket_path);
 }
 
+static int check_response(wh_center *c, const buffer *response, long expected_id);
+
+/* Sends `line` (freed here), reads the answer into `response` and checks it
+ * against request `id`. 0 with `response` owned by the caller, or -1 with
+ * the error set and nothing left to free. */
+static int request_checked(wh_center *c, buffer *line, buffer *response, long id) {
+    int result = round_trip(c, line, response);
+    free(line->data);
+    line->data = NULL;
+    if (result == 0) result = check_response(c, response, id);
+    if (result != 0) {
+        free(response->data);
+        response->data = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Checks a response line: 0 if "ok":true, else -1 with the daemon's error.
  * `expected_id` < 0: do not check the id. */
 static int check_response(wh_center *c, const buffer *response, long expected_id) {
@@ -686,13 +704,7 @@ static int reload(wh_center *c, const char *kind, char ***scheduled) {
         buffer_json_string(&line, kind);
     }
     buffer_puts(&line, "}");
-    int result = round_trip(c, &line, &response);
-    free(line.data);
-    if (result == 0) result = check_response(c, &response, id);
-    if (result != 0) {
-        free(response.data);
-        return -1;
-    }
+    if (request_checked(c, &line, &response, id) != 0) return -1;
     span whole = {response.data, response.data + response.length};
     span ids = member(whole, "scheduled");
     string_list list = {0};
@@ -793,13 +805,7 @@ WH_EXPORT int wh_center_get_configurations(wh_center *c, wh_widget_info **widget
     buffer line = {0}, response = {0};
     long id = begin_request(c, &line, "configurations");
     buffer_puts(&line, "}");
-    int result = round_trip(c, &line, &response);
-    free(line.data);
-    if (result == 0) result = check_response(c, &response, id);
-    if (result != 0) {
-        free(response.data);
-        return -1;
-    }
+    if (request_checked(c, &line, &response, id) != 0) return -1;
     span whole = {response.data, response.data + response.length};
     span array = member(whole, "configurations");
     widget_list list = {0};
