@@ -46,10 +46,10 @@ struct ReloadCommand: ParsableCommand {
         commandName: "reload",
         abstract: "Ask the daemon to reload the timelines of a kind, or of every kind.",
         discussion: """
-            As WidgetCenter.reloadTimelines(ofKind:) and reloadAllTimelines() from an app: the
-            reload is free while the app is in the foreground (or in an audio or navigation
-            session), counted against each instance's budget otherwise. Without --app, every
-            app's instances of the kind are reloaded.
+            As WidgetCenter.reloadTimelines(ofKind:) and reloadAllTimelines() from an app:
+            the reload is free while the app is in the foreground (or in an audio or
+            navigation session), counted against each instance's budget otherwise. Without
+            --app, every app's instances of the kind are reloaded.
 
             Examples:
               widgethost reload --kind com.example.character-detail --app emoji-rangers
@@ -93,11 +93,15 @@ struct EventCommand: ParsableCommand {
         abstract: "Tell the daemon that something happened (app foreground, session, system change, intent).",
         discussion: """
             Events and their subject:
-              app-foreground APP, app-background APP   reloads requested by APP are free while it is in the foreground
-              session-start APP, session-end APP       an audio or navigation session (--session)
-              locale-changed, accessibility-changed, timezone-changed   every instance reloads, free
-              location-changed                         instances that use location reload when next viewed
-              intent INSTANCE                          a button or toggle in the instance ran an app intent: one free reload
+              app-foreground APP     APP's reload requests are free while it is in front
+              app-background APP
+              session-start APP      an audio or navigation session (--session); its
+              session-end APP        reload requests are free meanwhile
+              locale-changed, accessibility-changed, timezone-changed
+                                     every instance reloads, free
+              location-changed       instances that use location reload when next seen
+              intent INSTANCE        a button or toggle in the instance ran an app
+                                     intent: one free reload
 
             Examples:
               widgethost event app-foreground emoji-rangers
@@ -144,8 +148,9 @@ struct ViewCommand: ParsableCommand {
         commandName: "view",
         abstract: "Tell the daemon an instance is now visible or hidden.",
         discussion: """
-            Hidden instances get fewer reloads (their due reloads wait, and their budget tier
-            drops); an instance that becomes visible with a due reload reloads at once.
+            Hidden instances get fewer reloads (their due reloads wait, and their budget
+            tier drops); an instance that becomes visible with a due reload reloads at
+            once.
 
             Example:
               widgethost view hero --hidden
@@ -177,9 +182,10 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show every plugin and instance of the running daemon.",
         discussion: """
-            For each instance: plugin, kind, family, what it shows now, budget used and left in
-            the rolling 24 h window, the next reload and why. For each plugin: loaded, failed
-            (and why) or quarantined. --json prints the protocol's status object (docs/control-protocol.md).
+            For each instance: plugin, kind, family, what it shows now, budget used and
+            left in the rolling 24 h window, the next reload and why. For each plugin:
+            loaded, failed (and why) or quarantined. --json prints the protocol's status
+            object (docs/control-protocol.md).
 
             Examples:
               widgethost status
@@ -273,9 +279,9 @@ struct UnquarantineCommand: ParsableCommand {
         commandName: "unquarantine",
         abstract: "Clear the quarantine of a plugin that crashed too often.",
         discussion: """
-            Through the running daemon (which loads the plugin again at once), or, with --state,
-            directly in a state database while no daemon runs. A plugin whose file changes is
-            released from quarantine by itself.
+            Through the running daemon (which loads the plugin again at once), or, with
+            --state, directly in a state database while no daemon runs. A plugin whose
+            file changes is released from quarantine by itself.
 
             Examples:
               widgethost unquarantine /opt/widgets/libflaky.so

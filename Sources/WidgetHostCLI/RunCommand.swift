@@ -14,17 +14,18 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run the host daemon: keep the configured widget instances fresh in real time.",
         discussion: """
-            Loads the configured plugins, creates the configured instances and runs the reload
-            scheduler on the real clock, calling each provider in its sandbox. Sleeps until the
-            next due event; logs one line per reload to stderr; takes requests on the control
-            socket (widgethost reload/event/view/status/explain/configurations, WidgetCenter);
-            stops cleanly on SIGTERM or SIGINT (a second signal stops at once).
-            State (budgets, last good timelines, quarantine) is kept in SQLite and survives
-            restarts and crashes. Configuration format: docs/daemon.md.
+            Loads the configured plugins, creates the configured instances and runs the
+            reload scheduler on the real clock, calling each provider in its sandbox.
+            Sleeps until the next due event; logs one line per reload to stderr; takes
+            requests on the control socket (widgethost
+            reload/event/view/status/explain/configurations, WidgetCenter); stops cleanly
+            on SIGTERM or SIGINT (a second signal stops at once). State (budgets, last
+            good timelines, quarantine) is kept in SQLite and survives restarts and
+            crashes. Configuration format: docs/daemon.md.
 
-            Defaults (XDG): --config $XDG_CONFIG_HOME/widgethost/host.json,
-            --state $XDG_STATE_HOME/widgethost/state.sqlite,
-            --socket $XDG_RUNTIME_DIR/widgethost/control.sock.
+            Defaults (XDG): --config $XDG_CONFIG_HOME/widgethost/host.json, --state
+            $XDG_STATE_HOME/widgethost/state.sqlite, --socket
+            $XDG_RUNTIME_DIR/widgethost/control.sock.
 
             Example:
               widgethost run --config samples/daemon/host.json --state /tmp/wh.sqlite
