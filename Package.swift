@@ -133,7 +133,7 @@ let package = Package(
         // Scheduler benchmark (not a test): swift run -c release WidgetHostSchedulerBench
         .executableTarget(
             name: "WidgetHostSchedulerBench",
-            dependencies: ["WidgetHostScheduler", "WidgetHostModel"],
+            dependencies: ["WidgetHostScheduler", "WidgetHostModel", "CWidgetHostSupport"],
             swiftSettings: strictSwift
         ),
         // The command-line interface.
@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostSchedulerTests",
-            dependencies: ["WidgetHostScheduler", "WidgetHostModel"],
+            dependencies: ["WidgetHostScheduler", "WidgetHostModel", "CWidgetHostSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(
