@@ -42,11 +42,6 @@ struct ClockWatch {
     private(set) var wall: Double
     private(set) var boot: Double
 
-    init(wall: Double, boot: Double) {
-        self.wall = wall
-        self.boot = boot
-    }
-
     /// The jump in seconds (positive: forwards) since the reference, or nil
     /// when the clocks agree within `tolerance`. Without a jump the
     /// observation becomes the new reference; with one the caller decides

@@ -54,7 +54,9 @@ struct CenterClientTests {
         #expect((prices["AAPL"] as? NSNumber)?.doubleValue == 240.10, "\(file)")
         #expect((prices["NEW"] as? NSNumber)?.doubleValue == 12.5, "\(file)")
         #expect(market["exchange"] as? String == "NYSE", "\(file)")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dataDirectory).filter { $0 != "market.json" }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dataDirectory).filter {
+            $0 != "market.json"
+        }
         #expect(leftovers.isEmpty, "temporary files left behind: \(leftovers)")
 
         // A second run updates in place: AAPL replaced, NEW kept, MSFT added.
@@ -104,8 +106,12 @@ struct CenterClientTests {
         let waiting = try built.startProbe(sandbox.socket, "restart", go, output: sandbox.directory + "/probe.out")
         defer { if waiting.isRunning { kill(waiting.processIdentifier, SIGKILL) } }
         #expect(
-            sandbox.wait(seconds: 60) { (try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8))?.contains("first rc=0") == true },
-            "the probe's first request failed: \((try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8)) ?? "")")
+            sandbox.wait(seconds: 60) {
+                (try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8))?.contains("first rc=0")
+                    == true
+            },
+            "the probe's first request failed: \((try? String(contentsOfFile: sandbox.directory + "/probe.out", encoding: .utf8)) ?? "")"
+        )
         #expect(daemon.stop() == 0, "the daemon did not exit 0 on SIGTERM:\n\(sandbox.log)")
         daemon = try sandbox.startDaemon()
         _ = FileManager.default.createFile(atPath: go, contents: Data())
@@ -136,7 +142,8 @@ struct CenterClientTests {
         let probe = try built.probe(sandbox.socket, "reload", Self.marketKind)
         #expect(probe.rc == -1, "\(probe.output)")
         #expect(probe.output.contains("code=not-running\n"), "\(probe.output)")
-        #expect(probe.output.contains("error=no widgethost daemon is listening on \(sandbox.socket) "), "\(probe.output)")
+        #expect(
+            probe.output.contains("error=no widgethost daemon is listening on \(sandbox.socket) "), "\(probe.output)")
         #expect(probe.output.contains("`widgethost run`"), "\(probe.output)")
 
         let app = CLI.shell("WIDGETHOST_SOCKET='\(sandbox.socket)' '\(built.app)' AAPL=1")
