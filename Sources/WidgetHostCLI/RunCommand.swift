@@ -19,9 +19,9 @@ struct RunCommand: ParsableCommand {
             Sleeps until the next due event; logs one line per reload to stderr; takes
             requests on the control socket (widgethost
             reload/event/view/status/explain/configurations, WidgetCenter); stops cleanly
-            on SIGTERM or SIGINT (a second signal stops at once). State (budgets, last
-            good timelines, quarantine) is kept in SQLite and survives restarts and
-            crashes. Configuration format: docs/daemon.md.
+            on SIGTERM or SIGINT (a second signal stops at once); reads the configuration
+            again on SIGHUP. State (budgets, last good timelines, quarantine) is kept in
+            SQLite and survives restarts and crashes. Configuration format: docs/daemon.md.
 
             Defaults (XDG): --config $XDG_CONFIG_HOME/widgethost/host.json, --state
             $XDG_STATE_HOME/widgethost/state.sqlite, --socket

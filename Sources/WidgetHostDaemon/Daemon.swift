@@ -44,7 +44,7 @@ public struct DaemonOptions: Sendable {
 /// ```
 public final class Daemon {
     let options: DaemonOptions
-    let configuration: DaemonConfiguration
+    var configuration: DaemonConfiguration
     let logger: Logger
     let store: StateStore
     let clock = DaemonClock()
@@ -52,7 +52,7 @@ public final class Daemon {
     /// Plugin name → worker.
     var workers: [String: PluginWorker] = [:]
     /// Instance id → its configuration entry.
-    let instances: [String: DaemonConfiguration.Instance]
+    var instances: [String: DaemonConfiguration.Instance]
     /// Reloads running now: instance id → when it started (monotonic) and the decision.
     var inFlight: [String: (started: Double, decision: ReloadDecision)] = [:]
     let completions: Mailbox<Completion>
@@ -63,6 +63,8 @@ public final class Daemon {
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
     private var clockWatch: ClockWatch
+    /// SIGHUP arrived: read the configuration again once no reload is in flight.
+    private var configurationReloadPending = false
 
     /// A reload that ended: the call's output, or why the plugin could not be called.
     struct Completion: Sendable {
@@ -120,13 +122,67 @@ public final class Daemon {
             throw .state(path: options.statePath, detail: "\(error)")
         }
         let clock = DaemonClock()
+        let workers = loadPlugins(configuration, options: options, store: store, logger: logger)
+        let widgets = try instances(of: configuration, workers: workers)
+
+        // The stored state, reconciled with the clock, then with the configuration.
+        let now = clock.now()
+        let scheduler: ReloadScheduler
+        do {
+            let stored = try store.loadSchedulerState()
+            let sample = clock.sample()
+            let last = try store.lastClockSample()
+            let reconciliation = RestartPlanner.reconcile(
+                state: stored, lastSeen: last?.wallClock, now: now,
+                monotonicElapsed: last.flatMap { sample.monotonicElapsed(since: $0) })
+            var state = reconciliation.state
+            for note in reconciliation.notes {
+                logger.notice("restart: \(note)")
+                try store.appendEvent(time: now, kind: "restart", message: note)
+            }
+            if !reconciliation.catchUp.isEmpty {
+                logger.notice(
+                    "restart: one catch-up reload each for \(reconciliation.catchUp.joined(separator: ", "))")
+            }
+            let fresh = merge(widgets, into: &state, at: now, logger: logger)
+            var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
+            for widget in fresh { built.add(widget, at: now) }
+            try store.saveSchedulerState(built.state)
+            try store.recordClockSample(sample)
+            try store.appendEvent(
+                time: now, kind: "start",
+                message: "started with \(widgets.count) instances, \(workers.count) plugins (\(configuration.file))")
+            scheduler = built
+        } catch {
+            throw .state(path: options.statePath, detail: "\(error)")
+        }
+        let daemon = try Daemon(
+            options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
+            workers: workers, startedAt: now, server: server, signals: signals)
+        started = true
+        return daemon
+    }
+
+    /// A worker per configured plugin, each loaded (or found quarantined).
+    /// Workers in `current` whose plugin is unchanged (name, file, data
+    /// directory, sandbox) are kept as they are, fork server and all.
+    static func loadPlugins(
+        _ configuration: DaemonConfiguration, options: DaemonOptions, store: StateStore, logger: Logger,
+        current: [String: PluginWorker] = [:]
+    ) -> [String: PluginWorker] {
         var workers: [String: PluginWorker] = [:]
         for plugin in configuration.plugins {
             let data =
                 plugin.dataDirectory ?? DataDirectory.defaultPath(forPlugin: plugin.name, root: configuration.dataRoot)
-            DataDirectory.ensure(data)
             var isolation = options.isolation
             isolation.sandbox = plugin.sandbox
+            if let existing = current[plugin.name], existing.path == plugin.path, existing.dataDirectory == data,
+                existing.options.sandbox == plugin.sandbox
+            {
+                workers[plugin.name] = existing
+                continue
+            }
+            DataDirectory.ensure(data)
             let worker = PluginWorker(name: plugin.name, path: plugin.path, dataDirectory: data, options: isolation)
             if let file = PluginFileIdentity.of(path: plugin.path), let entry = try? store.quarantineEntry(file) {
                 worker.identity = file
@@ -147,8 +203,14 @@ public final class Daemon {
             }
             workers[plugin.name] = worker
         }
+        return workers
+    }
 
-        // Check every instance against its (loaded) plugin, with the line.
+    /// The configured instances, each checked against its (loaded) plugin:
+    /// kind, family and parameters, with the line of the mistake.
+    static func instances(of configuration: DaemonConfiguration, workers: [String: PluginWorker])
+        throws(DaemonError) -> [WidgetInstance]
+    {
         var widgets: [WidgetInstance] = []
         for instance in configuration.instances {
             var json = JSONValue.objectText(instance.configuration)
@@ -180,64 +242,37 @@ public final class Daemon {
                     configuration: json, app: instance.app, isVisible: instance.visible,
                     usesLocation: instance.usesLocation))
         }
+        return widgets
+    }
 
-        // The stored state, reconciled with the clock, then with the configuration.
-        let now = clock.now()
-        let scheduler: ReloadScheduler
-        do {
-            let stored = try store.loadSchedulerState()
-            let sample = clock.sample()
-            let last = try store.lastClockSample()
-            let reconciliation = RestartPlanner.reconcile(
-                state: stored, lastSeen: last?.wallClock, now: now,
-                monotonicElapsed: last.flatMap { sample.monotonicElapsed(since: $0) })
-            var state = reconciliation.state
-            for note in reconciliation.notes {
-                logger.notice("restart: \(note)")
-                try store.appendEvent(time: now, kind: "restart", message: note)
-            }
-            if !reconciliation.catchUp.isEmpty {
-                logger.notice(
-                    "restart: one catch-up reload each for \(reconciliation.catchUp.joined(separator: ", "))")
-            }
-            let wanted = Set(widgets.map(\.id))
-            for removed in state.instances.map(\.instance.id) where !wanted.contains(removed) {
-                logger.notice("instance \(removed) is no longer configured: removed with its state")
-            }
-            state.instances.removeAll { !wanted.contains($0.instance.id) }
-            var fresh: [WidgetInstance] = []
-            for widget in widgets {
-                guard let position = state.instances.firstIndex(where: { $0.instance.id == widget.id }) else {
-                    fresh.append(widget)
-                    continue
-                }
-                var existing = state.instances[position]
-                var changed = widget
-                changed.isVisible = existing.instance.isVisible  // visibility is runtime state
-                if existing.instance != changed {
-                    logger.notice("instance \(widget.id) was reconfigured: a free reload with the new configuration")
-                    existing.instance = changed
-                    existing.request = PendingRequest(
-                        trigger: .added, charge: .free(.instanceAdded), requestedAt: now)
-                    state.instances[position] = existing
-                }
-            }
-            var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
-            for widget in fresh { built.add(widget, at: now) }
-            try store.saveSchedulerState(built.state)
-            try store.recordClockSample(sample)
-            try store.appendEvent(
-                time: now, kind: "start",
-                message: "started with \(widgets.count) instances, \(workers.count) plugins (\(configuration.file))")
-            scheduler = built
-        } catch {
-            throw .state(path: options.statePath, detail: "\(error)")
+    /// Makes `state` follow the configured `widgets`: instances no longer
+    /// configured are removed, reconfigured ones get one free reload (their
+    /// visibility is runtime state and stays); returns the new ones, to add.
+    static func merge(_ widgets: [WidgetInstance], into state: inout SchedulerState, at now: Double, logger: Logger)
+        -> [WidgetInstance]
+    {
+        let wanted = Set(widgets.map(\.id))
+        for removed in state.instances.map(\.instance.id) where !wanted.contains(removed) {
+            logger.notice("instance \(removed) is no longer configured: removed with its state")
         }
-        let daemon = try Daemon(
-            options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
-            workers: workers, startedAt: now, server: server, signals: signals)
-        started = true
-        return daemon
+        state.instances.removeAll { !wanted.contains($0.instance.id) }
+        var fresh: [WidgetInstance] = []
+        for widget in widgets {
+            guard let position = state.instances.firstIndex(where: { $0.instance.id == widget.id }) else {
+                fresh.append(widget)
+                continue
+            }
+            var existing = state.instances[position]
+            var changed = widget
+            changed.isVisible = existing.instance.isVisible
+            if existing.instance != changed {
+                logger.notice("instance \(widget.id) was reconfigured: a free reload with the new configuration")
+                existing.instance = changed
+                existing.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: now)
+                state.instances[position] = existing
+            }
+        }
+        return fresh
     }
 
     static func makeParentDirectory(of path: String) throws {
@@ -271,6 +306,10 @@ public final class Daemon {
             noticeClockJump(now: now)
             for completion in completions.take() { finish(completion) }
             if stopping && inFlight.isEmpty { break }
+            if configurationReloadPending && inFlight.isEmpty && !stopping {
+                configurationReloadPending = false
+                reloadConfiguration()
+            }
             if !stopping { issueDueReloads(at: clock.now()) }
 
             // Sleep until the next due event: no timer at all when nothing is scheduled.
@@ -300,7 +339,7 @@ public final class Daemon {
             if descriptors[0].revents != 0 {
                 while case let signal = wh_signalfd_read(signalDescriptor), signal > 0 {
                     if signal == SIGHUP {
-                        logger.notice("SIGHUP: restart the daemon to read a changed configuration")
+                        configurationReloadPending = true
                         continue
                     }
                     signals += 1
@@ -321,6 +360,48 @@ public final class Daemon {
         }
         finishShutdown()
         return 0
+    }
+
+    /// SIGHUP: reads the configuration again and applies it as a restart
+    /// would (new plugins loaded, unchanged ones kept with their fork servers,
+    /// removed instances dropped, new ones added, reconfigured ones reloaded
+    /// once, free). A configuration with a mistake is refused with its line
+    /// and the daemon goes on with the old one.
+    func reloadConfiguration() {
+        let now = clock.now()
+        let new: DaemonConfiguration
+        do {
+            new = try DaemonConfiguration.load(options.configurationPath)
+        } catch {
+            logger.error("SIGHUP: configuration not reloaded, the old one stays: \(error.description)")
+            return
+        }
+        let newWorkers = Self.loadPlugins(new, options: options, store: store, logger: logger, current: workers)
+        let widgets: [WidgetInstance]
+        do {
+            widgets = try Self.instances(of: new, workers: newWorkers)
+        } catch {
+            for (name, worker) in newWorkers where workers[name] !== worker { worker.stop() }
+            logger.error("SIGHUP: configuration not reloaded, the old one stays: \(error.description)")
+            return
+        }
+        for (name, worker) in workers where newWorkers[name] !== worker { worker.stop() }
+        var state = scheduler.state
+        let fresh = Self.merge(widgets, into: &state, at: now, logger: logger)
+        var built = ReloadScheduler(configuration: new.scheduler, state: state)
+        for widget in fresh { built.add(widget, at: now) }
+        scheduler = built
+        configuration = new
+        workers = newWorkers
+        instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
+        let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"
+        do {
+            try store.saveSchedulerState(scheduler.state)
+            try store.appendEvent(time: now, kind: "configuration", message: note)
+        } catch {
+            logger.error("could not save the state after reloading the configuration: \(error)")
+        }
+        logger.notice("SIGHUP: \(note)")
     }
 
     /// Stops taking work: no new reloads, no new requests; in-flight calls

@@ -404,6 +404,36 @@ struct DaemonTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test func sighupReadsTheConfigurationAgain() throws {
+        let daemon = try DaemonProcess("sighup", configuration: busyConfiguration)
+        let process = try daemon.start()
+        try waitUntil("panda has its first timeline") { !daemon.reloadLines("panda").isEmpty }
+        // A mistake: refused with its line, the old configuration stays.
+        try #"{"instances": [{"id": "x"}]}"#.write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        try waitUntil("the bad configuration is refused") {
+            daemon.logText.contains("SIGHUP: configuration not reloaded, the old one stays:")
+        }
+        #expect(daemon.logText.contains("instances[0].plugin: required"))
+        #expect(try daemon.status().instances.count == 3)
+        // A good one: new-year removed, desk added (and reloaded at once), the rest kept.
+        let next = busyConfiguration.replacingOccurrences(of: "@BUILD@", with: CLI.buildDirectory)
+            .replacingOccurrences(
+                of:
+                    #"{ "id": "new-year", "plugin": "countdown", "kind": "com.widgethost.countdown", "app": "com.example.calendar" }"#,
+                with:
+                    #"{ "id": "desk", "plugin": "character", "kind": "com.widgethost.character-detail", "app": "com.example.game" }"#
+            )
+        try next.write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        let pandaReloads = daemon.reloadLines("panda").count
+        kill(process.processIdentifier, SIGHUP)
+        try waitUntil("desk gets its first timeline") { !daemon.reloadLines("desk").isEmpty }
+        #expect(try daemon.status().instances.map(\.id) == ["board", "panda", "desk"])
+        #expect(daemon.logText.contains("SIGHUP: configuration reloaded: 3 instances, 2 plugins"))
+        #expect(daemon.reloadLines("panda").count == pandaReloads, "unchanged instances are not reloaded")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func tellsSystemdWhenItIsReadyAndWhenItStops() throws {
         let daemon = try DaemonProcess("notify", configuration: busyConfiguration)
         let path = daemon.directory + "/notify.sock"
