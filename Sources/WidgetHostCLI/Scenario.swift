@@ -69,80 +69,54 @@ enum ScenarioParser {
     struct Context {
         var reader: DocumentReader
 
-        func fail(_ field: String, _ problem: String) -> ScenarioError { reader.fail(field, problem) }
-
-        func members(_ value: JSONValue, _ field: String, allowed: [String]) throws(ScenarioError) -> [String:
-            JSONValue]
-        {
-            try reader.members(value, field, allowed: allowed)
-        }
-
-        func string(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String? {
-            try reader.string(value, field)
-        }
-
-        func requiredString(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> String {
-            try reader.requiredString(value, field)
-        }
-
-        func bool(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Bool? { try reader.bool(value, field) }
-
-        func number(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
-            try reader.number(value, field)
-        }
-
-        func duration(_ value: JSONValue?, _ field: String) throws(ScenarioError) -> Double? {
-            try reader.duration(value, field)
-        }
-
         /// `"+2h"` (after the start) or an ISO 8601 time.
         func time(_ value: JSONValue?, _ field: String, start: Double) throws(ScenarioError) -> Double {
-            guard let text = try string(value, field) else {
-                throw fail(field, "required: \"+2h30m\" or an ISO 8601 time")
+            guard let text = try reader.string(value, field) else {
+                throw reader.fail(field, "required: \"+2h30m\" or an ISO 8601 time")
             }
             if text.hasPrefix("+"), let offset = DurationText.parse(String(text.dropFirst())) { return start + offset }
             if let date = try? Date.ISO8601FormatStyle().parse(text) { return date.timeIntervalSince1970 }
-            throw fail(
+            throw reader.fail(
                 field,
                 "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
         }
 
         func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
-            let top = try members(
+            let top = try reader.members(
                 root, "(top level)",
                 allowed: [
                     "description", "start", "days", "seed", "scheduler", "instances", "events", "stacks", "randomViews",
                 ])
-            let startText = try requiredString(top["start"], "start")
+            let startText = try reader.requiredString(top["start"], "start")
             guard let startDate = try? Date.ISO8601FormatStyle().parse(startText) else {
-                throw fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
+                throw reader.fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
             }
             let start = startDate.timeIntervalSince1970
-            let fileSeed = try number(top["seed"], "seed").map { UInt64(max(0, $0)) }
+            let fileSeed = try reader.number(top["seed"], "seed").map { UInt64(max(0, $0)) }
             let seed = overrideSeed ?? fileSeed
-            let configuration = try schedulerConfiguration(top["scheduler"])
+            let configuration = try SchedulerConfiguration(document: top["scheduler"], reader: reader)
 
             guard case .array(let instanceList)? = top["instances"], !instanceList.isEmpty else {
-                throw fail("instances", "required: a non-empty array of instances")
+                throw reader.fail("instances", "required: a non-empty array of instances")
             }
             var instances: [Scenario.Instance] = []
             var late: Set<String> = []
             var addEvents: [Scenario.Event] = []
             for (index, item) in instanceList.enumerated() {
                 let field = "instances[\(index)]"
-                let m = try members(
+                let m = try reader.members(
                     item, field,
                     allowed: [
                         "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
                         "addAt",
                     ])
-                let id = try requiredString(m["id"], "\(field).id")
+                let id = try reader.requiredString(m["id"], "\(field).id")
                 guard !instances.contains(where: { $0.id == id }) else {
-                    throw fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                    throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
                 }
-                let familyName = try string(m["family"], "\(field).family") ?? "systemSmall"
+                let familyName = try reader.string(m["family"], "\(field).family") ?? "systemSmall"
                 guard let family = WidgetFamily(name: familyName) else {
-                    throw fail(
+                    throw reader.fail(
                         "\(field).family",
                         "unknown family \"\(familyName)\"; expected one of \(WidgetFamily.allCases.map(\.name).joined(separator: ", "))"
                     )
@@ -150,18 +124,18 @@ enum ScenarioParser {
                 var configurationMembers: [String: String] = [:]
                 if let value = m["configuration"] {
                     guard let list = value.objectMembers else {
-                        throw fail("\(field).configuration", "expected an object of parameter values")
+                        throw reader.fail("\(field).configuration", "expected an object of parameter values")
                     }
                     for (name, member) in list { configurationMembers[name] = member.compactText(limit: .max) }
                 }
                 instances.append(
                     Scenario.Instance(
-                        id: id, plugin: try requiredString(m["plugin"], "\(field).plugin"),
-                        kind: try requiredString(m["kind"], "\(field).kind"), family: family,
-                        app: try string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
-                        visible: try bool(m["visible"], "\(field).visible") ?? true,
-                        usesLocation: try bool(m["usesLocation"], "\(field).usesLocation") ?? false,
-                        timeout: try duration(m["timeout"], "\(field).timeout")))
+                        id: id, plugin: try reader.requiredString(m["plugin"], "\(field).plugin"),
+                        kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
+                        app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
+                        visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
+                        usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
+                        timeout: try reader.duration(m["timeout"], "\(field).timeout")))
                 if m["addAt"] != nil {
                     late.insert(id)
                     addEvents.append(
@@ -177,11 +151,11 @@ enum ScenarioParser {
                     events.append(try event(item, "events[\(index)]", start: start, ids: ids))
                 }
             } else if let value = top["events"] {
-                throw fail("events", "expected an array, found a \(value.typeName)")
+                throw reader.fail("events", "expected an array, found a \(value.typeName)")
             }
             if let value = top["randomViews"] {
                 events += try randomViews(
-                    value, start: start, days: try number(top["days"], "days"), seed: seed ?? 1, ids: ids)
+                    value, start: start, days: try reader.number(top["days"], "days"), seed: seed ?? 1, ids: ids)
             }
             // Stable: events at the same time keep their file order.
             events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
@@ -191,27 +165,29 @@ enum ScenarioParser {
             if case .array(let list)? = top["stacks"] {
                 for (index, item) in list.enumerated() {
                     let field = "stacks[\(index)]"
-                    let m = try members(item, field, allowed: ["name", "instances", "every"])
+                    let m = try reader.members(item, field, allowed: ["name", "instances", "every"])
                     guard case .array(let members)? = m["instances"] else {
-                        throw fail("\(field).instances", "required: an array of instance ids")
+                        throw reader.fail("\(field).instances", "required: an array of instance ids")
                     }
                     var stackIDs: [String] = []
                     for (position, member) in members.enumerated() {
-                        let id = try requiredString(member, "\(field).instances[\(position)]")
+                        let id = try reader.requiredString(member, "\(field).instances[\(position)]")
                         guard ids.contains(id) else {
-                            throw fail("\(field).instances[\(position)]", "no instance \"\(id)\"")
+                            throw reader.fail("\(field).instances[\(position)]", "no instance \"\(id)\"")
                         }
                         stackIDs.append(id)
                     }
                     stacks.append(
                         Scenario.Stack(
-                            name: try string(m["name"], "\(field).name") ?? "stack \(index)", instances: stackIDs,
-                            every: try duration(m["every"], "\(field).every") ?? 3600))
+                            name: try reader.string(m["name"], "\(field).name") ?? "stack \(index)",
+                            instances: stackIDs,
+                            every: try reader.duration(m["every"], "\(field).every") ?? 3600))
                 }
             }
             return Scenario(
-                file: reader.file, summary: try string(top["description"], "description") ?? "", start: start,
-                days: try number(top["days"], "days"), seed: seed, configuration: configuration, instances: instances,
+                file: reader.file, summary: try reader.string(top["description"], "description") ?? "", start: start,
+                days: try reader.number(top["days"], "days"), seed: seed, configuration: configuration,
+                instances: instances,
                 lateInstances: late, events: events, stacks: stacks)
         }
 
@@ -224,21 +200,22 @@ enum ScenarioParser {
         func event(_ value: JSONValue, _ field: String, start: Double, ids: Set<String>) throws(ScenarioError)
             -> Scenario.Event
         {
-            let m = try members(value, field, allowed: ["at", "type", "instance", "app", "kind", "session"])
+            let m = try reader.members(value, field, allowed: ["at", "type", "instance", "app", "kind", "session"])
             let at = try time(m["at"], "\(field).at", start: start)
-            let type = try requiredString(m["type"], "\(field).type")
+            let type = try reader.requiredString(m["type"], "\(field).type")
             func instance() throws(ScenarioError) -> String {
-                let id = try requiredString(m["instance"], "\(field).instance")
+                let id = try reader.requiredString(m["instance"], "\(field).instance")
                 guard ids.contains(id) else {
-                    throw fail("\(field).instance", "no instance \"\(id)\" in \"instances\"")
+                    throw reader.fail("\(field).instance", "no instance \"\(id)\" in \"instances\"")
                 }
                 return id
             }
-            func app() throws(ScenarioError) -> String { try requiredString(m["app"], "\(field).app") }
+            func app() throws(ScenarioError) -> String { try reader.requiredString(m["app"], "\(field).app") }
             func session() throws(ScenarioError) -> SessionKind {
-                let name = try string(m["session"], "\(field).session") ?? "audio"
+                let name = try reader.string(m["session"], "\(field).session") ?? "audio"
                 guard let kind = SessionKind(rawValue: name) else {
-                    throw fail("\(field).session", "\"\(name)\" is not a session kind; expected audio or navigation")
+                    throw reader.fail(
+                        "\(field).session", "\"\(name)\" is not a session kind; expected audio or navigation")
                 }
                 return kind
             }
@@ -257,11 +234,11 @@ enum ScenarioParser {
             case "locationChanged": action = .scheduler(.significantLocationChange)
             case "reloadTimelines":
                 action = .scheduler(
-                    .reloadTimelines(ofKind: try requiredString(m["kind"], "\(field).kind"), app: try app()))
+                    .reloadTimelines(ofKind: try reader.requiredString(m["kind"], "\(field).kind"), app: try app()))
             case "reloadAllTimelines": action = .scheduler(.reloadAllTimelines(app: try app()))
             case "remove": action = .remove(try instance())
             default:
-                throw fail(
+                throw reader.fail(
                     "\(field).type",
                     "unknown event \"\(type)\"; expected one of \(Self.eventTypes.joined(separator: ", "))")
             }
@@ -277,17 +254,17 @@ enum ScenarioParser {
         func randomViews(_ value: JSONValue, start: Double, days: Double?, seed: UInt64, ids: Set<String>)
             throws(ScenarioError) -> [Scenario.Event]
         {
-            guard case .array(let list) = value else { throw fail("randomViews", "expected an array") }
+            guard case .array(let list) = value else { throw reader.fail("randomViews", "expected an array") }
             var random = SplitMix64(seed: seed)
             var events: [Scenario.Event] = []
             let span = (days ?? 1) * 86_400
             for (index, item) in list.enumerated() {
                 let field = "randomViews[\(index)]"
-                let m = try members(item, field, allowed: ["instance", "perDay", "duration"])
-                let id = try requiredString(m["instance"], "\(field).instance")
-                guard ids.contains(id) else { throw fail("\(field).instance", "no instance \"\(id)\"") }
-                let perDay = try number(m["perDay"], "\(field).perDay") ?? 12
-                let length = try duration(m["duration"], "\(field).duration") ?? 300
+                let m = try reader.members(item, field, allowed: ["instance", "perDay", "duration"])
+                let id = try reader.requiredString(m["instance"], "\(field).instance")
+                guard ids.contains(id) else { throw reader.fail("\(field).instance", "no instance \"\(id)\"") }
+                let perDay = try reader.number(m["perDay"], "\(field).perDay") ?? 12
+                let length = try reader.duration(m["duration"], "\(field).duration") ?? 300
                 let count = Int((perDay * span / 86_400).rounded())
                 for _ in 0..<count {
                     let at = start + random.unit() * span
@@ -301,11 +278,6 @@ enum ScenarioParser {
                 }
             }
             return events
-        }
-
-        /// Scheduler settings: every field of `SchedulerConfiguration` may be given.
-        func schedulerConfiguration(_ value: JSONValue?) throws(ScenarioError) -> SchedulerConfiguration {
-            try SchedulerConfiguration(document: value, reader: reader)
         }
     }
 }

@@ -3,6 +3,11 @@ import WidgetHostControl
 #if canImport(Glibc)
     import Glibc
 #endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// WidgetKit's `WidgetCenter` for apps on Linux: asks the running
 /// `widgethost run` daemon to reload an app's widgets, and lists them.
@@ -92,9 +97,9 @@ public final class WidgetCenter: Sendable {
     }
 
     static func defaultApp() -> String {
-        if let value = getenv("WIDGETHOST_APP"), value.pointee != 0 { return String(cString: value) }
-        if let name = try? String(contentsOfProcFile: "/proc/self/comm") { return name }
-        return "app"
+        let process = ProcessInfo.processInfo
+        if let app = process.environment["WIDGETHOST_APP"], !app.isEmpty { return app }
+        return process.processName
     }
 }
 
@@ -121,28 +126,5 @@ public enum WidgetCenterError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .refused(let error): "the widgethost daemon refused the request: \(error)"
         }
-    }
-}
-
-extension String {
-    /// The first line of a small /proc file.
-    init(contentsOfProcFile path: String) throws {
-        guard let file = fopen(path, "r") else {
-            throw ControlSocketError.system(call: "open", path: path, errno: errno)
-        }
-        defer { fclose(file) }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let count = fread(&buffer, 1, buffer.count - 1, file)
-        guard count > 0 else { throw ControlSocketError.system(call: "read", path: path, errno: errno) }
-        self = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: [" ", "\n"])
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
     }
 }

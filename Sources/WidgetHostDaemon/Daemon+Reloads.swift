@@ -20,7 +20,8 @@ extension Daemon {
                 guard let instance = instances[decision.instanceID], let worker = available(decision.plugin),
                     let description = worker.description
                 else {
-                    let problem = workers[decision.plugin]?.problem ?? "plugin \(decision.plugin) is not configured"
+                    let problem =
+                        "plugin \(decision.plugin) cannot be called: \(workers[decision.plugin]?.problem ?? "it is not configured")"
                     finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
                     continue
                 }
@@ -71,12 +72,11 @@ extension Daemon {
         } else if case .timedOut? = output?.failure?.reason {
             outcome = .timedOut
         } else {
-            outcome = .failure(
-                reason: output?.failure?.message ?? completion.unavailable.map { "plugin unavailable: \($0)" }
-                    ?? "no result")
+            outcome = .failure(reason: output?.failure?.message ?? completion.unavailable ?? "no result")
         }
         scheduler.complete(completion.instanceID, with: outcome, at: now)
         if let state = scheduler.instanceState(completion.instanceID) {
+            let text = ReloadLine.outcome(output, unavailable: completion.unavailable, state: state)
             do {
                 try store.transaction { tx in
                     try tx.upsert(state)
@@ -84,16 +84,14 @@ extension Daemon {
                     try tx.recordClockSample(clock.sample())
                     try tx.appendEvent(
                         time: now, instanceID: completion.instanceID,
-                        kind: output?.result == nil ? "failure" : "timeline",
-                        message: ReloadLine.outcome(output, unavailable: completion.unavailable, state: state))
+                        kind: output?.result == nil ? "failure" : "timeline", message: text)
                 }
             } catch {
                 logger.error("could not record the end of the reload of \(completion.instanceID): \(error)")
             }
             let latency = wh_monotonic_seconds() - flight.started
             let line = ReloadLine.text(
-                decision: flight.decision, latency: latency,
-                outcome: ReloadLine.outcome(output, unavailable: completion.unavailable, state: state),
+                decision: flight.decision, latency: latency, outcome: text,
                 next: scheduler.plannedReload(of: completion.instanceID, at: now))
             if output?.result != nil { logger.info("\(line)") } else { logger.warning("\(line)") }
         }
@@ -136,13 +134,15 @@ extension Daemon {
         logger.error("plugin \(worker.name) quarantined after \(worker.crashes) crashes: \(failure.message)")
     }
 
-    /// Feeds an event to the scheduler and commits what it changed, in one
-    /// transaction, before the loop acts on it.
-    func apply(_ event: SchedulerEvent, label: String) {
-        let now = clock.now()
+    /// Feeds events to the scheduler and commits what they changed, in one
+    /// transaction, before the loop acts on them. Returns the instances that
+    /// got a new reload request.
+    @discardableResult
+    func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String] {
         let before = scheduler.state
-        scheduler.handle(event, at: now)
-        commitChanges(since: before, at: now, kind: "event", message: label)
+        for event in events { scheduler.handle(event, at: now) }
+        commitChanges(since: before, at: now, kind: kind, message: message)
+        return requested(since: before)
     }
 
     /// Commits the instances, apps and free ledger that differ from `before`.

@@ -60,7 +60,7 @@ extension Daemon {
                 configuration: configuration.file, state: options.statePath, startedAt: startedAt)
         case .reload:
             let apps = request.app.map { [$0] } ?? Array(Set(scheduler.state.instances.map(\.instance.app))).sorted()
-            let before = scheduler.state
+            let events: [SchedulerEvent]
             if let kind = request.kind {
                 // A kind no plugin declares is a mistake (a typo); a declared kind the
                 // app has no placed widget of is not (as in WidgetKit, the app cannot
@@ -79,13 +79,12 @@ extension Daemon {
                     response.message =
                         "\(whose) no instance of kind \"\(kind)\"; \(request.app == nil ? "kinds in use" : "its kinds"): \(kinds.isEmpty ? "none" : kinds.joined(separator: ", "))"
                 }
-                for app in apps { scheduler.handle(.reloadTimelines(ofKind: kind, app: app), at: now) }
+                events = apps.map { .reloadTimelines(ofKind: kind, app: $0) }
             } else {
-                for app in apps { scheduler.handle(.reloadAllTimelines(app: app), at: now) }
+                events = apps.map { .reloadAllTimelines(app: $0) }
             }
-            response.scheduled = requested(since: before)
-            commitChanges(
-                since: before, at: now, kind: "request",
+            response.scheduled = apply(
+                events, at: now, kind: "request",
                 message:
                     "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
             )
@@ -128,11 +127,9 @@ extension Daemon {
                 default: schedulerEvent = .significantLocationChange
                 }
             }
-            let before = scheduler.state
-            scheduler.handle(schedulerEvent, at: now)
-            response.scheduled = requested(since: before)
             let subject = request.app ?? request.instance
-            commitChanges(since: before, at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            response.scheduled = apply(
+                [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
             response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
         case .view:
             guard let visible = request.visible else {
@@ -141,10 +138,9 @@ extension Daemon {
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
             case .success(let id):
-                let before = scheduler.state
-                scheduler.handle(visible ? .instanceShown(id) : .instanceHidden(id), at: now)
-                commitChanges(
-                    since: before, at: now, kind: "view", message: "\(id) \(visible ? "shown" : "hidden")")
+                apply(
+                    [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
+                    message: "\(id) \(visible ? "shown" : "hidden")")
                 response.message = "\(id) is now \(visible ? "visible" : "hidden")"
                 if let next = scheduler.plannedReload(of: id, at: now) {
                     response.message! += "; next reload \(Timestamp.relative(next.time, to: now)) (\(next.trigger))"

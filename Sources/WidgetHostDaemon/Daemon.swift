@@ -347,7 +347,7 @@ public final class Daemon {
                         beginShutdown(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT")
                     } else {
                         logger.warning("second signal: stopping now; in-flight calls are killed with their runners")
-                        finishShutdown()
+                        finishShutdown(waitingForCalls: false)
                         return 1
                     }
                 }
@@ -413,9 +413,13 @@ public final class Daemon {
         server?.stopListening()
     }
 
-    /// Stops the plugins' fork servers and records the clocks for the next start.
-    func finishShutdown() {
-        for worker in workers.values { worker.stop() }
+    /// Stops the plugins' fork servers and records the clocks for the next
+    /// start. Without `waitingForCalls`, calls still queued are not waited
+    /// for: their runners die with the host (`PR_SET_PDEATHSIG`).
+    func finishShutdown(waitingForCalls: Bool = true) {
+        if waitingForCalls {
+            for worker in workers.values { worker.stop() }
+        }
         do {
             try store.recordClockSample(clock.sample())
             try store.appendEvent(time: clock.now(), kind: "stop", message: "stopped")

@@ -89,7 +89,7 @@ public struct DaemonConfiguration: Sendable {
                 "\(path): no configuration file there; write one (samples/daemon/host.json is an example, docs/daemon.md the format) or pass --config FILE"
             )
         }
-        return try parse(try DocumentReader(file: path, documentation: "docs/daemon.md"))
+        return try parse(try DocumentReader(file: path, documentation: documentation))
     }
 
     static let documentation = "docs/daemon.md"

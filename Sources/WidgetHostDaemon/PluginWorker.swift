@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostStore
@@ -96,8 +97,7 @@ private final class CallQueue: @unchecked Sendable {
     private let server: ForkServer
     private let path: String
     private let options: IsolationOptions
-    private let lock = DispatchQueue(label: "widgethost.plugin.isolation")
-    private var mode = "fork-server"
+    private let mode = Mutex("fork-server")
 
     init(label: String, path: String, options: IsolationOptions) {
         queue = DispatchQueue(label: label)
@@ -106,13 +106,13 @@ private final class CallQueue: @unchecked Sendable {
         server = ForkServer(plugin: path, options: options)
     }
 
-    var isolation: String { lock.sync { mode } }
+    var isolation: String { mode.withLock { $0 } }
 
     func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
         queue.async { [self] in
             let output = server.call(call)
             let current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
-            lock.sync { mode = current }
+            mode.withLock { $0 = current }
             done(output)
         }
     }

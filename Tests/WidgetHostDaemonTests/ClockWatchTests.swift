@@ -49,5 +49,9 @@ struct ClockWatchTests {
         let moved = RestartPlanner.reconcile(state: state, lastSeen: start, now: start + 86_401, monotonicElapsed: 1)
         // The ledger entries moved with the clock: still inside the window, still counted.
         #expect(moved.state.instances[0].ledger.count(at: start + 86_401, window: 86_400) == 2)
+        // Without the real elapsed time (what ClockWatch supplies), the same jump
+        // would look like a day of downtime and the ledger would expire: budget granted.
+        let unmoved = RestartPlanner.reconcile(state: state, lastSeen: start, now: start + 86_401)
+        #expect(unmoved.state.instances[0].ledger.count(at: start + 86_401, window: 86_400) == 0)
     }
 }
