@@ -383,6 +383,56 @@ public final class ForkServer {
         var exit = ""
         var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
 
+        /// Reads what the child's channel has and handles its frames; true
+        /// when the call is decided (an answer, or a broken channel).
+        func readChild() -> Bool {
+            guard !childEOF else { return false }
+            childEOF = Self.readAvailable(childChannel, into: &childDecoder, chunk: &chunk)
+            do {
+                while let frame = try childDecoder.next() {
+                    var reader = WireReader(frame.payload)
+                    switch UInt32(frame.type) {
+                    case WH_MSG_RESULT.rawValue:
+                        // The answer: checking it runs at the usual priority.
+                        wh_deadline_boost_end(&boost)
+                        let raw = RawResult.decode(&reader)
+                        guard !reader.malformed else {
+                            failure = .protocolViolation("truncated RESULT message")
+                            return true
+                        }
+                        providerSeconds = Double(raw.nanoseconds) / 1e9
+                        switch ResultValidator.validate(raw, for: call) {
+                        case .success(let validated): result = validated
+                        case .failure(let reason): failure = reason
+                        }
+                        return true
+                    case WH_MSG_CALL_FAILED.rawValue:
+                        wh_deadline_boost_end(&boost)
+                        let code = reader.u32()
+                        let detail = reader.string()
+                        let found = reader.u64()
+                        let limit = reader.u64()
+                        failure = CallFailureMapping.reason(
+                            code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
+                        return true
+                    case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
+                        // From the SIGSYS handler of the child or of a
+                        // process it started, before it dies.
+                        if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
+                            forbidden[report.pid] = report.syscall
+                        }
+                    default:
+                        failure = .protocolViolation("unknown message type \(frame.type)")
+                        return true
+                    }
+                }
+            } catch {
+                failure = .protocolViolation("the channel carried something other than a frame (\(error))")
+                return true
+            }
+            return false
+        }
+
         loop: while true {
             let waited = wait(
                 until: deadline, childChannel: childEOF ? -1 : childChannel, childPidfd: childDead ? -1 : childPidfd)
@@ -397,59 +447,19 @@ public final class ForkServer {
             }
             // The child's answer first: it counts even if the child died
             // right after sending it.
-            if !childEOF {
-                childEOF = Self.readAvailable(childChannel, into: &childDecoder, chunk: &chunk)
-                do {
-                    while let frame = try childDecoder.next() {
-                        var reader = WireReader(frame.payload)
-                        switch UInt32(frame.type) {
-                        case WH_MSG_RESULT.rawValue:
-                            // The answer: checking it runs at the usual priority.
-                            wh_deadline_boost_end(&boost)
-                            let raw = RawResult.decode(&reader)
-                            guard !reader.malformed else {
-                                failure = .protocolViolation("truncated RESULT message")
-                                break loop
-                            }
-                            providerSeconds = Double(raw.nanoseconds) / 1e9
-                            switch ResultValidator.validate(raw, for: call) {
-                            case .success(let validated): result = validated
-                            case .failure(let reason): failure = reason
-                            }
-                            break loop
-                        case WH_MSG_CALL_FAILED.rawValue:
-                            wh_deadline_boost_end(&boost)
-                            let code = reader.u32()
-                            let detail = reader.string()
-                            let found = reader.u64()
-                            let limit = reader.u64()
-                            failure = CallFailureMapping.reason(
-                                code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
-                            break loop
-                        case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
-                            // From the SIGSYS handler of the child or of a
-                            // process it started, before it dies.
-                            if let report = ForbiddenSyscallReport.decode(frame.payload), forbidden[report.pid] == nil {
-                                forbidden[report.pid] = report.syscall
-                            }
-                        default:
-                            failure = .protocolViolation("unknown message type \(frame.type)")
-                            break loop
-                        }
-                    }
-                } catch {
-                    failure = .protocolViolation("the channel carried something other than a frame (\(error))")
-                    break loop
-                }
-            }
+            if readChild() { break loop }
             if case .failure(let reason) = absorbServerFrames() {
                 failure = reason
                 stop()
                 break loop
             }
             if let status = exitStatuses.removeValue(forKey: child) {
-                // The server reaped the child before it answered.
                 exit = WaitStatus.describe(status)
+                // What the child wrote before it died (its answer, or the name
+                // of a forbidden call) may have arrived after this iteration's
+                // read: read it before the exit status decides.
+                if readChild() { break loop }
+                // The server reaped the child before it answered.
                 failure = WaitStatus.reason(status, phase: phase, seccomp: seccompOn, syscall: forbidden[child])
                 break loop
             }
