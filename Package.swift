@@ -57,8 +57,13 @@ let package = Package(
             dependencies: ["WidgetHostABI", "CWidgetHostSupport"],
             path: "Sources/widgethost-runner",
             // -rdynamic: the runner's clock functions (virtual_clock.c) interpose
-            // those of the libraries a plugin loads.
-            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("seccomp"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
+            // those of the libraries a plugin loads. -z now: every symbol is
+            // bound at start, so no fork-server call child pays a lazy PLT
+            // binding again.
+            linkerSettings: [
+                .linkedLibrary("dl"), .linkedLibrary("seccomp"),
+                .unsafeFlags(["-Xlinker", "--export-dynamic", "-Xlinker", "-z", "-Xlinker", "now"]),
+            ]
         ),
         // The Swift SDK plugin authors import (WidgetKit's names).
         .target(

@@ -52,6 +52,14 @@ struct CountdownProvider: TimelineProvider {
         }
     }
 
+    /// Warms, in the fork server, what snapshot and timeline use on first
+    /// call: the ISO 8601 parser of "target" and the Gregorian calendar of
+    /// the default target (the SDK already warms the placeholder).
+    func warmUp(in context: Context) {
+        _ = try? Date("2027-01-01T00:00:00Z", strategy: .iso8601)
+        _ = Self.timeline(title: "", target: Self.nextNewYear(after: context.date), now: context.date)
+    }
+
     /// The window of entries from `now`.
     static func timeline(title: String, target: Date, now: Date) -> Timeline<CountdownEntry> {
         if target <= now {

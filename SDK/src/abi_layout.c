@@ -141,8 +141,17 @@ WH_OFFSET(wh_kind, snapshot, 64);
 WH_OFFSET(wh_kind, timeline, 72);
 WH_OFFSET(wh_kind, context, 80);
 
-/* wh_plugin_descriptor: 88 bytes */
-WH_SIZE(wh_plugin_descriptor, 88);
+/* wh_warm_up_context: 32 bytes */
+WH_SIZE(wh_warm_up_context, 32);
+WH_OFFSET(wh_warm_up_context, abi_version, 4);
+WH_OFFSET(wh_warm_up_context, now, 8);
+WH_OFFSET(wh_warm_up_context, locale, 16);
+WH_OFFSET(wh_warm_up_context, data_directory, 24);
+
+/* wh_plugin_descriptor: 96 bytes since SDK 1.1 (warm_up appended); the
+ * 88 bytes of SDK 1.0 are the smallest a host accepts for ABI v1. */
+WH_SIZE(wh_plugin_descriptor, 96);
+WH_LAYOUT_ASSERT(WH_DESCRIPTOR_SIZE_V1_0 == 88, "WH_DESCRIPTOR_SIZE_V1_0 must stay 88: ABI v1 break");
 WH_OFFSET(wh_plugin_descriptor, magic, 4);
 WH_OFFSET(wh_plugin_descriptor, abi_version, 8);
 WH_OFFSET(wh_plugin_descriptor, kind_size, 12);
@@ -157,6 +166,7 @@ WH_OFFSET(wh_plugin_descriptor, refusal, 64);
 WH_OFFSET(wh_plugin_descriptor, kind_count, 72);
 WH_OFFSET(wh_plugin_descriptor, reserved, 76);
 WH_OFFSET(wh_plugin_descriptor, kinds, 80);
+WH_OFFSET(wh_plugin_descriptor, warm_up, 88);
 
 #endif /* LP64 */
 

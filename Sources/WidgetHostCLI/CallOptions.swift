@@ -89,9 +89,28 @@ final class PluginCaller {
     init(plugin: String, mode: IsolationMode, options: IsolationOptions) {
         self.plugin = plugin
         self.options = options
+        self.mode = mode
         self.server = mode == .forkServer ? ForkServer(plugin: plugin, options: options) : nil
         self.inProcess = mode == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil
         if mode == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
+    }
+
+    let mode: IsolationMode
+
+    /// The fork server's warm-up (nil in the other modes).
+    var warmUp: WarmUpOutcome? { server?.warmUp }
+    /// Why the fork server calls the plugin with a runner per call, if it does.
+    var fallbackReason: String? { server?.fallbackReason }
+
+    /// One line on how the calls were isolated, for `load`.
+    var isolationSummary: String {
+        switch mode {
+        case .spawn: return "spawn: a fresh runner per call (no warm-up)"
+        case .inProcess: return "in-process (debugging only; no warm-up)"
+        case .forkServer:
+            if let fallbackReason { return "fork server not used: \(fallbackReason)" }
+            return "fork server; warm-up \(warmUp?.summary ?? "not run")"
+        }
     }
 
     func call(_ call: PluginCall) -> CallOutput {

@@ -154,9 +154,12 @@ struct LoadCommand: ParsableCommand {
                 JSONReport.encode(
                     JSONReport.Load(
                         ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil,
-                        kinds: jsonKinds, quarantine: quarantined)))
+                        kinds: jsonKinds, quarantine: quarantined,
+                        isolation: JSONReport.Isolation(
+                            mode: caller.mode, fallback: caller.fallbackReason, warmUp: caller.warmUp))))
         } else {
             print("")
+            print("Isolation  \(caller.isolationSummary)")
             print(allOK ? "All calls succeeded." : "Some calls failed (see above).")
         }
         if !allOK { throw ExitCode.failure }

@@ -102,6 +102,34 @@ enum JSONReport {
         var descriptorSize: UInt32
         var loadSeconds: Double
         var threadsAfterLoad: UInt32
+        var hasWarmUp: Bool
+    }
+
+    /// How the calls were isolated, and what became of the warm-up.
+    struct Isolation: Encodable {
+        /// fork-server, spawn or in-process.
+        var mode: String
+        /// Why a fork server called the plugin with a fresh runner per call.
+        var fallback: String?
+        /// none, ran or failed (fork server only).
+        var warmUp: String?
+        var warmUpSeconds: Double?
+        var warmUpFailure: String?
+
+        init(mode: IsolationMode, fallback: String?, warmUp: WarmUpOutcome?) {
+            self.mode = mode.rawValue
+            self.fallback = fallback
+            switch warmUp {
+            case nil: break
+            case .none?: self.warmUp = "none"
+            case .ran(let seconds)?:
+                self.warmUp = "ran"
+                warmUpSeconds = seconds
+            case .failed(let reason)?:
+                self.warmUp = "failed"
+                warmUpFailure = reason
+            }
+        }
     }
 
     struct Load: Encodable {
@@ -112,6 +140,8 @@ enum JSONReport {
         var kinds: [Kind]
         /// Present when the daemon's state has this file quarantined.
         var quarantine: QuarantineEntry?
+        /// Present when calls were made.
+        var isolation: Isolation?
     }
 
     struct Single: Encodable {
@@ -143,7 +173,7 @@ enum JSONReport {
             vendor: plugin.vendor, sdkVersion: plugin.sdkVersion, abiVersion: plugin.abiVersion,
             hostABIRange: "\(range.lowerBound)..\(range.upperBound)",
             descriptorSize: plugin.descriptorSize, loadSeconds: plugin.loadSeconds,
-            threadsAfterLoad: plugin.threadsAfterLoad)
+            threadsAfterLoad: plugin.threadsAfterLoad, hasWarmUp: plugin.hasWarmUp)
     }
 
     static func encode(_ value: some Encodable) -> String {

@@ -45,10 +45,12 @@ enum DescriptorDecoder {
                     needsNetwork: flags & UInt32(WH_KIND_NEEDS_NETWORK.rawValue) != 0,
                     entryPoints: entryPoints, parameters: parameters))
         }
+        let hasWarmUp = reader.u32() != 0
         let plugin = PluginDescription(
             path: path, id: id, name: name, version: version, vendor: vendor, sdkVersion: sdkVersion,
             abiVersion: abiVersion, descriptorSize: descriptorSize,
-            loadSeconds: Double(loadNanoseconds) / 1e9, threadsAfterLoad: threads, kinds: kinds)
+            loadSeconds: Double(loadNanoseconds) / 1e9, threadsAfterLoad: threads, hasWarmUp: hasWarmUp,
+            kinds: kinds)
         if let problem = check(plugin) {
             return .failure(PluginFailure(plugin: path, reason: problem))
         }

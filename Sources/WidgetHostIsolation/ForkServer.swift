@@ -52,6 +52,13 @@ public final class ForkServer {
     /// For the last call that timed out: seconds from its deadline to the
     /// SIGKILL of the child's process group (how late the timeout was enforced).
     public private(set) var lastTimeoutLateness: Double?
+    /// What became of the plugin's warm-up in the current server (`.none`
+    /// before the first call or when the plugin has none).
+    public private(set) var warmUp = WarmUpOutcome.none
+    /// Set when a warm-up failed: later servers for this file start without
+    /// it (cleared when the file changes).
+    private var warmUpFailure: String?
+    private var configurations = ConfigurationCache()
 
     private struct Key: Equatable {
         var dataDirectory: String
@@ -81,8 +88,10 @@ public final class ForkServer {
     /// order: each CHILD_STARTED takes the next one.
     private var receivedFds: [Int32] = []
     /// Call children the server announced and no call used yet, oldest
-    /// first: pid and the host's end of the child's own channel.
-    private var standbys: [(pid: pid_t, fd: Int32)] = []
+    /// first: pid, the host's end of the child's own channel (non-blocking)
+    /// and a pidfd of the child, both from CHILD_STARTED.
+    private var standbys: [Standby] = []
+    private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32)
     /// Wait statuses from CHILD_EXITED, by pid (only recent ones are kept).
     private var exitStatuses: [pid_t: Int32] = [:]
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -123,6 +132,8 @@ public final class ForkServer {
             stamp = current
             fallbackReason = nil
             plugin = nil
+            warmUpFailure = nil
+            warmUp = .none
         }
         if fallbackReason != nil {
             return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
@@ -134,6 +145,11 @@ public final class ForkServer {
         dropped = 0
         if server == 0 {
             if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
+            if server == 0, fallbackReason == nil, warmUpFailure != nil {
+                // The warm-up failed and the server was stopped: once more,
+                // without it.
+                if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
+            }
         }
         return perform(call, startedAt: startedAt)
     }
@@ -147,6 +163,7 @@ public final class ForkServer {
         for standby in standbys {
             kill(-standby.pid, SIGKILL)
             close(standby.fd)
+            close(standby.pidfd)
         }
         for fd in receivedFds { close(fd) }
         standbys = []
@@ -242,7 +259,7 @@ public final class ForkServer {
 
         let load = LoadMessage.make(
             plugin: pluginPath, options: options, dataDirectory: call.dataDirectory, allowNetwork: call.allowNetwork,
-            policy: policy, mode: UInt32(WH_RUNNER_FORK_SERVER))
+            policy: policy, mode: UInt32(WH_RUNNER_FORK_SERVER), warmUp: warmUpFailure == nil)
         guard Descriptors.sendAll(load, to: channel) else {
             stop()
             return early(.exitedEarly(phase: .load, status: -1), exit: "exited before LOAD")
@@ -250,9 +267,24 @@ public final class ForkServer {
 
         let deadline = monotonicSeconds() + options.loadTimeout
         var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
+        /// Loaded, and its warm-up running: a failure from here on is the
+        /// warm-up's, and the server is started again without it.
+        var warmingUp = false
+        func warmUpFailed(_ reason: String) -> CallOutput? {
+            warmUpFailure = reason
+            warmUp = .failed(reason)
+            stop()
+            return nil
+        }
         while true {
             let waited = wait(until: deadline)
             if waited == .timedOut {
+                if warmingUp {
+                    let limit = options.loadTimeout
+                    return warmUpFailed(
+                        "its warm_up did not return within the load timeout (\(limit) s): the fork server runs without it"
+                    )
+                }
                 stop()
                 return early(.timedOut(phase: .load, limit: options.loadTimeout), exit: "killed by SIGKILL (timeout)")
             }
@@ -280,8 +312,24 @@ public final class ForkServer {
                             stop()
                             return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
                         }
+                        if description.hasWarmUp && warmUpFailure == nil {
+                            warmingUp = true  // WARMED follows
+                            continue
+                        }
+                        warmUp = warmUpFailure.map { .failed($0) } ?? .none
                         return nil
                     }
+                case WH_MSG_WARMED.rawValue where warmingUp:
+                    queue = Array(frames[(index + 1)...])
+                    let nanoseconds = reader.u64()
+                    let threads = reader.u32()
+                    if threads > 1 {
+                        return warmUpFailed(
+                            "its warm_up left \(threads) threads running, and fork() copies only one: the fork server runs without it"
+                        )
+                    }
+                    warmUp = .ran(seconds: Double(nanoseconds) / 1e9)
+                    return nil
                 case WH_MSG_LOAD_FAILED.rawValue:
                     let code = reader.u32()
                     let detail = reader.string()
@@ -304,6 +352,21 @@ public final class ForkServer {
             }
             if waited == .serverExited && frames.isEmpty {
                 let syscall = forbidden[server]
+                if warmingUp {
+                    let server = server
+                    let status = stop()
+                    let what =
+                        if case .forbiddenSyscall = WaitStatus.reason(
+                            status, phase: .load, seccomp: seccompOn, syscall: syscall)
+                        {
+                            "called a forbidden system call (\(syscall.map { "\($0)" } ?? "killed by SIGSYS"))"
+                        } else {
+                            "ended the server (pid \(server)): \(WaitStatus.describe(status))"
+                        }
+                    warmUpFailure = "its warm_up \(what): the fork server runs without it"
+                    warmUp = .failed(warmUpFailure!)
+                    return nil
+                }
                 let status = stop()
                 return early(
                     WaitStatus.reason(status, phase: .load, seccomp: seccompOn, syscall: syscall),
@@ -322,7 +385,7 @@ public final class ForkServer {
                 exit: "none", group: 0)
         }
         let message: [UInt8]
-        switch CallMessage.make(call, plugin: plugin) {
+        switch CallMessage.make(call, plugin: plugin, cache: &configurations) {
         case .failure(let reason):
             return output(
                 startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
@@ -479,6 +542,14 @@ public final class ForkServer {
 
         kill(-child, SIGCONT)
         kill(-child, SIGKILL)
+        // The server forks the next standby now, no longer competing with
+        // the call for a CPU (best effort: a full socket only delays it).
+        if server > 0 {
+            var ended = WireWriter()
+            ended.u32(UInt32(bitPattern: child))
+            let frame = ended.frame(type: UInt16(WH_MSG_CALL_ENDED.rawValue))
+            _ = frame.withUnsafeBytes { Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
         if exit.isEmpty { exit = "killed by SIGKILL after answering" }
         drainLogs()
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
@@ -487,25 +558,16 @@ public final class ForkServer {
             exit: exit, group: child, providerSeconds: providerSeconds)
     }
 
-    /// The oldest live standby, waiting for the server to announce one if
-    /// needed; with a pidfd of it.
+    /// The oldest standby, waiting for the server to announce one if needed.
+    /// One already announced is taken without a system call: a standby that
+    /// died since shows when its CALL cannot be sent.
     private func takeStandby(until deadline: Double, phase: PluginFailure.Phase, limit: Double)
-        -> Result<(pid: pid_t, fd: Int32, pidfd: Int32), PluginFailure.Reason>
+        -> Result<Standby, PluginFailure.Reason>
     {
         while true {
+            if !standbys.isEmpty { return .success(standbys.removeFirst()) }
             if case .failure(let reason) = absorbServerFrames() { return .failure(reason) }
-            while !standbys.isEmpty {
-                let standby = standbys.removeFirst()
-                let pidfd = wh_pidfd_open(standby.pid)
-                var fd = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
-                if pidfd >= 0 && poll(&fd, 1, 0) == 0 {
-                    _ = fcntl(standby.fd, F_SETFL, fcntl(standby.fd, F_GETFL) | O_NONBLOCK)
-                    return .success((standby.pid, standby.fd, pidfd))
-                }
-                // Gone already (its CHILD_EXITED follows): the next.
-                if pidfd >= 0 { close(pidfd) }
-                close(standby.fd)
-            }
+            if !standbys.isEmpty { continue }
             switch wait(until: deadline) {
             case .timedOut: return .failure(.timedOut(phase: phase, limit: limit))
             case .serverExited:
@@ -527,15 +589,18 @@ public final class ForkServer {
             switch UInt32(frame.type) {
             case WH_MSG_CHILD_STARTED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())
-                guard !receivedFds.isEmpty else {
-                    return .failure(.protocolViolation("CHILD_STARTED without the child's channel"))
+                guard receivedFds.count >= 2 else {
+                    return .failure(.protocolViolation("CHILD_STARTED without the child's channel and pidfd"))
                 }
-                standbys.append((pid, receivedFds.removeFirst()))
+                standbys.append((pid, receivedFds[0], receivedFds[1]))
+                receivedFds.removeFirst(2)
             case WH_MSG_CHILD_EXITED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())
                 let status = reader.i32()
                 if let index = standbys.firstIndex(where: { $0.pid == pid }) {
-                    close(standbys.remove(at: index).fd)
+                    let gone = standbys.remove(at: index)
+                    close(gone.fd)
+                    close(gone.pidfd)
                 }
                 if exitStatuses.count > 64 { exitStatuses = [:] }
                 exitStatuses[pid] = status
@@ -617,6 +682,9 @@ public final class ForkServer {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
                 decoder.append(chunk[0..<count])
+                // A short read emptied the socket: no second read just to
+                // see EAGAIN (the poll loop comes back for more).
+                if count < chunk.count { return false }
                 continue
             }
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return false }

@@ -35,7 +35,7 @@ public final class InProcessPlugin {
 
     public let pluginPath: String
     public let options: IsolationOptions
-    private var loaded: Result<(PluginDescription, UnsafePointer<wh_plugin_descriptor>), PluginFailure>?
+    private var loaded: Result<(PluginDescription, wh_plugin_descriptor), PluginFailure>?
 
     public init(plugin: String, options: IsolationOptions = IsolationOptions()) {
         self.pluginPath = IsolatedRunner.absolutePath(plugin)
@@ -48,7 +48,7 @@ public final class InProcessPlugin {
         let state = loaded ?? load()
         loaded = state
         let plugin: PluginDescription
-        let descriptor: UnsafePointer<wh_plugin_descriptor>
+        let descriptor: wh_plugin_descriptor
         switch state {
         case .failure(let failure):
             return output(startedAt: startedAt, plugin: nil, result: nil, failure: failure, provider: nil)
@@ -77,12 +77,12 @@ public final class InProcessPlugin {
 
     // MARK: Loading
 
-    private func load() -> Result<(PluginDescription, UnsafePointer<wh_plugin_descriptor>), PluginFailure> {
+    private func load() -> Result<(PluginDescription, wh_plugin_descriptor), PluginFailure> {
         func fail(
             _ code: wh_load_failure, _ detail: String, _ field: String = "", _ expected: String = "",
             _ found: String = ""
         )
-            -> Result<(PluginDescription, UnsafePointer<wh_plugin_descriptor>), PluginFailure>
+            -> Result<(PluginDescription, wh_plugin_descriptor), PluginFailure>
         {
             let reason = LoadFailureMapping.reason(
                 code: code.rawValue, detail: detail, field: field, expected: expected, found: found, options: options)
@@ -113,9 +113,17 @@ public final class InProcessPlugin {
         let loadSeconds = monotonicSeconds() - started
         // The descriptor is read as this host's (v1) structs: this debugging
         // mode accepts only plugins whose structs are at least that large.
-        let d = raw.pointee
+        // Zero-extended copy: never read past the plugin's struct_size.
+        let declared = Int(UnsafeRawPointer(raw).loadUnaligned(as: UInt32.self))
+        var d = wh_plugin_descriptor()  // zero-extended below
+        withUnsafeMutableBytes(of: &d) {
+            $0.copyMemory(
+                from: UnsafeRawBufferPointer(
+                    start: UnsafeRawPointer(raw), count: min(declared, MemoryLayout<wh_plugin_descriptor>.size)))
+        }
         let range = options.abiRange
-        if d.struct_size < UInt32(MemoryLayout<wh_plugin_descriptor>.size) || d.magic != WH_PLUGIN_MAGIC {
+        let smallest = MemoryLayout<wh_plugin_descriptor>.offset(of: \.warm_up)!  // SDK 1.0's size
+        if declared < smallest || d.magic != WH_PLUGIN_MAGIC {
             return fail(
                 WH_LOAD_ABI_MISMATCH, "the descriptor is not an ABI v1 descriptor", "struct_size/magic",
                 "a wh_plugin_descriptor", "struct_size \(d.struct_size), magic \(d.magic)")
@@ -168,24 +176,25 @@ public final class InProcessPlugin {
         let plugin = PluginDescription(
             path: pluginPath, id: text(d.id), name: text(d.name), version: text(d.version), vendor: text(d.vendor),
             sdkVersion: text(d.sdk_version), abiVersion: d.abi_version, descriptorSize: d.struct_size,
-            loadSeconds: loadSeconds, threadsAfterLoad: UInt32(max(0, wh_thread_count())), kinds: kinds)
+            loadSeconds: loadSeconds, threadsAfterLoad: UInt32(max(0, wh_thread_count())),
+            hasWarmUp: d.warm_up != nil, kinds: kinds)
         if let problem = DescriptorDecoder.check(plugin) {
             return .failure(PluginFailure(plugin: pluginPath, reason: problem))
         }
-        return .success((plugin, raw))
+        return .success((plugin, d))
     }
 
     // MARK: Calling
 
     private func perform(
-        _ call: PluginCall, plugin: PluginDescription, descriptor: UnsafePointer<wh_plugin_descriptor>
+        _ call: PluginCall, plugin: PluginDescription, descriptor: wh_plugin_descriptor
     ) -> (ProviderResult?, PluginFailure.Reason?, Double?) {
         let configuration: String
         switch CallMessage.configuration(call, plugin: plugin) {
         case .failure(let reason): return (nil, reason, nil)
         case .success(let json): configuration = json
         }
-        let d = descriptor.pointee
+        let d = descriptor
         guard let index = plugin.kinds.firstIndex(where: { $0.id == call.kind }) else {
             return (nil, .unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)), nil)
         }

@@ -13,9 +13,10 @@ import WidgetHostModel
 
 /// Builds the LOAD message.
 enum LoadMessage {
+    /// `warmUp`: a fork server runs the plugin's warm_up, if it has one.
     static func make(
         plugin: String, options: IsolationOptions, dataDirectory: String, allowNetwork: Bool,
-        policy: SandboxPolicy, mode: UInt32
+        policy: SandboxPolicy, mode: UInt32, warmUp: Bool = false
     ) -> [UInt8] {
         var load = WireWriter()
         load.string(plugin)
@@ -24,6 +25,7 @@ enum LoadMessage {
         load.string(options.hostVersion)
         load.string(dataDirectory)
         load.sandboxPolicy(policy, allowNetwork: allowNetwork, mode: mode)
+        load.u32(warmUp ? 1 : 0)
         return load.frame(type: UInt16(WH_MSG_LOAD.rawValue))
     }
 }
@@ -31,7 +33,16 @@ enum LoadMessage {
 /// Builds a CALL message after checking the call against the descriptor.
 enum CallMessage {
     static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
-        configuration(call, plugin: plugin).map { configuration in
+        var cache = ConfigurationCache()
+        return make(call, plugin: plugin, cache: &cache)
+    }
+
+    /// With the last configuration built kept in `cache` (a fork server
+    /// makes the same instance's calls over and over).
+    static func make(_ call: PluginCall, plugin: PluginDescription, cache: inout ConfigurationCache)
+        -> Result<[UInt8], PluginFailure.Reason>
+    {
+        configuration(call, plugin: plugin, cache: &cache).map { configuration in
             var message = WireWriter()
             message.u32(call.entryPoint.rawValue)
             message.u32(call.family.rawValue)
@@ -51,6 +62,13 @@ enum CallMessage {
     /// Checks the call against the descriptor; returns the configuration
     /// JSON (the kind's defaults with the call's values).
     static func configuration(_ call: PluginCall, plugin: PluginDescription) -> Result<String, PluginFailure.Reason> {
+        var cache = ConfigurationCache()
+        return configuration(call, plugin: plugin, cache: &cache)
+    }
+
+    static func configuration(_ call: PluginCall, plugin: PluginDescription, cache: inout ConfigurationCache)
+        -> Result<String, PluginFailure.Reason>
+    {
         guard let kind = plugin.kind(call.kind) else {
             return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
         }
@@ -60,10 +78,23 @@ enum CallMessage {
         guard kind.entryPoints.contains(call.entryPoint) else {
             return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
         }
-        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
+        switch cache.build(kind: kind, overrides: call.configuration) {
         case .success(let json): return .success(json)
         case .failure(let problem): return .failure(.badConfiguration(problem.description))
         }
+    }
+}
+
+/// The last configuration JSON built (a kind's defaults with a call's
+/// values), so that repeated calls of one instance do not build it again.
+struct ConfigurationCache {
+    private var last: (kind: KindDescription, overrides: [String: String], json: String)?
+
+    mutating func build(kind: KindDescription, overrides: [String: String]) -> Result<String, ConfigurationProblem> {
+        if let last, last.overrides == overrides, last.kind == kind { return .success(last.json) }
+        let built = ConfigurationBuilder.build(kind: kind, overrides: overrides)
+        if case .success(let json) = built { last = (kind, overrides, json) }
+        return built
     }
 }
 

@@ -79,6 +79,36 @@ public protocol TimelineProvider: Sendable {
 
     /// The `async` form of ``getTimeline(in:completion:)``.
     func timeline(in context: Context) async throws -> Timeline<Entry>
+
+    /// Warms what your entry points use, once, before any call
+    /// (not part of WidgetKit; the default does nothing).
+    ///
+    /// The host's fork server loads the plugin once and runs each call in a
+    /// fresh child process forked from it, so whatever a call initializes
+    /// lazily is built again by every call. The SDK therefore runs, once in
+    /// the server before it forks (the plugin's `warm_up`, docs/abi.md), each
+    /// kind's ``placeholder(in:)`` with its encoding, and then this method;
+    /// every call starts from the state they leave. Do here what your
+    /// snapshot and timeline do on first use, on sample values:
+    ///
+    /// ```swift
+    /// func warmUp(in context: Context) {
+    ///     _ = Calendar(identifier: .gregorian).component(.year, from: context.date)
+    ///     _ = try? Date("2027-01-01T00:00:00Z", strategy: .iso8601)
+    /// }
+    /// ```
+    ///
+    /// `context` is a preview context for the kind's first family, with
+    /// the parameters' defaults. Synchronous only: start no `Task` or thread
+    /// (the host checks, and runs the plugin without its warm-up if one is
+    /// left running), write nothing, use no network. It runs only in a fork
+    /// server, never in `--isolation spawn`: calls must not depend on it.
+    func warmUp(in context: Context)
+}
+
+extension TimelineProvider {
+    /// Does nothing: the SDK already warms the placeholder and its encoding.
+    public func warmUp(in context: Context) {}
 }
 
 extension TimelineProvider {

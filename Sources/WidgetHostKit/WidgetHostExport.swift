@@ -64,7 +64,6 @@ public enum WidgetHostExport {
                 record = existing
             } else {
                 let kinds = kinds()
-                warmUp()
                 let firstIndex = state.kinds.count
                 state.kinds.append(contentsOf: kinds)
                 record = PluginRecord(plugin: plugin, kinds: kinds, firstIndex: firstIndex)
@@ -72,27 +71,6 @@ public enum WidgetHostExport {
             }
             return record.descriptor(for: range)
         }.asPointer
-    }
-
-    /// Runs, once while the plugin loads, the Foundation machinery every call
-    /// uses (JSON encoding with ISO 8601 dates, decoding a configuration), on
-    /// throwaway values: no provider code. Its lazily built state (type
-    /// metadata, conformance caches) is then part of the loaded image, so with
-    /// the fork server each call child inherits it instead of building it
-    /// again (about 1.5 ms per call otherwise). Starts no thread.
-    static func warmUp() {
-        struct Probe: Codable {
-            var date: Date
-            var text: String
-            var number: Double
-            var flag: Bool
-        }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        _ = try? encoder.encode(Probe(date: Date(timeIntervalSince1970: 0), text: "", number: 0, flag: false))
-        _ = try? JSONDecoder().decode(
-            [String: ConfigurationValue].self, from: Data(#"{"s":"x","n":1,"b":true,"a":[],"o":{}}"#.utf8))
     }
 
     /// The ABI version this SDK speaks.
@@ -175,6 +153,7 @@ final class PluginRecord: @unchecked Sendable {
         descriptor.pointee.refusal = refusal.map(permanentCString)
         descriptor.pointee.kind_count = UInt32(kinds.count)
         descriptor.pointee.kinds = UnsafePointer(UnsafeMutablePointer<wh_kind>(bitPattern: kindArray))
+        descriptor.pointee.warm_up = { context in WarmUp.run(context) }
         return UInt(bitPattern: descriptor)
     }
 
@@ -278,6 +257,7 @@ protocol AnyProviderBox: Sendable {
     func placeholder(in context: TimelineProviderContext, sink: CompletionSink)
     func snapshot(in context: TimelineProviderContext, sink: CompletionSink)
     func timeline(in context: TimelineProviderContext, sink: CompletionSink)
+    func warmUp(in context: TimelineProviderContext)
 }
 
 struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox {
@@ -296,6 +276,10 @@ struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox {
             sink.succeed(entries: timeline.entries, policy: timeline.policy)
         }
     }
+
+    func warmUp(in context: TimelineProviderContext) {
+        provider.warmUp(in: context)
+    }
 }
 
 enum EntryPoint: Sendable {
@@ -309,10 +293,23 @@ enum EntryPoints {
     ) {
         guard let complete else { return }  // Nobody to answer to.
         let sink = CompletionSink(complete: complete, context: completionContext)
+        guard let (kind, context) = prepare(contextPointer, sink: sink) else { return }
+        switch point {
+        case .placeholder: kind.provider.placeholder(in: context, sink: sink)
+        case .snapshot: kind.provider.snapshot(in: context, sink: sink)
+        case .timeline: kind.provider.timeline(in: context, sink: sink)
+        }
+    }
+
+    /// The kind a host context names and the provider's context for it; on
+    /// a bad context, fails the call through `sink` and returns nil.
+    static func prepare(_ contextPointer: UnsafePointer<wh_context>?, sink: CompletionSink) -> (
+        WidgetKind, TimelineProviderContext
+    )? {
         guard let contextPointer else {
             sink.fail(
                 TimelineProviderError(code: TimelineProviderError.unknownKind, message: "the host passed no context"))
-            return
+            return nil
         }
         // Zero-extend a context smaller than ours; never read past the host's.
         let size = Int(contextPointer.pointee.struct_size)
@@ -331,14 +328,14 @@ enum EntryPoints {
                 TimelineProviderError(
                     code: TimelineProviderError.unknownKind,
                     message: "kind \"\(kindID)\": its kind_context (\(index + 1)) names no kind of this plugin"))
-            return
+            return nil
         }
         let configuration: WidgetConfiguration
         do {
             configuration = try WidgetConfiguration(json: raw.configuration_json.map { String(cString: $0) } ?? "{}")
         } catch {
             sink.fail(error)
-            return
+            return nil
         }
         let family = WidgetFamily(abiBit: raw.family) ?? kind.families.first ?? .systemSmall
         let displaySize =
@@ -356,11 +353,7 @@ enum EntryPoints {
             kind: kind.id,
             timeout: raw.timeout,
             onFailure: { error in sink.fail(error) })
-        switch point {
-        case .placeholder: kind.provider.placeholder(in: context, sink: sink)
-        case .snapshot: kind.provider.snapshot(in: context, sink: sink)
-        case .timeline: kind.provider.timeline(in: context, sink: sink)
-        }
+        return (kind, context)
     }
 }
 

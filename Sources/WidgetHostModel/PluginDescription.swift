@@ -123,12 +123,15 @@ public struct PluginDescription: Sendable, Hashable, Codable {
     /// Threads alive in the child right after loading (more than 1 means the
     /// plugin started threads while loading).
     public var threadsAfterLoad: UInt32
+    /// Whether the descriptor has a `warm_up` function (SDK 1.1), which a
+    /// fork server runs once before forking calls.
+    public var hasWarmUp: Bool
     public var kinds: [KindDescription]
 
     public init(
         path: String, id: String, name: String, version: String, vendor: String,
         sdkVersion: String, abiVersion: UInt32, descriptorSize: UInt32, loadSeconds: Double,
-        threadsAfterLoad: UInt32, kinds: [KindDescription]
+        threadsAfterLoad: UInt32, hasWarmUp: Bool = false, kinds: [KindDescription]
     ) {
         self.path = path
         self.id = id
@@ -140,6 +143,7 @@ public struct PluginDescription: Sendable, Hashable, Codable {
         self.descriptorSize = descriptorSize
         self.loadSeconds = loadSeconds
         self.threadsAfterLoad = threadsAfterLoad
+        self.hasWarmUp = hasWarmUp
         self.kinds = kinds
     }
 

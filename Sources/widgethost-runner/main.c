@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,18 +201,27 @@ static int read_all(int fd, void *data, size_t n) {
 }
 
 static void send_frame(uint16_t type, const buffer *payload) {
-    buffer frame = {0};
-    buf_u32(&frame, WH_WIRE_MAGIC);
-    uint8_t vt[4] = {(uint8_t)WH_WIRE_VERSION, (uint8_t)(WH_WIRE_VERSION >> 8), (uint8_t)type,
-                     (uint8_t)(type >> 8)};
-    buf_bytes(&frame, vt, 4);
-    buf_u32(&frame, (uint32_t)payload->length);
-    buf_u32(&frame, 0);
-    if (frame.failed || write_all(WH_WIRE_FD, frame.data, frame.length) != 0 ||
-        write_all(WH_WIRE_FD, payload->data, payload->length) != 0) {
-        _exit(3); /* the host is gone or the socket is broken */
+    uint8_t header[WH_WIRE_HEADER_SIZE];
+    uint32_t fields[4] = {WH_WIRE_MAGIC, (uint32_t)WH_WIRE_VERSION | (uint32_t)type << 16,
+                          (uint32_t)payload->length, 0};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 4; k++) header[i * 4 + k] = (uint8_t)(fields[i] >> (8 * k));
+    /* One writev: the reader wakes once, for the whole frame. */
+    struct iovec iov[2] = {{header, sizeof header}, {payload->data, payload->length}};
+    size_t total = sizeof header + payload->length;
+    ssize_t n;
+    do n = writev(WH_WIRE_FD, iov, payload->length ? 2 : 1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) _exit(3); /* the host is gone or the socket is broken */
+    if ((size_t)n < total) {
+        /* A partial write (a large result and a full socket buffer). */
+        size_t done = (size_t)n;
+        if (done < sizeof header) {
+            if (write_all(WH_WIRE_FD, header + done, sizeof header - done) != 0) _exit(3);
+            done = sizeof header;
+        }
+        if (write_all(WH_WIRE_FD, payload->data + (done - sizeof header), total - done) != 0) _exit(3);
     }
-    free(frame.data);
 }
 
 /* Returns 1 and a malloc'd payload, or 0 on EOF. Exits on a protocol error. */
@@ -323,7 +334,7 @@ static const char *machine_name(unsigned machine) {
 /* The smallest struct sizes ABI v1 accepts: v1 is the first version, so
  * these are the v1 sizes. A later ABI appends fields; an older plugin's
  * smaller struct is then zero-extended (see docs/abi.md). */
-#define WH_V1_DESCRIPTOR_SIZE sizeof(wh_plugin_descriptor)
+#define WH_V1_DESCRIPTOR_SIZE WH_DESCRIPTOR_SIZE_V1_0
 #define WH_V1_KIND_SIZE sizeof(wh_kind)
 #define WH_V1_PARAMETER_SIZE sizeof(wh_parameter)
 #define WH_V1_ENTRY_SIZE sizeof(wh_entry)
@@ -418,6 +429,39 @@ static void check_elf(const char *path) {
     }
 }
 
+/* In a fork server, once the plugin is loaded: its warm_up, so that every
+ * call child starts from the state it leaves (provider.h, wh_warm_up_fn).
+ * WARMED tells the host how long it took and how many threads are alive
+ * after it; with more than one the server does not serve (the host falls
+ * back to a runner per call). A warm_up that crashes or hangs ends or
+ * stalls this process before WARMED: the host sees that and starts a
+ * server without it. Returns the thread count. */
+static uint32_t run_warm_up(wh_warm_up_fn warm_up, const char *data_directory) {
+    const char *locale = getenv("WIDGETHOST_LOCALE");
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    wh_warm_up_context context;
+    memset(&context, 0, sizeof context);
+    context.struct_size = sizeof context;
+    context.abi_version = g_abi_version;
+    context.now = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
+    context.locale = locale && locale[0] ? locale : "en-US";
+    context.data_directory = data_directory ? data_directory : ".";
+    uint64_t start = monotonic_ns();
+    warm_up(&context);
+    uint64_t elapsed = monotonic_ns() - start;
+    fflush(stdout);
+    fflush(stderr);
+    uint32_t threads = thread_count();
+    buffer b = {0};
+    buf_u64(&b, elapsed);
+    buf_u32(&b, threads);
+    if (b.failed) _exit(5);
+    send_frame(WH_MSG_WARMED, &b);
+    free(b.data);
+    return threads;
+}
+
 static void handle_load(reader *r) {
     char *path = rd_str(r);
     uint32_t abi_min = rd_u32(r);
@@ -439,6 +483,7 @@ static void handle_load(reader *r) {
     policy.max_tasks = rd_u64(r);
     policy.extra_read_only = rd_str_list(r);
     policy.extra_read_write = rd_str_list(r);
+    uint32_t warm_up_wanted = rd_u32(r);
     if (r->failed) _exit(4);
     if (g_loaded) fail_load(WH_LOAD_DLOPEN_FAILED, "a plugin is already loaded", "", "", "");
 
@@ -609,17 +654,26 @@ static void handle_load(reader *r) {
             buf_str(&b, p.description);
         }
     }
+    wh_warm_up_fn warm_up = WH_DESCRIPTOR_HAS_WARM_UP(declared) ? g_descriptor.warm_up : NULL;
+    buf_u32(&b, warm_up ? 1u : 0u);
     if (b.failed) _exit(5);
     send_frame(WH_MSG_LOADED, &b);
     free(b.data);
     g_loaded = 1;
     free(path);
     free(host_version);
-    free((char *)policy.data_directory);
     /* fork() copies only the calling thread: a plugin that started threads
      * while loading cannot be forked safely. The host sees the thread count
      * in LOADED and uses one runner per call instead. */
-    if (policy.fork_server && threads == 1) serve();
+    if (policy.fork_server && threads == 1) {
+        if (warm_up && warm_up_wanted) threads = run_warm_up(warm_up, policy.data_directory);
+        if (threads == 1) {
+            free((char *)policy.data_directory);
+            serve();
+            return;
+        }
+    }
+    free((char *)policy.data_directory);
 }
 
 /* ------------------------------------------------------------------ */
@@ -860,30 +914,28 @@ static void prefault(void) {
 }
 
 /* Forks a call child with its own channel: a new socketpair whose other
- * end the server passes to the host in CHILD_STARTED (SCM_RIGHTS). The
- * server's fd 3 is written by the server alone, each child's fd 3 by that
- * child alone, so nothing ever interleaves and the next child never waits
- * for the previous one to be reaped. In the server returns the child's pid
- * and *notify (read end: one byte when the child has read its CALL, EOF if
- * it died first). Returns 0 in the child, with its own socket as fd 3. */
+ * end the server passes to the host in CHILD_STARTED (SCM_RIGHTS, with a
+ * pidfd of the child). The server's fd 3 is written by the server alone,
+ * each child's fd 3 by that child alone, so nothing ever interleaves and
+ * the next child never waits for the previous one to be reaped. In the
+ * server returns the child's pid, *notify (read end: one byte when the
+ * child has read its CALL, EOF if it died first) and *pidfd. Returns 0 in
+ * the child, with its own socket as fd 3. */
 static int g_train_pending; /* in the server: the next child forked trains */
 static pid_t g_trainer;
 
-static void send_child_started(pid_t pid, int host_end) {
-    buffer b = {0};
-    buf_u32(&b, WH_WIRE_MAGIC);
-    uint8_t vt[4] = {(uint8_t)WH_WIRE_VERSION, (uint8_t)(WH_WIRE_VERSION >> 8), (uint8_t)WH_MSG_CHILD_STARTED,
-                     (uint8_t)(WH_MSG_CHILD_STARTED >> 8)};
-    buf_bytes(&b, vt, 4);
-    buf_u32(&b, 4);
-    buf_u32(&b, 0);
-    buf_u32(&b, (uint32_t)pid);
-    if (b.failed) _exit(5);
-    /* The descriptor travels with the frame's first byte; the rest of the
+static void send_child_started(pid_t pid, int host_end, int pidfd) {
+    uint8_t frame[WH_WIRE_HEADER_SIZE + 4];
+    uint32_t fields[5] = {WH_WIRE_MAGIC, (uint32_t)WH_WIRE_VERSION | (uint32_t)WH_MSG_CHILD_STARTED << 16, 4u, 0u,
+                          (uint32_t)pid};
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 4; k++) frame[i * 4 + k] = (uint8_t)(fields[i] >> (8 * k));
+    /* The descriptors travel with the frame's first byte; the rest of the
      * frame follows in the same message. */
-    struct iovec iov = {b.data, b.length};
+    int fds[2] = {host_end, pidfd};
+    struct iovec iov = {frame, sizeof frame};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(sizeof fds)];
         struct cmsghdr align;
     } control;
     memset(&control, 0, sizeof control);
@@ -892,17 +944,17 @@ static void send_child_started(pid_t pid, int host_end) {
     struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &host_end, sizeof(int));
+    cmsg->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
     ssize_t sent;
     do sent = sendmsg(WH_WIRE_FD, &msg, MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
     if (sent < 0) _exit(3);
-    if ((size_t)sent < b.length && write_all(WH_WIRE_FD, b.data + sent, b.length - (size_t)sent) != 0) _exit(3);
-    free(b.data);
+    if ((size_t)sent < sizeof frame && write_all(WH_WIRE_FD, frame + sent, sizeof frame - (size_t)sent) != 0)
+        _exit(3);
 }
 
-static pid_t fork_child(pid_t server, int *notify) {
+static pid_t fork_child(pid_t server, int *notify, int *pidfd) {
     int channel[2], notify_pipe[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0)
         _exit(8);
@@ -918,11 +970,16 @@ static pid_t fork_child(pid_t server, int *notify) {
         close(channel[1]);
         close(notify_pipe[1]);
         *notify = notify_pipe[0];
+        *pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (*pidfd < 0) _exit(8);
         if (g_train_pending) {
             g_trainer = pid;
             g_train_pending = 0;
         }
-        send_child_started(pid, channel[0]);
+        /* The host's end is non-blocking (a flag of the open file, which
+         * the host's copy shares): the host never blocks on a child. */
+        if (fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK) != 0) _exit(8);
+        send_child_started(pid, channel[0], *pidfd);
         close(channel[0]);
         return pid;
     }
@@ -936,13 +993,15 @@ static pid_t fork_child(pid_t server, int *notify) {
      * spawned runner's filter does. */
     if (setpgid(0, 0) != 0) _exit(9);
     if ((g_sandbox_active & WH_SANDBOX_SECCOMP) && wh_sandbox_seal_process_group() != 0) _exit(9);
-    /* Its own channel replaces the server's. */
-    if (dup2(channel[1], WH_WIRE_FD) < 0) _exit(8);
-    close(channel[1]);
+    /* Its own channel replaces the server's, its notify pipe goes to fd 4,
+     * and everything else the server holds (the other children's pidfds
+     * and pipes) is closed. */
+    if (dup2(channel[1], WH_WIRE_FD) < 0 || dup2(notify_pipe[1], WH_WIRE_FD + 1) < 0) _exit(8);
+    if (syscall(SYS_close_range, WH_WIRE_FD + 2, ~0u, 0) != 0) _exit(8);
     /* Only the training child writes the shared page list. */
     if (!g_train && g_training) munmap(g_training, g_training_size);
     if (!g_train) prefault();
-    g_notify_fd = notify_pipe[1];
+    g_notify_fd = WH_WIRE_FD + 1;
     g_call_child = 1;
     return 0;
 }
@@ -950,61 +1009,85 @@ static pid_t fork_child(pid_t server, int *notify) {
 typedef struct live_child {
     pid_t pid;
     int pidfd;
+    int notify; /* while it is a standby: the read end of its pipe; then -1 */
+    int ended;  /* the host said CALL_ENDED for it (it is being killed) */
 } live_child;
 
 #define WH_MAX_LIVE_CHILDREN 32
 
-/* The server: never reads fd 3 and never calls plugin code. One standby
- * child is always ready (announced to the host); as soon as it has read its
- * CALL, the server forks the next, so the fork overlaps the call. Children
- * are reaped as they exit (CHILD_EXITED, with the wait status) while the
- * next call may already run. Exits when the host closes the channel.
- * Returns only in a child, which goes back to main's loop to read its CALL
- * on its own channel. */
+/* The server: reads only CALL_ENDED from fd 3 and never calls plugin code
+ * (its warm_up aside, before this). It keeps WH_FORK_SERVER_STANDBYS
+ * standby children announced to the host. When one takes a call, its
+ * replacement is forked once no call is running (the host said CALL_ENDED
+ * for every child that took one, or they exited), so the fork and the
+ * standby's prefault do not compete with the call for a CPU; if no standby
+ * is left, at once. Children are reaped as they exit (CHILD_EXITED, with
+ * the wait status). Exits when the host closes the channel. Returns only
+ * in a child, which goes back to main's loop to read its CALL on its own
+ * channel. */
 static void serve(void) {
     pid_t server = getpid();
     prefault_parse_maps();
     g_train_pending = g_training != NULL;
     live_child live[WH_MAX_LIVE_CHILDREN];
     size_t live_count = 0;
-    int notify = -1;
     int early_deaths = 0;
-    int fork_next = 1;
     for (;;) {
-        if (fork_next && live_count < WH_MAX_LIVE_CHILDREN) {
-            fork_next = 0;
-            pid_t pid = fork_child(server, &notify);
-            if (pid == 0) return;
-            live[live_count].pid = pid;
-            live[live_count].pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-            if (live[live_count].pidfd < 0) _exit(8);
-            live_count++;
+        size_t standbys = 0, calling = 0;
+        for (size_t i = 0; i < live_count; i++) {
+            standbys += live[i].notify >= 0;
+            calling += live[i].notify < 0 && !live[i].ended;
         }
-        struct pollfd fds[2 + WH_MAX_LIVE_CHILDREN];
-        fds[0] = (struct pollfd){WH_WIRE_FD, 0, 0}; /* POLLHUP: the host closed it */
-        fds[1] = (struct pollfd){notify, POLLIN, 0};
-        for (size_t i = 0; i < live_count; i++) fds[2 + i] = (struct pollfd){live[i].pidfd, POLLIN, 0};
-        if (poll(fds, 2 + live_count, -1) < 0) {
+        if (live_count < WH_MAX_LIVE_CHILDREN && standbys < WH_FORK_SERVER_STANDBYS &&
+            (standbys == 0 || calling == 0)) {
+            int notify = -1, pidfd = -1;
+            pid_t pid = fork_child(server, &notify, &pidfd);
+            if (pid == 0) return;
+            live[live_count++] = (live_child){pid, pidfd, notify, 0};
+            continue;
+        }
+        struct pollfd fds[1 + 2 * WH_MAX_LIVE_CHILDREN];
+        fds[0] = (struct pollfd){WH_WIRE_FD, POLLIN, 0}; /* CALL_ENDED; POLLHUP: the host closed it */
+        for (size_t i = 0; i < live_count; i++) {
+            fds[1 + 2 * i] = (struct pollfd){live[i].pidfd, POLLIN, 0};
+            fds[2 + 2 * i] = (struct pollfd){live[i].notify, POLLIN, 0}; /* -1: ignored */
+        }
+        if (poll(fds, 1 + 2 * live_count, -1) < 0) {
             if (errno == EINTR) continue;
             _exit(8);
         }
-        if (fds[0].revents & (POLLHUP | POLLERR)) _exit(0);
-        if (fds[1].revents) {
+        if (fds[0].revents & POLLIN) {
+            uint16_t type;
+            uint8_t *payload;
+            uint32_t length;
+            if (!recv_frame(&type, &payload, &length)) _exit(0); /* EOF: the host closed it */
+            if (type != WH_MSG_CALL_ENDED || length != 4) _exit(4);
+            pid_t pid = (pid_t)((uint32_t)payload[0] | (uint32_t)payload[1] << 8 | (uint32_t)payload[2] << 16 |
+                                (uint32_t)payload[3] << 24);
+            free(payload);
+            for (size_t i = 0; i < live_count; i++)
+                if (live[i].pid == pid) live[i].ended = 1;
+        } else if (fds[0].revents & (POLLHUP | POLLERR)) {
+            _exit(0);
+        }
+        /* Calls taken first: a standby that took its call and died in the
+         * same pass counts as having taken it. */
+        for (size_t i = 0; i < live_count; i++) {
+            if (live[i].notify < 0 || !fds[2 + 2 * i].revents) continue;
             char c;
             ssize_t n;
-            do n = read(notify, &c, 1);
+            do n = read(live[i].notify, &c, 1);
             while (n < 0 && errno == EINTR);
-            close(notify);
-            notify = -1;
-            /* The standby took a call, or died before it: fork the next. A
-             * server whose children keep dying before any call gives up. */
+            close(live[i].notify);
+            live[i].notify = -1;
+            /* A server whose children keep dying before any call gives up. */
             early_deaths = n == 1 ? 0 : early_deaths + 1;
             if (early_deaths > 5) _exit(9);
-            fork_next = 1;
         }
-        for (size_t i = 0; i < live_count;) {
-            if (!fds[2 + i].revents) {
-                i++;
+        size_t kept = 0;
+        for (size_t i = 0; i < live_count; i++) {
+            if (!fds[1 + 2 * i].revents) {
+                live[kept++] = live[i];
                 continue;
             }
             pid_t pid = live[i].pid;
@@ -1013,6 +1096,7 @@ static void serve(void) {
                 if (errno != EINTR) _exit(8);
             }
             close(live[i].pidfd);
+            if (live[i].notify >= 0) close(live[i].notify);
             if (pid == g_trainer) {
                 g_trainer = 0;
                 if (prefault_learn()) {
@@ -1027,12 +1111,8 @@ static void serve(void) {
             buf_u32(&b, (uint32_t)status);
             send_frame(WH_MSG_CHILD_EXITED, &b);
             free(b.data);
-            /* fds[] stays aligned: move the last child (and its poll entry)
-             * into this slot. */
-            live[i] = live[live_count - 1];
-            fds[2 + i] = fds[2 + live_count - 1];
-            live_count--;
         }
+        live_count = kept;
     }
 }
 
@@ -1282,7 +1362,13 @@ int main(int argc, char **argv) {
             }
             handle_call(&r);
             /* A call child answered its one call: the host kills its
-             * process group (plugin threads and all) when it has the answer. */
+             * process group (plugin threads and all) when it has the answer.
+             * Its teardown (freeing its memory) then runs at idle priority,
+             * so it never preempts the host or the next call. */
+            if (g_call_child) {
+                struct sched_param idle = {0};
+                sched_setscheduler(0, SCHED_IDLE, &idle);
+            }
             while (g_call_child) pause();
             break;
         default: _exit(4);

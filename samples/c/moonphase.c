@@ -348,6 +348,10 @@ static const wh_plugin_descriptor descriptor = {
     (uint32_t)sizeof(wh_kind), (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result),
     "org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", WH_SDK_VERSION, NULL,
     (uint32_t)(sizeof kinds / sizeof kinds[0]), 0, kinds,
+    /* warm_up: none. It is for plugins with lazily built state (a language
+     * runtime, parsed tables) that every forked call would build again; this
+     * plugin computes everything from ctx->now. */
+    NULL,
 };
 
 static const wh_plugin_descriptor refusal = {
@@ -355,7 +359,7 @@ static const wh_plugin_descriptor refusal = {
     (uint32_t)sizeof(wh_kind), (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result),
     "org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", WH_SDK_VERSION,
     "moonphase speaks widgethost ABI 1 only; the host does not offer it",
-    (uint32_t)(sizeof kinds / sizeof kinds[0]), 0, kinds,
+    (uint32_t)(sizeof kinds / sizeof kinds[0]), 0, kinds, NULL,
 };
 
 WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *offer) {

@@ -52,7 +52,7 @@ extern "C" {
 #define WH_PLUGIN_MAGIC 0x56504857u
 
 /** Version of the SDK this header belongs to, as a string. Informational. */
-#define WH_SDK_VERSION "1.0.0"
+#define WH_SDK_VERSION "1.1.0"
 
 /** Name of the one symbol every plugin exports. */
 #define WH_ENTRY_SYMBOL "widgethost_provider_entry"
@@ -273,6 +273,55 @@ typedef void (*wh_entry_fn)(const wh_context *context, wh_complete_fn complete,
                             void *completion_context);
 
 /* ---------------------------------------------------------------------- */
+/* Host -> plugin: the warm-up (optional)                                 */
+/* ---------------------------------------------------------------------- */
+
+/** What the host passes to `wh_plugin_descriptor.warm_up`. Owner: the host.
+ *  Valid only for the duration of the warm_up call: copy what you need. */
+typedef struct wh_warm_up_context {
+    /** sizeof(wh_warm_up_context) as the host compiled it. */
+    uint32_t struct_size;
+    /** The ABI version negotiated for this plugin. */
+    uint32_t abi_version;
+    /** The current time, from the host's clock (seconds since the epoch). */
+    double now;
+    /** The locale the calls of this process will get, e.g. "en-US". Never
+     *  NULL. */
+    const char *locale;
+    /** The plugin's data directory, as in `wh_context.data_directory`.
+     *  Read from it if a warm-up needs to; do not write. Never NULL. */
+    const char *data_directory;
+} wh_warm_up_context;
+
+/** A plugin's warm-up: do, once, the lazy work every call would otherwise
+ *  repeat, so that calls start warm (the zygote pattern).
+ *
+ *  The fork server (the host's default isolation, docs/isolation.md) loads
+ *  a plugin once and runs every call in a fresh child forked from it: each
+ *  call starts from the server's memory, and whatever a call initializes
+ *  lazily (a language runtime's type metadata and caches, a parsed table, a
+ *  formatter, code pages) is thrown away with the child and built again by
+ *  the next one. `warm_up` runs once in the server, after loading and before
+ *  the first child is forked, under the same sandbox; every call then starts
+ *  from the state it leaves. Typical work: call your own placeholder code and
+ *  encode its result, create the formatters and calendars your entry points
+ *  use, read a static data file.
+ *
+ *  Rules:
+ *    - Start no threads and leave none running (fork() copies only the
+ *      calling thread). The host counts threads after warm_up; with more
+ *      than one it calls this plugin with a fresh process per call instead.
+ *    - No side effects outside the process: no writes, no network.
+ *    - Return promptly: the load timeout (5 s by default) covers it.
+ *    - Calls must work without it: the host runs it only in a fork server
+ *      (never with `--isolation spawn` or `in-process`), and if it crashes or
+ *      times out the host says so (`widgethost load`) and runs the plugin
+ *      without it.
+ *  May be NULL (also the value of descriptors compiled before it existed:
+ *  zero-extension). */
+typedef void (*wh_warm_up_fn)(const wh_warm_up_context *context);
+
+/* ---------------------------------------------------------------------- */
 /* Plugin -> host: the descriptor                                         */
 /* ---------------------------------------------------------------------- */
 
@@ -357,7 +406,20 @@ typedef struct wh_plugin_descriptor {
     uint32_t reserved;
     /** Array of `kind_count` kinds, each `kind_size` bytes apart. */
     const wh_kind *kinds;
+    /* ---- appended in SDK 1.1 (still ABI v1: a host reads it only when
+     * struct_size covers it, WH_DESCRIPTOR_HAS_WARM_UP) ---- */
+    /** Optional warm-up for the fork server (see `wh_warm_up_fn`). May be
+     *  NULL. */
+    wh_warm_up_fn warm_up;
 } wh_plugin_descriptor;
+
+/** sizeof(wh_plugin_descriptor) in SDK 1.0: the smallest descriptor a host
+ *  accepts for ABI v1. */
+#define WH_DESCRIPTOR_SIZE_V1_0 offsetof(wh_plugin_descriptor, warm_up)
+
+/** Whether a descriptor of `struct_size` bytes has the `warm_up` field. */
+#define WH_DESCRIPTOR_HAS_WARM_UP(struct_size) \
+    ((struct_size) >= offsetof(wh_plugin_descriptor, warm_up) + sizeof(wh_warm_up_fn))
 
 /** The one function a plugin exports.
  *

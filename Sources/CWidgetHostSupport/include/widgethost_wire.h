@@ -28,6 +28,8 @@
  * with CHILD_STARTED (the host's end of the child's socket attached), the
  * host sends the CALL on that socket and the child answers RESULT or
  * CALL_FAILED there; the server sends CHILD_EXITED when it reaped it.
+ * A fork server whose plugin has a warm_up runs it after LOADED and
+ * reports WARMED before the first CHILD_STARTED.
  */
 #ifndef WIDGETHOST_WIRE_H
 #define WIDGETHOST_WIRE_H
@@ -38,7 +40,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 4u,
+    WH_WIRE_VERSION = 5u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -62,12 +64,17 @@ typedef enum wh_wire_type {
      *  u64 max_tasks (the pids cgroup's pids.max; 0: no pids cgroup),
      *  u32 read_only_count then that many str (extra Landlock read-only
      *  paths), u32 read_write_count then that many str (extra read-write
-     *  paths) */
+     *  paths); since version 5: u32 warm_up (1: a fork server runs the
+     *  plugin's warm_up, if it has one, before forking call children) */
     WH_MSG_LOAD = 1,
     /** u32 entry_point, u32 family, u32 is_preview, f64 display_width,
      *  f64 display_height, f64 now, f64 timeout, str kind,
      *  str configuration_json, str locale, str data_directory */
     WH_MSG_CALL = 2,
+    /** Fork server only, host -> server (the only message the server reads
+     *  after LOAD): the host is done with this call child (it answered,
+     *  failed or timed out) and has killed its process group. u32 pid */
+    WH_MSG_CALL_ENDED = 3,
 
     /* runner -> host */
     /** u32 abi_version, u32 descriptor_size, str id, str name, str version,
@@ -76,7 +83,8 @@ typedef enum wh_wire_type {
      *  str description, u32 families, u32 flags, u32 entry_points (bit 0
      *  placeholder, bit 1 snapshot, bit 2 timeline present),
      *  u32 parameter_count, then per parameter: str name, u32 type,
-     *  u32 has_default, str default_json, str description */
+     *  u32 has_default, str default_json, str description; since version 5,
+     *  last: u32 has_warm_up (the descriptor has a warm_up function) */
     WH_MSG_LOADED = 101,
     /** u32 wh_load_failure, str detail (dlerror or similar),
      *  str field, str expected, str found */
@@ -91,9 +99,10 @@ typedef enum wh_wire_type {
     /** u32 wh_call_failure, str detail, u64 found, u64 limit */
     WH_MSG_CALL_FAILED = 104,
     /** Fork server only. From the server when it forked a call child,
-     *  with the host's end of the child's own socket attached (SCM_RIGHTS,
-     *  on the frame's first byte): u32 pid (the child's pid, also its
-     *  process group id) */
+     *  with two descriptors attached (SCM_RIGHTS, on the frame's first
+     *  byte): the host's end of the child's own socket (already
+     *  O_NONBLOCK) and a pidfd of the child. u32 pid (the child's pid, also
+     *  its process group id) */
     WH_MSG_CHILD_STARTED = 105,
     /** Fork server only. From the server, after it reaped a call child:
      *  u32 pid, i32 wait_status */
@@ -106,21 +115,29 @@ typedef enum wh_wire_type {
      *  code inside the sandbox: the host trusts it only to name the call of
      *  a process that did die of SIGSYS. In a fork server's call child (and
      *  what it starts) it arrives on the child's own channel. */
-    WH_MSG_FORBIDDEN_SYSCALL = 107
+    WH_MSG_FORBIDDEN_SYSCALL = 107,
+    /** Fork server only, right after LOADED when LOAD asked for the warm-up
+     *  and the plugin has one: u64 warm_up_nanoseconds, u32 thread_count
+     *  (after the warm-up; more than 1: the server will not fork) */
+    WH_MSG_WARMED = 108
 } wh_wire_type;
 
 /** LOAD's mode. With WH_RUNNER_FORK_SERVER, a runner that is still
- *  single-threaded after LOADED becomes a fork server (docs/isolation.md):
- *  it never reads fd 3 again and is the only writer of it. It forks a
- *  standby call child with its own socketpair and sends CHILD_STARTED with
- *  the other end; the child reads one CALL on its socket, answers RESULT or
- *  CALL_FAILED there and waits to be killed; the next standby is forked as
- *  soon as the current one read its CALL; the server reaps children as they
- *  exit and sends CHILD_EXITED. A child that reads EOF exits with status 0;
- *  the server exits when the host closes fd 3. */
+ *  single-threaded after LOADED (and WARMED) becomes a fork server
+ *  (docs/isolation.md): it reads only CALL_ENDED from fd 3 and is the only
+ *  writer of it. It keeps WH_FORK_SERVER_STANDBYS standby call children,
+ *  each forked with its own socketpair and announced with CHILD_STARTED; a
+ *  child reads one CALL on its socket, answers RESULT or CALL_FAILED there
+ *  and waits to be killed. When a standby takes a call the server forks its
+ *  replacement once no call is running any more (CALL_ENDED, or the child's
+ *  exit), so the fork does not compete with the call for a CPU, or at once
+ *  if no standby is left; it reaps children as they exit and sends
+ *  CHILD_EXITED. A child that reads EOF exits with status 0; the server
+ *  exits when the host closes fd 3. */
 enum {
     WH_RUNNER_ONE_CALL = 0u,
-    WH_RUNNER_FORK_SERVER = 1u
+    WH_RUNNER_FORK_SERVER = 1u,
+    WH_FORK_SERVER_STANDBYS = 2u
 };
 
 /** The sandbox layers (LOAD's sandbox_flags); docs/sandbox.md. The

@@ -94,12 +94,19 @@ static inline void fx_timeline_ok(const wh_context *ctx, wh_complete_fn complete
         NULL,                                                                                          \
     }}
 
+/* The descriptor's warm_up: define FX_WARM_UP (a wh_warm_up_fn) before
+ * including this header to give the fixture one. */
+#ifndef FX_WARM_UP
+#define FX_WARM_UP NULL
+#endif
+
 /* A descriptor initializer over fx_kinds with the fields fixtures tamper with. */
 #define FX_DESCRIPTOR_INIT(struct_size_value, magic_value, abi_version_value, refusal_text)                 \
     {                                                                                                       \
         (uint32_t)(struct_size_value), (magic_value), (abi_version_value), (uint32_t)sizeof(wh_kind),        \
             (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result), "test.fixture." FX_NAME,                \
             "Fixture " FX_NAME, "1.0.0", "widgethost tests", WH_SDK_VERSION, (refusal_text), 1, 0, fx_kinds, \
+            FX_WARM_UP,                                                                                      \
     }
 
 /* The usual entry function: negotiates with WH_NEGOTIATE, refusing hosts

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// The plugin's `warm_up` (SDK 1.1): run once in the fork server, its state
+/// shared by every call child; a warm-up that misbehaves is reported and the
+/// plugin runs without it.
+@Suite("Warm-up in the fork server")
+struct WarmUpTests {
+    static func call(_ dataDirectory: String) -> PluginCall {
+        PluginCall(
+            .snapshot, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,
+            locale: "fr-FR", dataDirectory: dataDirectory)
+    }
+
+    /// The fixture's report (warm_up.h): what the warm-up saw and how many
+    /// calls this process made.
+    static func report(_ output: CallOutput, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+        guard let content = output.result?.entries.first?.contentJSON,
+            let object = try? JSONSerialization.jsonObject(with: Data(content.utf8)) as? [String: Any]
+        else {
+            Issue.record("no report: \(String(describing: output.failure?.message))", sourceLocation: sourceLocation)
+            return [:]
+        }
+        return object
+    }
+
+    @Test func everyCallStartsFromTheWarmedState() throws {
+        let directory = TestSupport.temporaryDirectory("warm-up-data")
+        let plugin = TestSupport.fixture("warm_up_counter")
+        let server = ForkServer(plugin: plugin)
+        defer { server.stop() }
+        for round in 1...3 {
+            let report = Self.report(server.call(Self.call(directory)))
+            #expect(report["warmed"] as? Int == 1, "round \(round): warm_up ran once, in the server")
+            #expect(report["calls"] as? Int == 1, "round \(round): each call starts from the server's state")
+            #expect(report["warm_dir"] as? String == directory)
+            #expect(report["warm_locale"] as? String == "fr-FR")
+            #expect(report["warm_struct"] as? Int == 32, "sizeof(wh_warm_up_context)")
+        }
+        #expect(server.plugin?.hasWarmUp == true)
+        guard case .ran(let seconds) = server.warmUp else {
+            Issue.record("warmUp is \(server.warmUp)")
+            return
+        }
+        #expect(seconds >= 0 && seconds < 5)
+        #expect(server.starts == 1)
+
+        // Spawn-per-call never runs it: calls must not depend on it.
+        let spawned = IsolatedRunner.run(plugin: plugin, call: Self.call(directory))
+        #expect(Self.report(spawned)["warmed"] as? Int == 0)
+    }
+
+    @Test(arguments: [
+        ("warm_up_threads", "left 2 threads running"),
+        ("warm_up_crash", "killed by SIGSEGV"),
+        ("warm_up_hang", "did not return within the load timeout"),
+    ])
+    func aFailingWarmUpIsReportedAndTheServerRunsWithoutIt(fixture: String, phrase: String) {
+        let directory = TestSupport.temporaryDirectory("warm-up-data")
+        let server = ForkServer(plugin: TestSupport.fixture(fixture), options: IsolationOptions(loadTimeout: 0.5))
+        defer { server.stop() }
+        for round in 1...2 {
+            let output = server.call(Self.call(directory))
+            #expect(output.failure == nil, "round \(round): \(String(describing: output.failure?.message))")
+            let report = Self.report(output)
+            #expect(report["warmed"] as? Int == 0, "round \(round): the server runs without the warm-up")
+            #expect(report["calls"] as? Int == 1)
+        }
+        guard case .failed(let reason) = server.warmUp else {
+            Issue.record("warmUp is \(server.warmUp)")
+            return
+        }
+        #expect(reason.contains(phrase), "\(reason)")
+        #expect(reason.contains("runs without it"), "\(reason)")
+        // Still a fork server (one start with the warm-up, one without), not
+        // spawn-per-call.
+        #expect(server.fallbackReason == nil)
+        #expect(server.starts == 2)
+        #expect(server.isRunning)
+    }
+}
