@@ -111,7 +111,8 @@ private final class CallQueue: @unchecked Sendable {
     func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
         queue.async { [self] in
             let output = server.call(call)
-            let current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
+            var current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
+            if case .failed(let reason) = server.warmUp { current += " (warm-up failed: \(reason))" }
             mode.withLock { $0 = current }
             done(output)
         }
