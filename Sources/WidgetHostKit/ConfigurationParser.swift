@@ -4,6 +4,13 @@ struct ConfigurationParseError: Error, Sendable, Equatable {
     var what: String
     /// The byte offset in the configuration's UTF-8 where it went wrong.
     var offset: Int
+
+    /// The error ``WidgetConfiguration/init(json:)`` throws for it.
+    var providerError: TimelineProviderError {
+        TimelineProviderError(
+            code: TimelineProviderError.badConfiguration,
+            message: "configuration is not a JSON object: \(what) at byte \(offset)")
+    }
 }
 
 /// A strict JSON parser (RFC 8259) for a widget instance's configuration,
@@ -59,6 +66,9 @@ struct ConfigurationParseError: Error, Sendable, Equatable {
 ///
 /// - A trailing comma (`{"a": 1,}`, `[1,]`) is an error; JSONDecoder
 ///   accepts it.
+/// - Every value is checked, also one under a duplicate key that is then
+///   discarded: JSONDecoder checks only the structure of those and never
+///   reads them, so it accepts `{"a": 1, "a": "\q"}` or `{"a": 1, "a": 1e999}`.
 /// - Numbers that stop the process in JSONDecoder (a `Decimal` exponent
 ///   overflow while it reads, e.g. `0.` followed by 200 zeros and
 ///   `9007199254740993e216`) are read as the `Double` here.

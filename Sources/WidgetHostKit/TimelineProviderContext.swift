@@ -145,9 +145,7 @@ public struct WidgetConfiguration: Sendable, Hashable {
         do throws(ConfigurationParseError) {
             self.values = try ConfigurationParser.parse(json)
         } catch {
-            throw TimelineProviderError(
-                code: TimelineProviderError.badConfiguration,
-                message: "configuration is not a JSON object: \(error.what) at byte \(error.offset)")
+            throw error.providerError
         }
         self.json = json
     }
