@@ -46,7 +46,7 @@ struct ConfigurationParseError: Error, Sendable, Equatable {
 ///     does:
 ///     - if the `Double` is a whole number below 2^53 in magnitude, it is
 ///       `.integer`: `1.0`, `1e2`, `-0.0`, `1.5e1` and `1e-400` are
-///       integers (100, 0, 15, 0), and so is `1.0000000000000001` (its
+///       integers (1, 100, 0, 15, 0), and so is `1.0000000000000001` (its
 ///       `Double` is 1);
 ///     - if the `Double` is a whole number from 2^53 up that `Int` holds,
 ///       the number's exact decimal value, truncated toward zero, is the
