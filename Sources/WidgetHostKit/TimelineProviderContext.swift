@@ -132,19 +132,20 @@ public struct WidgetConfiguration: Sendable, Hashable {
         self.values = [:]
     }
 
-    /// Parses a configuration from a JSON object.
+    /// Parses a configuration from a JSON object (strict RFC 8259; the
+    /// first of duplicate keys wins; see `ConfigurationParser` for how
+    /// numbers become ``ConfigurationValue/integer(_:)`` or
+    /// ``ConfigurationValue/number(_:)``, as with `JSONDecoder`).
     ///
     /// - Throws: ``TimelineProviderError`` with code
     ///   ``TimelineProviderError/badConfiguration`` if `json` is not a JSON
-    ///   object.
+    ///   object, with the message `configuration is not a JSON object: <what
+    ///   was expected or found> at byte <offset>`.
     public init(json: String) throws {
-        do {
-            self.values = try JSONDecoder().decode(
-                [String: ConfigurationValue].self, from: Data(json.utf8))
+        do throws(ConfigurationParseError) {
+            self.values = try ConfigurationParser.parse(json)
         } catch {
-            throw TimelineProviderError(
-                code: TimelineProviderError.badConfiguration,
-                message: "configuration is not a JSON object: \(error)")
+            throw error.providerError
         }
         self.json = json
     }
