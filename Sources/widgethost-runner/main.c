@@ -956,7 +956,8 @@ static void send_child_started(pid_t pid, int host_end, int pidfd) {
 
 static pid_t fork_child(pid_t server, int *notify, int *pidfd) {
     int channel[2], notify_pipe[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0 || pipe2(notify_pipe, O_CLOEXEC) != 0)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0 ||
+        pipe2(notify_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         _exit(8);
     fflush(stdout);
     fflush(stderr);
@@ -1009,9 +1010,28 @@ static pid_t fork_child(pid_t server, int *notify, int *pidfd) {
 typedef struct live_child {
     pid_t pid;
     int pidfd;
-    int notify; /* while it is a standby: the read end of its pipe; then -1 */
+    int notify; /* while it may be a standby: the read end of its pipe; then -1 */
     int ended;  /* the host said CALL_ENDED for it (it is being killed) */
 } live_child;
+
+/* Whether a child still waits for its call: its pipe is read only when the
+ * server has something to decide (never polled, so taking a call does not
+ * wake the server). One byte: it took a call. EOF without it: it died
+ * before one. Counts early deaths; a server whose children keep dying
+ * before any call gives up. */
+static int still_standby(live_child *child, int *early_deaths) {
+    if (child->notify < 0) return 0;
+    char c;
+    ssize_t n;
+    do n = read(child->notify, &c, 1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN) return 1;
+    close(child->notify);
+    child->notify = -1;
+    *early_deaths = n == 1 ? 0 : *early_deaths + 1;
+    if (*early_deaths > 5) _exit(9);
+    return 0;
+}
 
 #define WH_MAX_LIVE_CHILDREN 32
 
@@ -1035,8 +1055,9 @@ static void serve(void) {
     for (;;) {
         size_t standbys = 0, calling = 0;
         for (size_t i = 0; i < live_count; i++) {
-            standbys += live[i].notify >= 0;
-            calling += live[i].notify < 0 && !live[i].ended;
+            int standby = still_standby(&live[i], &early_deaths);
+            standbys += standby;
+            calling += !standby && !live[i].ended;
         }
         if (live_count < WH_MAX_LIVE_CHILDREN && standbys < WH_FORK_SERVER_STANDBYS &&
             (standbys == 0 || calling == 0)) {
@@ -1046,13 +1067,10 @@ static void serve(void) {
             live[live_count++] = (live_child){pid, pidfd, notify, 0};
             continue;
         }
-        struct pollfd fds[1 + 2 * WH_MAX_LIVE_CHILDREN];
+        struct pollfd fds[1 + WH_MAX_LIVE_CHILDREN];
         fds[0] = (struct pollfd){WH_WIRE_FD, POLLIN, 0}; /* CALL_ENDED; POLLHUP: the host closed it */
-        for (size_t i = 0; i < live_count; i++) {
-            fds[1 + 2 * i] = (struct pollfd){live[i].pidfd, POLLIN, 0};
-            fds[2 + 2 * i] = (struct pollfd){live[i].notify, POLLIN, 0}; /* -1: ignored */
-        }
-        if (poll(fds, 1 + 2 * live_count, -1) < 0) {
+        for (size_t i = 0; i < live_count; i++) fds[1 + i] = (struct pollfd){live[i].pidfd, POLLIN, 0};
+        if (poll(fds, 1 + live_count, -1) < 0) {
             if (errno == EINTR) continue;
             _exit(8);
         }
@@ -1070,23 +1088,9 @@ static void serve(void) {
         } else if (fds[0].revents & (POLLHUP | POLLERR)) {
             _exit(0);
         }
-        /* Calls taken first: a standby that took its call and died in the
-         * same pass counts as having taken it. */
-        for (size_t i = 0; i < live_count; i++) {
-            if (live[i].notify < 0 || !fds[2 + 2 * i].revents) continue;
-            char c;
-            ssize_t n;
-            do n = read(live[i].notify, &c, 1);
-            while (n < 0 && errno == EINTR);
-            close(live[i].notify);
-            live[i].notify = -1;
-            /* A server whose children keep dying before any call gives up. */
-            early_deaths = n == 1 ? 0 : early_deaths + 1;
-            if (early_deaths > 5) _exit(9);
-        }
         size_t kept = 0;
         for (size_t i = 0; i < live_count; i++) {
-            if (!fds[1 + 2 * i].revents) {
+            if (!fds[1 + i].revents) {
                 live[kept++] = live[i];
                 continue;
             }
@@ -1096,7 +1100,7 @@ static void serve(void) {
                 if (errno != EINTR) _exit(8);
             }
             close(live[i].pidfd);
-            if (live[i].notify >= 0) close(live[i].notify);
+            still_standby(&live[i], &early_deaths); /* reads and closes its pipe */
             if (pid == g_trainer) {
                 g_trainer = 0;
                 if (prefault_learn()) {
@@ -1352,8 +1356,9 @@ int main(int argc, char **argv) {
         case WH_MSG_LOAD: handle_load(&r); break;
         case WH_MSG_CALL:
             if (g_notify_fd >= 0) {
-                /* Tell the server to fork the next standby now, then close
-                 * the pipe: the plugin sees only fds 0-3. */
+                /* Mark this child as taken for the server (which reads the
+                 * pipe when it next decides on forking; nobody is woken),
+                 * then close it: the plugin sees only fds 0-3. */
                 ssize_t w;
                 do w = write(g_notify_fd, "c", 1);
                 while (w < 0 && errno == EINTR);
