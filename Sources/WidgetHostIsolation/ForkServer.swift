@@ -497,8 +497,12 @@ public final class ForkServer {
         }
 
         loop: while true {
+            // The server's frames (the previous child reaped, the next
+            // standby announced) wait until the call is over, unless this
+            // child died: its wait status comes from the server.
             let waited = wait(
-                until: deadline, childChannel: childEOF ? -1 : childChannel, childPidfd: childDead ? -1 : childPidfd)
+                until: deadline, childChannel: childEOF ? -1 : childChannel, childPidfd: childDead ? -1 : childPidfd,
+                watchServer: childDead)
             if waited == .timedOut {
                 // Nothing was readable at the deadline: kill first, before
                 // anything else, so the kill is as close to it as possible.
@@ -628,21 +632,26 @@ public final class ForkServer {
 
     /// Polls the server's channel, the call child's channel, the log pipes,
     /// the server's and the child's pidfds, until the deadline.
-    private func wait(until deadline: Double, childChannel: Int32 = -1, childPidfd: Int32 = -1) -> Waited {
+    private func wait(
+        until deadline: Double, childChannel: Int32 = -1, childPidfd: Int32 = -1, watchServer: Bool = true
+    ) -> Waited {
         if !queue.isEmpty { return .ready }
         // Once boosted, the thread stays boosted until the call has its
         // answer or its kill: dropping the boost in between (e.g. when the
         // server announces the next standby) can leave it waiting for a CPU
         // for milliseconds on a loaded machine.
-        return pollChannels(until: deadline, childChannel: childChannel, childPidfd: childPidfd)
+        return pollChannels(
+            until: deadline, childChannel: childChannel, childPidfd: childPidfd, watchServer: watchServer)
     }
 
-    private func pollChannels(until deadline: Double, childChannel: Int32, childPidfd: Int32) -> Waited {
+    private func pollChannels(until deadline: Double, childChannel: Int32, childPidfd: Int32, watchServer: Bool)
+        -> Waited
+    {
         while true {
             let remaining = deadline - monotonicSeconds()
             if remaining <= 0 { return .timedOut }
             var fds = [
-                pollfd(fd: channelEOF ? -1 : channel, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: channelEOF || !watchServer ? -1 : channel, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: stdoutPipe, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: stderrPipe, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: serverPidfd, events: Int16(POLLIN), revents: 0),

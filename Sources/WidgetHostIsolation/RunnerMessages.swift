@@ -123,15 +123,18 @@ enum Descriptors {
     /// Reads what a log pipe has, keeping up to the per-stream limit.
     /// Returns the number of bytes dropped and whether the pipe reached EOF.
     static func drain(_ fd: Int32, into bytes: inout [UInt8]) -> (dropped: Int, eof: Bool) {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        var dropped = 0
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return (dropped, true) }
-            if count < 0 { return (dropped, errno != EAGAIN && errno != EINTR) }
-            let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
-            bytes.append(contentsOf: chunk[0..<min(room, count)])
-            dropped += count - min(room, count)
+        // A scratch buffer on the stack: nothing to allocate or clear on
+        // every call (usually the pipe is empty).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 * 1024) { chunk in
+            var dropped = 0
+            while true {
+                let count = read(fd, chunk.baseAddress, chunk.count)
+                if count == 0 { return (dropped, true) }
+                if count < 0 { return (dropped, errno != EAGAIN && errno != EINTR) }
+                let room = max(0, WidgetHostLimits.logBytesPerStream - bytes.count)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<min(room, count)]))
+                dropped += count - min(room, count)
+            }
         }
     }
 }
