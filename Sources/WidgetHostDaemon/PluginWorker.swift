@@ -62,18 +62,19 @@ final class PluginWorker {
         self.calls = CallQueue(label: "widgethost.plugin.\(name)", path: path, options: options)
     }
 
-    /// Loads the plugin in a runner of its own to read its description.
+    /// Starts the plugin's fork server (which loads it once, for its
+    /// description and for the calls that follow) and reads its description.
     func load() {
         identity = PluginFileIdentity.of(path: path)
-        let output = IsolatedRunner.run(plugin: path, options: options)
-        if let plugin = output.plugin, output.failure == nil {
+        switch calls.prepare(dataDirectory: dataDirectory) {
+        case .success(let plugin):
             description = plugin
             state = .loaded
             problem = nil
-        } else {
+        case .failure(let failure):
             description = nil
             state = .failed
-            problem = output.failure?.message ?? "the plugin did not describe itself"
+            problem = failure.message
         }
         crashes = 0
     }
@@ -108,12 +109,25 @@ private final class CallQueue: @unchecked Sendable {
 
     var isolation: String { mode.withLock { $0 } }
 
+    /// Starts the fork server on the queue, waiting for it.
+    func prepare(dataDirectory: String) -> Result<PluginDescription, PluginFailure> {
+        queue.sync {
+            let result = server.prepare(dataDirectory: dataDirectory)
+            mode.withLock { $0 = Self.describe(server) }
+            return result
+        }
+    }
+
+    private static func describe(_ server: ForkServer) -> String {
+        var current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
+        if case .failed(let reason) = server.warmUp { current += " (warm-up failed: \(reason))" }
+        return current
+    }
+
     func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
         queue.async { [self] in
             let output = server.call(call)
-            var current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
-            if case .failed(let reason) = server.warmUp { current += " (warm-up failed: \(reason))" }
-            mode.withLock { $0 = current }
+            mode.withLock { $0 = Self.describe(server) }
             done(output)
         }
     }

@@ -125,6 +125,55 @@ public final class ForkServer {
     public func call(_ call: PluginCall) -> CallOutput {
         defer { wh_deadline_boost_end(&boost) }
         let startedAt = monotonicSeconds()
+        stdoutBytes = []
+        stderrBytes = []
+        dropped = 0
+        if let early = ensureServer(for: call, startedAt: startedAt) { return early }
+        if fallbackReason != nil {
+            return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
+        }
+        return perform(call, startedAt: startedAt)
+    }
+
+    /// Starts the server for calls with this data directory, locale and
+    /// network permission without making a call, and returns the plugin as
+    /// it loaded (the daemon describes its plugins this way: one load, not
+    /// one to describe and another to call). A later call with the same
+    /// settings uses this server; `warmUp` and `fallbackReason` are known
+    /// when it returns.
+    ///
+    /// ```swift
+    /// let server = ForkServer(plugin: path)
+    /// switch server.prepare(dataDirectory: dir) {
+    /// case .success(let plugin): print(plugin.kinds.map(\.id), server.warmUp.summary)
+    /// case .failure(let failure): print(failure.message)
+    /// }
+    /// ```
+    public func prepare(dataDirectory: String, locale: String = "en-US", allowNetwork: Bool = false)
+        -> Result<PluginDescription, PluginFailure>
+    {
+        let probe = PluginCall(
+            .placeholder, kind: "", family: .systemSmall, now: 0, locale: locale, dataDirectory: dataDirectory,
+            allowNetwork: allowNetwork)
+        stdoutBytes = []
+        stderrBytes = []
+        dropped = 0
+        if let early = ensureServer(for: probe, startedAt: monotonicSeconds()) {
+            return .failure(
+                early.failure
+                    ?? PluginFailure(plugin: pluginPath, reason: .protocolViolation("the fork server did not start")))
+        }
+        guard let plugin else {
+            return .failure(PluginFailure(plugin: pluginPath, reason: .protocolViolation("no plugin loaded")))
+        }
+        return .success(plugin)
+    }
+
+    /// Makes sure a server for `call`'s settings runs (or that calls spawn,
+    /// `fallbackReason`): reloads a changed file, restarts a dead server or
+    /// one started for other settings, and once more without the warm-up
+    /// when the warm-up failed. Returns an output when loading failed.
+    private func ensureServer(for call: PluginCall, startedAt: Double) -> CallOutput? {
         let current = Self.stamp(pluginPath)
         if current != stamp {
             // New or changed file: load it again, and re-decide the fallback.
@@ -135,14 +184,9 @@ public final class ForkServer {
             warmUpFailure = nil
             warmUp = .none
         }
-        if fallbackReason != nil {
-            return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
-        }
+        if fallbackReason != nil { return nil }
         let wanted = Key(dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
         if server > 0 && (key != wanted || !serverAlive()) { stop() }
-        stdoutBytes = []
-        stderrBytes = []
-        dropped = 0
         if server == 0 {
             if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
             if server == 0, fallbackReason == nil, warmUpFailure != nil {
@@ -151,7 +195,7 @@ public final class ForkServer {
                 if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
             }
         }
-        return perform(call, startedAt: startedAt)
+        return nil
     }
 
     /// Stops the server (closing the channel ends it) and reaps it.
@@ -203,7 +247,9 @@ public final class ForkServer {
     }
 
     /// Starts the server and loads the plugin. Returns an output when the
-    /// call ends here: a load failure, or a spawned call after a fallback.
+    /// call ends here (a load failure); nil when the server runs, when it
+    /// was stopped for a fallback (`fallbackReason`) or for a failed warm-up
+    /// (`warmUpFailure`: start again without it).
     private func start(for call: PluginCall, key wanted: Key, startedAt: Double) -> CallOutput? {
         func early(_ reason: PluginFailure.Reason, exit: String) -> CallOutput {
             let failure = PluginFailure(plugin: pluginPath, reason: reason)
@@ -310,7 +356,7 @@ public final class ForkServer {
                             fallbackReason =
                                 "the plugin had \(description.threadsAfterLoad) threads after loading, and fork() copies only one: each call spawns a fresh runner"
                             stop()
-                            return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
+                            return nil  // `call` spawns a runner for the call
                         }
                         if description.hasWarmUp && warmUpFailure == nil {
                             warmingUp = true  // WARMED follows

@@ -101,6 +101,32 @@ struct ForkServerTests {
         #expect(server.starts == 1)
     }
 
+    /// `prepare` loads the plugin once, for its description and for the
+    /// calls that follow with the same settings (the daemon's start).
+    @Test func prepareLoadsOnceForTheDescriptionAndTheCalls() throws {
+        let server = ForkServer(plugin: TestSupport.fixture("good"))
+        defer { server.stop() }
+        let plugin = try server.prepare(dataDirectory: TestSupport.dataDirectory).get()
+        #expect(plugin.kinds.map(\.id) == ["test.fixture"])
+        #expect(server.starts == 1 && server.isRunning)
+        let call = PluginCall(
+            .timeline, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,
+            dataDirectory: TestSupport.dataDirectory)
+        #expect(server.call(call).failure == nil)
+        #expect(server.starts == 1, "the call used the prepared server")
+        var elsewhere = call
+        elsewhere.dataDirectory = TestSupport.temporaryDirectory("prepare-elsewhere")
+        #expect(server.call(elsewhere).failure == nil)
+        #expect(server.starts == 2, "another data directory is another sandbox: a new server")
+
+        let broken = ForkServer(plugin: TestSupport.fixture("not_elf"))
+        guard case .failure(let failure) = broken.prepare(dataDirectory: TestSupport.dataDirectory) else {
+            Issue.record("not_elf.so prepared")
+            return
+        }
+        #expect(failure.code == "notELF", "\(failure.message)")
+    }
+
     @Test func aServerThatDiedIsRestarted() {
         let server = ForkServer(plugin: TestSupport.fixture("good"))
         #expect(server.call(Self.call()).failure == nil)
