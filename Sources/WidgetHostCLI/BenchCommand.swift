@@ -43,13 +43,13 @@ struct BenchCommand: ParsableCommand {
             how fast the host can go more than the latency a host making a few calls
             a second sees. With --rate R the calls are started on a schedule (open
             loop): call k of the run is due at t0 + k/R, R being the total rate
-            over the workers and modes (with
-            --concurrency C a worker takes every C-th call; with --isolation all
-            every call of either mode takes the next slot). Latency counts from
-            each call's scheduled start, so when the host falls behind, the wait is
-            in the figures; the report gives the achieved rate and the calls that
-            started more than one interval late, and warns when they are more than
-            1 %.
+            over the workers and modes (with --concurrency C a worker takes every
+            C-th call; with --isolation all every call of either mode takes the
+            next slot), t0 one interval after the warm-up. Latency counts from
+            each call's scheduled start, so when the host falls behind, the wait
+            is in the figures; the report gives the achieved rate and the calls
+            that started more than one interval late, and warns when they are
+            more than 1 %.
 
             Examples:
               widgethost bench .build/release/libCountdownPlugin.so --entry snapshot -n 2000 --isolation all
@@ -179,7 +179,8 @@ struct ModeResult {
 }
 
 /// Runs the measurement: `concurrency` workers, each making its share of the
-/// calls of every mode, interleaved call by call.
+/// calls of every mode, interleaved call by call: back to back (closed loop),
+/// or, in an open loop, each call at its slot of the schedule.
 struct Bench: Sendable {
     var plugin: String
     var call: PluginCall
@@ -204,7 +205,9 @@ struct Bench: Sendable {
         let calls = calls
         let load = load
         let showProgress = showProgress
-        let startLine = BenchStartLine(workers: workers)
+        // Slot 0 is due one interval after the last worker's warm-up: the first
+        // call finds the fork server as rested as the others do.
+        let startLine = BenchStartLine(workers: workers, lead: load.intervalNanoseconds)
         nonisolated(unsafe) var schedule: ScheduleResult?
         let work: @Sendable (Int) -> Void = { worker in
             var results = modes.map { ModeResult(mode: $0) }
@@ -266,7 +269,7 @@ struct Bench: Sendable {
                     let end = MonotonicClock.now()
                     record(slot % modes.count, latency: end - min(due, end), busy: end - min(start, end), output)
                     kept.calls += 1
-                    if start > due + plan.intervalNanoseconds { kept.lateStarts += 1 }
+                    if start > due, start - due > plan.intervalNanoseconds { kept.lateStarts += 1 }
                     kept.lastStart = max(kept.lastStart, start)
                     progressed(by: 1)
                     slot += workers

@@ -16,6 +16,21 @@ enum BenchLoad: Sendable, Equatable {
 
     /// The largest `--rate` accepted: a slot per microsecond.
     static let maximumRate = 1_000_000.0
+
+    /// The interval between two slots in nanoseconds; 0 for a closed loop.
+    var intervalNanoseconds: UInt64 {
+        switch self {
+        case .closed: 0
+        case .open(let callsPerSecond): nanoseconds(1 / callsPerSecond)
+        }
+    }
+}
+
+/// Seconds in nanoseconds, saturating: at a rate near 0 the schedule reaches
+/// past what UInt64 holds, and a wait of centuries is as good as forever.
+func nanoseconds(_ seconds: Double) -> UInt64 {
+    let value = (seconds * 1e9).rounded()
+    return value < 9e18 ? UInt64(value) : 9_000_000_000_000_000_000
 }
 
 /// The schedule of an open-loop run: call `slot` is due at `start + slot / rate`.
@@ -26,12 +41,13 @@ struct BenchSchedule: Sendable {
     var start: UInt64
 
     /// The interval between two slots, in nanoseconds.
-    var intervalNanoseconds: UInt64 { UInt64((1e9 / callsPerSecond).rounded()) }
+    var intervalNanoseconds: UInt64 { nanoseconds(1 / callsPerSecond) }
 
     /// When `slot` is due (CLOCK_MONOTONIC nanoseconds). Computed from the
     /// start, never from the previous call, so lateness does not accumulate.
     func due(_ slot: Int) -> UInt64 {
-        start + UInt64((Double(slot) * 1e9 / callsPerSecond).rounded())
+        let (due, overflow) = start.addingReportingOverflow(nanoseconds(Double(slot) / callsPerSecond))
+        return overflow ? .max : due
     }
 }
 
@@ -84,13 +100,17 @@ enum MonotonicClock {
 }
 
 /// Holds the open loop's workers until every one has warmed up, then gives
-/// them all the same start time (slot 0 is due at once).
+/// them all the same start time: `lead` nanoseconds after the last one arrived.
 final class BenchStartLine: @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: Int
+    private let lead: UInt64
     private var start: UInt64?
 
-    init(workers: Int) { waiting = workers }
+    init(workers: Int, lead: UInt64) {
+        waiting = workers
+        self.lead = lead
+    }
 
     /// Waits for the other workers; returns the start, CLOCK_MONOTONIC nanoseconds.
     func arrive() -> UInt64 {
@@ -98,7 +118,7 @@ final class BenchStartLine: @unchecked Sendable {
         defer { condition.unlock() }
         waiting -= 1
         if waiting == 0 {
-            start = MonotonicClock.now()
+            start = MonotonicClock.now() + lead
             condition.broadcast()
         }
         while true {
