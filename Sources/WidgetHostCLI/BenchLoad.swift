@@ -21,14 +21,14 @@ enum BenchLoad: Sendable, Equatable {
     var intervalNanoseconds: UInt64 {
         switch self {
         case .closed: 0
-        case .open(let callsPerSecond): nanoseconds(1 / callsPerSecond)
+        case .open(let callsPerSecond): saturatingNanoseconds(1 / callsPerSecond)
         }
     }
 }
 
 /// Seconds in nanoseconds, saturating: at a rate near 0 the schedule reaches
 /// past what UInt64 holds, and a wait of centuries is as good as forever.
-func nanoseconds(_ seconds: Double) -> UInt64 {
+func saturatingNanoseconds(_ seconds: Double) -> UInt64 {
     let value = (seconds * 1e9).rounded()
     return value < 9e18 ? UInt64(value) : 9_000_000_000_000_000_000
 }
@@ -41,12 +41,12 @@ struct BenchSchedule: Sendable {
     var start: UInt64
 
     /// The interval between two slots, in nanoseconds.
-    var intervalNanoseconds: UInt64 { nanoseconds(1 / callsPerSecond) }
+    var intervalNanoseconds: UInt64 { saturatingNanoseconds(1 / callsPerSecond) }
 
     /// When `slot` is due (CLOCK_MONOTONIC nanoseconds). Computed from the
     /// start, never from the previous call, so lateness does not accumulate.
     func due(_ slot: Int) -> UInt64 {
-        let (due, overflow) = start.addingReportingOverflow(nanoseconds(Double(slot) / callsPerSecond))
+        let (due, overflow) = start.addingReportingOverflow(saturatingNanoseconds(Double(slot) / callsPerSecond))
         return overflow ? .max : due
     }
 }
@@ -64,9 +64,10 @@ struct ScheduleResult: Sendable {
     var lastStart: UInt64 = 0
 
     /// Calls started per second: the calls after the first over the time from
-    /// the first call's scheduled start to the last call's actual start. Equal
-    /// to the offered rate when every call started on time (never above it:
-    /// no call starts early); nil with fewer than two calls.
+    /// the first call's scheduled start to the last call's actual start: the
+    /// offered rate when every call started the moment it was due, a little
+    /// less for the wake-ups' lateness, never more (no call starts early);
+    /// nil with fewer than two calls.
     var achievedPerSecond: Double? {
         guard calls >= 2, lastStart > firstDue else { return nil }
         return Double(calls - 1) * 1e9 / Double(lastStart - firstDue)
