@@ -39,8 +39,21 @@ struct BenchCommand: ParsableCommand {
             The first call of each worker and mode (starting a fork server) is a
             warm-up and not recorded.
 
+            By default each worker calls back to back (closed loop): that measures
+            how fast the host can go more than the latency a host making a few calls
+            a second sees. With --rate R the calls are started on a schedule (open
+            loop): call k of the run is due at t0 + k/R, R being the total rate
+            over the workers and modes (with --concurrency C a worker takes every
+            C-th call; with --isolation all every call of either mode takes the
+            next slot), t0 one interval after the warm-up. Latency counts from
+            each call's scheduled start, so when the host falls behind, the wait
+            is in the figures; the report gives the achieved rate and the calls
+            that started more than one interval late, and warns when they are
+            more than 1 %.
+
             Examples:
               widgethost bench .build/release/libCountdownPlugin.so --entry snapshot -n 2000 --isolation all
+              widgethost bench .build/release/libCountdownPlugin.so --entry snapshot -n 400 --rate 200
               widgethost bench my.so --kind org.example.weather --concurrency 2 --json
             """
     )
@@ -73,11 +86,23 @@ struct BenchCommand: ParsableCommand {
             valueName: "fork-server|spawn|in-process|all"))
     var isolation: BenchIsolation = .forkServer
 
+    // .unconditional: `--rate -5` reaches validate() (and its message) instead of being taken for an option.
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Open loop: start this many calls per second in total, latency counted from each call's scheduled start (default: back to back).",
+            valueName: "calls/s"))
+    var rate: Double?
+
     @OptionGroup var options: CallOptions
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("-n must be at least 1") }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
+        if let rate, !(rate > 0 && rate <= BenchLoad.maximumRate) {
+            throw ValidationError(
+                "--rate must be calls per second, more than 0 and at most 1000000 (got \(BenchReport.rate(rate)))")
+        }
     }
 
     func run() throws {
@@ -114,10 +139,14 @@ struct BenchCommand: ParsableCommand {
             dataDirectory: options.dataDirectory(for: plugin), allowNetwork: selected.needsNetwork)
         let bench = Bench(
             plugin: plugin, call: call, modes: isolation.modes, calls: n, concurrency: concurrency,
-            options: isolationOptions, showProgress: isatty(2) == 1 && !options.json)
+            load: rate.map { .open(callsPerSecond: $0) } ?? .closed, options: isolationOptions,
+            showProgress: isatty(2) == 1 && !options.json)
         let results = bench.run()
         if options.json {
             print(JSONReport.encode(BenchReport.json(results, call: call, plugin: description.path, bench: bench)))
+            if let warning = BenchReport.keepUpWarning(results.schedule) {
+                FileHandleOutput.standardError(warning + "\n")
+            }
         } else {
             print(BenchReport.text(results, call: call, plugin: description.path, bench: bench))
         }
@@ -150,17 +179,20 @@ struct ModeResult {
 }
 
 /// Runs the measurement: `concurrency` workers, each making its share of the
-/// calls of every mode, interleaved call by call.
+/// calls of every mode, interleaved call by call: back to back (closed loop),
+/// or, in an open loop, each call at its slot of the schedule.
 struct Bench: Sendable {
     var plugin: String
     var call: PluginCall
     var modes: [IsolationMode]
     var calls: Int
     var concurrency: Int
+    /// Back to back, or open loop at a fixed rate.
+    var load: BenchLoad = .closed
     var options: IsolationOptions
     var showProgress: Bool
 
-    func run() -> [ModeResult] {
+    func run() -> BenchResults {
         let lock = NSLock()
         nonisolated(unsafe) var merged = modes.map { ModeResult(mode: $0) }
         nonisolated(unsafe) var done = 0
@@ -171,45 +203,80 @@ struct Bench: Sendable {
         let modes = modes
         let options = options
         let calls = calls
+        let load = load
         let showProgress = showProgress
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let share = calls / workers + (worker < calls % workers ? 1 : 0)
+        // Slot 0 is due one interval after the last worker's warm-up: the first
+        // call finds the fork server as rested as the others do.
+        let startLine = BenchStartLine(workers: workers, lead: load.intervalNanoseconds)
+        nonisolated(unsafe) var schedule: ScheduleResult?
+        let work: @Sendable (Int) -> Void = { worker in
             var results = modes.map { ModeResult(mode: $0) }
             let servers = modes.map { $0 == .forkServer ? ForkServer(plugin: plugin, options: options) : nil }
             let inProcess = modes.map { $0 == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil }
-            func once(_ index: Int) -> (UInt64, CallOutput) {
-                let start = DispatchTime.now().uptimeNanoseconds
-                let output =
-                    inProcess[index]?.call(call) ?? servers[index]?.call(call)
+            func once(_ index: Int) -> CallOutput {
+                inProcess[index]?.call(call) ?? servers[index]?.call(call)
                     ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
-                return (DispatchTime.now().uptimeNanoseconds - start, output)
+            }
+            /// Records one call: `latency` goes into the histogram, `busy` is the call alone.
+            func record(_ index: Int, latency: UInt64, busy: UInt64, _ output: CallOutput) {
+                _ = results[index].histogram.record(latency)
+                results[index].busyNanoseconds += busy
+                results[index].calls += 1
+                if let seconds = output.timing.providerSeconds {
+                    _ = results[index].provider.record(UInt64(max(0, seconds) * 1e9))
+                }
+                if let failure = output.failure {
+                    results[index].failures[failure.code, default: 0] += 1
+                    if case .timedOut = failure.reason, let late = servers[index]?.lastTimeoutLateness {
+                        _ = results[index].lateness.record(UInt64(max(0, late) * 1e9))
+                    }
+                }
+            }
+            func progressed(by count: Int) {
+                guard showProgress else { return }
+                lock.lock()
+                done += count
+                let now = done
+                lock.unlock()
+                if now % max(1, total / 200) < count || now == total {
+                    BenchReport.progress(done: now, total: total)
+                }
             }
             for index in modes.indices { _ = once(index) }  // warm-up: starts the fork server
-            for _ in 0..<share {
-                for index in modes.indices {
-                    let (nanoseconds, output) = once(index)
-                    _ = results[index].histogram.record(nanoseconds)
-                    results[index].busyNanoseconds += nanoseconds
-                    results[index].calls += 1
-                    if let seconds = output.timing.providerSeconds {
-                        _ = results[index].provider.record(UInt64(max(0, seconds) * 1e9))
+            switch load {
+            case .closed:
+                let share = calls / workers + (worker < calls % workers ? 1 : 0)
+                for _ in 0..<share {
+                    for index in modes.indices {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        let output = once(index)
+                        let nanoseconds = DispatchTime.now().uptimeNanoseconds - start
+                        record(index, latency: nanoseconds, busy: nanoseconds, output)
                     }
-                    if let failure = output.failure {
-                        results[index].failures[failure.code, default: 0] += 1
-                        if case .timedOut = failure.reason, let late = servers[index]?.lastTimeoutLateness {
-                            _ = results[index].lateness.record(UInt64(max(0, late) * 1e9))
-                        }
-                    }
+                    progressed(by: modes.count)
                 }
-                if showProgress {
-                    lock.lock()
-                    done += modes.count
-                    let now = done
-                    lock.unlock()
-                    if now % max(1, total / 200) < modes.count || now == total {
-                        BenchReport.progress(done: now, total: total)
-                    }
+            case .open(let rate):
+                // Slot k (every call of every mode, in order) is due at t0 + k / rate;
+                // worker w takes slots w, w + C, w + 2C, ... and slot k calls mode k mod M.
+                let plan = BenchSchedule(callsPerSecond: rate, start: startLine.arrive())
+                var kept = ScheduleResult(offeredPerSecond: rate, firstDue: plan.start)
+                var slot = worker
+                while slot < total {
+                    let due = plan.due(slot)
+                    MonotonicClock.sleep(until: due)
+                    let start = MonotonicClock.now()
+                    let output = once(slot % modes.count)
+                    let end = MonotonicClock.now()
+                    record(slot % modes.count, latency: end - min(due, end), busy: end - min(start, end), output)
+                    kept.calls += 1
+                    if start > due, start - due > plan.intervalNanoseconds { kept.lateStarts += 1 }
+                    kept.lastStart = max(kept.lastStart, start)
+                    progressed(by: 1)
+                    slot += workers
                 }
+                lock.lock()
+                if schedule == nil { schedule = kept } else { schedule?.add(kept) }
+                lock.unlock()
             }
             for index in modes.indices {
                 results[index].fallback = servers[index]?.fallbackReason
@@ -219,9 +286,20 @@ struct Bench: Sendable {
             for index in modes.indices { merged[index].add(results[index]) }
             lock.unlock()
         }
+        switch load {
+        case .closed: DispatchQueue.concurrentPerform(iterations: workers, execute: work)
+        case .open: runOnThreads(workers, work)
+        }
         if showProgress { FileHandleOutput.standardError("\r\u{1B}[K") }
-        return merged
+        return BenchResults(modes: merged, schedule: schedule)
     }
+}
+
+/// What `Bench.run` measured: each mode's calls, and for an open loop how well it kept to the schedule.
+struct BenchResults {
+    var modes: [ModeResult]
+    /// nil for a closed loop.
+    var schedule: ScheduleResult?
 }
 
 /// Text, JSON and the progress bar of `widgethost bench`.
@@ -269,11 +347,44 @@ enum BenchReport {
         return result
     }
 
-    static func text(_ results: [ModeResult], call: PluginCall, plugin: String, bench: Bench) -> String {
+    /// A rate as typed: `200`, `0.5`, `33.333`.
+    static func rate(_ callsPerSecond: Double) -> String {
+        guard callsPerSecond.isFinite, abs(callsPerSecond) < 1e15 else { return "\(callsPerSecond)" }
+        if callsPerSecond == callsPerSecond.rounded() { return String(Int(callsPerSecond)) }
+        var text = String(format: "%.3f", callsPerSecond)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
+    }
+
+    /// How the calls were started, for the text report: one line, two for an open loop.
+    static func loadLines(_ schedule: ScheduleResult?) -> [String] {
+        guard let schedule else { return ["closed loop (back to back)"] }
+        let interval = 1000 / schedule.offeredPerSecond
+        let achieved = schedule.achievedPerSecond.map { String(format: "%.1f", $0) } ?? "-"
+        return [
+            "open loop at \(rate(schedule.offeredPerSecond)) calls/s: latency counted from each call's scheduled start",
+            "schedule: achieved \(achieved) calls/s; \(schedule.lateStarts) of \(schedule.calls) calls started more "
+                + "than one interval (\(format(interval)) ms) late",
+        ]
+    }
+
+    /// The warning when more than 1 % of an open loop's calls started late; nil otherwise.
+    static func keepUpWarning(_ schedule: ScheduleResult?) -> String? {
+        guard let schedule, schedule.fellBehind else { return nil }
+        let share = String(format: "%.1f", Double(schedule.lateStarts) * 100 / Double(max(schedule.calls, 1)))
+        return "warning: the host could not keep up with \(rate(schedule.offeredPerSecond)) calls/s: "
+            + "\(schedule.lateStarts) of \(schedule.calls) calls (\(share) %) started more than one interval late, "
+            + "and the latencies include that wait"
+    }
+
+    static func text(_ run: BenchResults, call: PluginCall, plugin: String, bench: Bench) -> String {
+        let results = run.modes
         var lines: [String] = []
         lines.append(
             "widgethost bench: \((plugin as NSString).lastPathComponent), kind \(call.kind), \(call.family), \(call.entryPoint)\(call.isPreview ? " (preview)" : ""), \(bench.calls) calls per mode, concurrency \(bench.concurrency)"
         )
+        lines += loadLines(run.schedule)
+        if let warning = keepUpWarning(run.schedule) { lines.append(warning) }
         func pad(_ text: String, _ width: Int) -> String {
             String(repeating: " ", count: max(0, width - text.count)) + text
         }
@@ -367,6 +478,24 @@ enum BenchReport {
         var concurrency: Int
         var modes: [Mode]
         var ratios: [Ratio]
+        var load: Load
+    }
+
+    /// How the calls were started: `{"mode": "closed"}`, or `"open"` with the
+    /// offered and achieved rates and the calls that started more than one
+    /// interval late (achievedPerSecond absent with fewer than two calls).
+    struct Load: Encodable {
+        var mode: String
+        var offeredPerSecond: Double?
+        var achievedPerSecond: Double?
+        var lateStarts: Int?
+
+        init(_ schedule: ScheduleResult?) {
+            mode = schedule == nil ? "closed" : "open"
+            offeredPerSecond = schedule?.offeredPerSecond
+            achievedPerSecond = schedule?.achievedPerSecond
+            lateStarts = schedule?.lateStarts
+        }
     }
 
     struct Mode: Encodable {
@@ -389,8 +518,9 @@ enum BenchReport {
         var count: UInt64
     }
 
-    static func json(_ results: [ModeResult], call: PluginCall, plugin: String, bench: Bench) -> JSON {
-        JSON(
+    static func json(_ run: BenchResults, call: PluginCall, plugin: String, bench: Bench) -> JSON {
+        let results = run.modes
+        return JSON(
             plugin: plugin, kind: call.kind, family: call.family.name, entryPoint: "\(call.entryPoint)",
             preview: call.isPreview, callsPerMode: bench.calls, concurrency: bench.concurrency,
             modes: results.map { result in
@@ -419,6 +549,6 @@ enum BenchReport {
                             "p99": micro(result.lateness.valueAtPercentile(99)), "max": micro(result.lateness.max),
                         ])
             },
-            ratios: ratios(results))
+            ratios: ratios(results), load: Load(run.schedule))
     }
 }

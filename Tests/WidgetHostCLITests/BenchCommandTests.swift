@@ -31,6 +31,10 @@ struct BenchCommandTests {
         }
         let ratios = try #require(object["ratios"] as? [[String: Any]])
         #expect(ratios.count == 2)
+        // Without --rate: back to back, and the load object says so (and nothing else).
+        let load = try #require(object["load"] as? [String: Any])
+        #expect(load["mode"] as? String == "closed")
+        #expect(Set(load.keys) == ["mode"])
     }
 
     @Test func textShowsTheTableAndCountsFailuresByOutcome() throws {
@@ -42,5 +46,82 @@ struct BenchCommandTests {
         #expect(result.stdout.contains("p99.9 µs"))
         #expect(result.stdout.contains("failures (fork-server): crashed 3"))
         #expect(result.stdout.contains("latency histogram"))
+        #expect(result.stdout.contains("closed loop (back to back)"))
+        #expect(!result.stdout.contains("open loop"))
+    }
+
+    /// `--rate`: calls start on a schedule, so the run lasts at least as long as
+    /// the schedule (only lower bounds on time: the machine may be busy).
+    @Test func openLoopKeepsToTheSchedule() throws {
+        var result: CLI.Result?
+        let elapsed = try ContinuousClock().measure {
+            result = try CLI.run([
+                "bench", CLI.fixtures + "/good.so", "--entry", "timeline", "-n", "40", "--rate", "200", "--json",
+                "--data-dir", CLI.dataDirectory,
+            ])
+        }
+        let run = try #require(result)
+        #expect(run.status == 0, "\(run.stderr)")
+        // 40 calls at 200/s: the last is due 39 intervals of 5 ms after the first.
+        #expect(elapsed >= .milliseconds(195), "\(elapsed)")
+        let object = try CLI.json(run.stdout)
+        let load = try #require(object["load"] as? [String: Any])
+        #expect(load["mode"] as? String == "open")
+        #expect(load["offeredPerSecond"] as? Double == 200)
+        let late = try #require(load["lateStarts"] as? Int)
+        #expect(late >= 0 && late <= 40)
+        // No call starts before it is due, so the achieved rate never exceeds the offered one.
+        let achieved = try #require(load["achievedPerSecond"] as? Double)
+        #expect(achieved > 0 && achieved <= 200 * 1.000_001, "\(achieved)")
+        let modes = try #require(object["modes"] as? [[String: Any]])
+        #expect(modes.count == 1)
+        let mode = try #require(modes.first)
+        #expect(mode["mode"] as? String == "fork-server")
+        #expect(mode["calls"] as? Int == 40)
+        let histogram = try #require(mode["histogram"] as? [[String: Any]])
+        #expect(histogram.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 40)
+        // Every existing field stays.
+        #expect(object["callsPerMode"] as? Int == 40)
+        #expect(mode["latencyMicroseconds"] is [String: Double])
+        #expect(mode["callsPerSecond"] is Double)
+    }
+
+    /// With --isolation all and several workers, every call of either mode takes the next slot.
+    @Test func openLoopInterleavesModesOverWorkers() throws {
+        let result = try CLI.run([
+            "bench", CLI.fixtures + "/good.so", "--entry", "timeline", "-n", "6", "--rate", "400", "--isolation",
+            "all", "--concurrency", "2", "--json", "--data-dir", CLI.dataDirectory,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try CLI.json(result.stdout)
+        let modes = try #require(object["modes"] as? [[String: Any]])
+        #expect(modes.compactMap { $0["mode"] as? String } == ["fork-server", "spawn"])
+        #expect(modes.compactMap { $0["calls"] as? Int } == [6, 6])
+        let load = try #require(object["load"] as? [String: Any])
+        #expect(load["mode"] as? String == "open")
+        #expect(load["offeredPerSecond"] as? Double == 400)
+    }
+
+    @Test func openLoopTextSaysHowLatencyIsCounted() throws {
+        let result = try CLI.run([
+            "bench", CLI.fixtures + "/good.so", "--entry", "timeline", "-n", "10", "--rate", "500",
+            "--data-dir", CLI.dataDirectory,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("open loop at 500 calls/s: latency counted from each call's scheduled start"))
+        #expect(result.stdout.contains("schedule: achieved "))
+        #expect(result.stdout.contains("of 10 calls started more than one interval (2.0 ms) late"))
+        #expect(!result.stdout.contains("closed loop"))
+        #expect(result.stdout.contains("p99.9 µs"))
+    }
+
+    @Test(arguments: ["0", "-5", "1000001", "fast"])
+    func badRateIsAUsageError(_ rate: String) throws {
+        let result = try CLI.run([
+            "bench", CLI.fixtures + "/good.so", "--rate", rate, "--data-dir", CLI.dataDirectory,
+        ])
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(result.stderr.contains("--rate"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
     }
 }
