@@ -162,6 +162,8 @@ struct ModeResult {
     var busyNanoseconds: UInt64 = 0
     var calls = 0
     var fallback: String?
+    /// The fork server's warm-up (fork-server mode only).
+    var warmUp: WarmUpOutcome?
     /// The entry point alone, measured in the child (successful calls), in ns.
     var provider = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
@@ -175,6 +177,7 @@ struct ModeResult {
         busyNanoseconds += other.busyNanoseconds
         calls += other.calls
         fallback = fallback ?? other.fallback
+        warmUp = warmUp ?? other.warmUp
     }
 }
 
@@ -280,6 +283,7 @@ struct Bench: Sendable {
             }
             for index in modes.indices {
                 results[index].fallback = servers[index]?.fallbackReason
+                results[index].warmUp = servers[index]?.warmUp
                 servers[index]?.stop()
             }
             lock.lock()
@@ -420,6 +424,9 @@ enum BenchReport {
         }
         for result in results {
             if let fallback = result.fallback { lines.append("note (\(result.mode.rawValue)): \(fallback)") }
+            if let warmUp = result.warmUp, result.fallback == nil {
+                lines.append("warm-up (\(result.mode.rawValue)): \(warmUp.summary)")
+            }
         }
         for ratio in ratios(results) {
             lines.append(
@@ -507,6 +514,8 @@ enum BenchReport {
         var callsPerSecond: Double
         var histogram: [Bucket]
         var fallback: String?
+        /// The fork server's warm-up: "none", "ran" or "failed: why" (fork-server mode only).
+        var warmUp: String?
         /// The entry point alone, measured in the child, µs (p50, p99); absent if no call answered.
         var providerMicroseconds: [String: Double]?
         /// Fork server timeouts: deadline to SIGKILL, µs (p50, p99, max); absent without timeouts.
@@ -536,6 +545,13 @@ enum BenchReport {
                         Bucket(upToMicroseconds: micro($0.upTo), count: $0.count)
                     },
                     fallback: result.fallback,
+                    warmUp: result.warmUp.map { warmUp in
+                        switch warmUp {
+                        case .none: "none"
+                        case .ran: "ran"
+                        case .failed(let reason): "failed: \(reason)"
+                        }
+                    },
                     providerMicroseconds: result.provider.totalCount == 0
                         ? nil
                         : [

@@ -92,11 +92,23 @@ enum MonotonicClock {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
-    /// Sleeps until `deadline` (nanoseconds, absolute): an overshoot delays
-    /// this call only, not the ones after it. Returns at once if it has passed.
+    /// How long before a slot a worker stops sleeping and waits actively.
+    static let spinNanoseconds: UInt64 = 200_000
+
+    /// Waits until `deadline` (nanoseconds, absolute): sleeps until
+    /// `spinNanoseconds` before it, then waits actively, so that the call
+    /// starts on time. A sleeping thread wakes late (timer slack, 50 µs by
+    /// default, plus waking an idle CPU, tens of µs on a VM), and latency
+    /// counts from the scheduled start: without this the load generator's
+    /// own lateness would be measured as the host's. An overshoot delays this
+    /// call only, not the ones after it. Returns at once if it has passed.
     static func sleep(until deadline: UInt64) {
-        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+        if deadline > spinNanoseconds {
+            let wake = deadline - spinNanoseconds
+            var time = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+        }
+        while now() < deadline {}
     }
 }
 
