@@ -126,7 +126,7 @@ struct HeroLeaderboardProvider: TimelineProvider {
         guard let data = try? Data(contentsOf: file) else {
             return HeroLeaderboardEntry(
                 date: context.date, heroes: availableHeroes,
-                source: "built-in heroes; write leaderboard.json in \(context.dataDirectory.path) to change")
+                source: "built-in heroes; write leaderboard.json in \(context.dataDirectoryPath) to change")
         }
         do {
             let heroes = try JSONDecoder().decode([Hero].self, from: data)

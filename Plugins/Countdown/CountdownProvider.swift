@@ -103,9 +103,15 @@ struct CountdownProvider: TimelineProvider {
     }
 
     static func nextNewYear(after date: Date) -> Date {
+        let year = utc.component(.year, from: date)
+        return utc.date(from: DateComponents(year: year + 1, month: 1, day: 1))!
+    }
+
+    /// The Gregorian calendar in UTC, made once (in the fork server's warm-up)
+    /// rather than in every call.
+    static let utc: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        let year = calendar.component(.year, from: date)
-        return calendar.date(from: DateComponents(year: year + 1, month: 1, day: 1))!
-    }
+        return calendar
+    }()
 }

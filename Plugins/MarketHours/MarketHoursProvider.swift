@@ -24,7 +24,7 @@ struct MarketEntry: TimelineEntry {
 /// Reads `market.json` from the data directory (see ``Market``).
 struct MarketHoursProvider: TimelineProvider {
     func placeholder(in context: Context) -> MarketEntry {
-        let market = Market.builtIn(directory: context.dataDirectory.path)
+        let market = Market.builtIn(directory: context.dataDirectoryPath)
         return MarketEntry(
             date: context.date, exchange: market.exchange, status: "open", reason: nil,
             nextChange: context.date.addingTimeInterval(3600), prices: ["AAPL": 231.5], source: "placeholder")

@@ -42,7 +42,15 @@ public struct TimelineProviderContext: Sendable {
     /// The plugin's own data directory (WidgetKit's App Group container): the
     /// only place it may write, shared with its app. Also the current
     /// directory during calls.
-    public var dataDirectory: URL
+    ///
+    /// Made from ``dataDirectoryPath`` when read (a call that never reads it
+    /// does not pay for building a `URL` in its fresh process).
+    public var dataDirectory: URL {
+        get { URL(fileURLWithPath: dataDirectoryPath, isDirectory: true) }
+        set { dataDirectoryPath = newValue.path }
+    }
+    /// The data directory's absolute path.
+    public var dataDirectoryPath: String
     /// The id of the kind being called, e.g. `"com.example.character-detail"`.
     public var kind: String
     /// Seconds the call has to complete, counted from its start; the host
@@ -79,13 +87,25 @@ public struct TimelineProviderContext: Sendable {
         timeout: TimeInterval = 0,
         onFailure: (@Sendable (any Error) -> Void)? = nil
     ) {
+        self.init(
+            family: family, isPreview: isPreview, displaySize: displaySize, date: date,
+            configuration: configuration, locale: locale, dataDirectoryPath: dataDirectory.path, kind: kind,
+            timeout: timeout, onFailure: onFailure)
+    }
+
+    /// The same with the data directory as a path (what the host passes).
+    init(
+        family: WidgetFamily, isPreview: Bool, displaySize: DisplaySize?, date: Date,
+        configuration: WidgetConfiguration, locale: String, dataDirectoryPath: String, kind: String,
+        timeout: TimeInterval, onFailure: (@Sendable (any Error) -> Void)?
+    ) {
         self.family = family
         self.isPreview = isPreview
         self.displaySize = displaySize ?? family.defaultDisplaySize
         self.date = date
         self.configuration = configuration
         self.locale = locale
-        self.dataDirectory = dataDirectory
+        self.dataDirectoryPath = dataDirectoryPath
         self.kind = kind
         self.timeout = timeout
         self.failureHandler = onFailure

@@ -348,8 +348,7 @@ enum EntryPoints {
             date: raw.now != 0 ? Date(timeIntervalSince1970: raw.now) : Date(),
             configuration: configuration,
             locale: raw.locale.map { String(cString: $0) } ?? "en-US",
-            dataDirectory: URL(
-                fileURLWithPath: raw.data_directory.map { String(cString: $0) } ?? ".", isDirectory: true),
+            dataDirectoryPath: raw.data_directory.map { String(cString: $0) } ?? ".",
             kind: kind.id,
             timeout: raw.timeout,
             onFailure: { error in sink.fail(error) })
@@ -383,6 +382,16 @@ final class CompletionSink: @unchecked Sendable {
         completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
+    /// One encoder for every call: created (and its options set) once, by
+    /// the warm-up in a fork server, instead of in every call child.
+    /// JSONEncoder is thread-safe once configured.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
     /// Encodes `entries` (sorted by date) and completes with them.
     func succeed<Entry: TimelineEntry>(entries: [Entry], policy: TimelineReloadPolicy?) {
         guard claim() else { return }
@@ -407,9 +416,7 @@ final class CompletionSink: @unchecked Sendable {
                     code: TimelineProviderError.emptyTimeline,
                     message: "the timeline of \(Entry.self) has no entries: give at least one (e.g. for now)"))
         }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = Self.encoder
         var encoded: [EncodedEntry] = []
         encoded.reserveCapacity(entries.count)
         // Index loops rather than enumerated(): in this generic function
