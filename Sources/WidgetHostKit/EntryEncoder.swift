@@ -72,12 +72,19 @@ struct EntryEncoderUnsupported: Error, CustomStringConvertible {
 final class EntryEncoderNode {
     enum Kind { case object, array }
     let kind: Kind
+    /// The container's own coding path.
     let codingPath: [any CodingKey]
+    /// What its members' coding paths start with. JSONEncoder starts them
+    /// with the path of the encoder that made the outermost container, not
+    /// with the path of a nested container (`nestedContainer(forKey:)`'s key
+    /// is not in it); a value's `encode(to:)` can see this, so it is matched.
+    let memberPath: [any CodingKey]
     var members: [EntryEncoderMember] = []
 
-    init(kind: Kind, codingPath: [any CodingKey]) {
+    init(kind: Kind, codingPath: [any CodingKey], memberPath: [any CodingKey]? = nil) {
         self.kind = kind
         self.codingPath = codingPath
+        self.memberPath = memberPath ?? codingPath
     }
 }
 
@@ -424,8 +431,8 @@ struct EntryEncoderSlot: Encoder {
     let key: (any CodingKey)?
 
     var codingPath: [any CodingKey] {
-        guard let key else { return parent.codingPath }
-        return parent.codingPath + [key]
+        guard let key else { return parent.memberPath }
+        return parent.memberPath + [key]
     }
 
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -514,14 +521,14 @@ struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
         let start = session.scratch.count
-        try session.appendDouble(value, path: node.codingPath + [key])
+        try session.appendDouble(value, path: node.memberPath + [key])
         let slot = add(key)
         finish(slot, from: start)
     }
 
     mutating func encode(_ value: Float, forKey key: Key) throws {
         let start = session.scratch.count
-        try session.appendFloat(value, path: node.codingPath + [key])
+        try session.appendFloat(value, path: node.memberPath + [key])
         let slot = add(key)
         finish(slot, from: start)
     }
@@ -588,14 +595,14 @@ struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         let slot = add(key)
-        let nested = EntryEncoderNode(kind: .object, codingPath: node.codingPath + [key])
+        let nested = EntryEncoderNode(kind: .object, codingPath: node.codingPath + [key], memberPath: node.memberPath)
         node.members[slot].value = .node(nested)
         return KeyedEncodingContainer(EntryEncoderKeyedContainer<NestedKey>(session: session, node: nested))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let slot = add(key)
-        let nested = EntryEncoderNode(kind: .array, codingPath: node.codingPath + [key])
+        let nested = EntryEncoderNode(kind: .array, codingPath: node.codingPath + [key], memberPath: node.memberPath)
         node.members[slot].value = .node(nested)
         return EntryEncoderUnkeyedContainer(session: session, node: nested)
     }
@@ -635,7 +642,7 @@ struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
         node.members[slot].value = .bytes(start, session.scratch.count)
     }
 
-    private var indexPath: [any CodingKey] { node.codingPath + [EntryEncoderIndexKey(index: node.members.count)] }
+    private var indexPath: [any CodingKey] { node.memberPath + [EntryEncoderIndexKey(index: node.members.count)] }
 
     mutating func encodeNil() throws {
         let slot = add()
@@ -706,15 +713,15 @@ struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
-        let path = indexPath
-        let nested = EntryEncoderNode(kind: .object, codingPath: path)
+        let path = node.codingPath + [EntryEncoderIndexKey(index: node.members.count)]
+        let nested = EntryEncoderNode(kind: .object, codingPath: path, memberPath: node.memberPath)
         node.members[add()].value = .node(nested)
         return KeyedEncodingContainer(EntryEncoderKeyedContainer<NestedKey>(session: session, node: nested))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let path = indexPath
-        let nested = EntryEncoderNode(kind: .array, codingPath: path)
+        let path = node.codingPath + [EntryEncoderIndexKey(index: node.members.count)]
+        let nested = EntryEncoderNode(kind: .array, codingPath: path, memberPath: node.memberPath)
         node.members[add()].value = .node(nested)
         return EntryEncoderUnkeyedContainer(session: session, node: nested)
     }
