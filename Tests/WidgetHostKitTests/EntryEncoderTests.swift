@@ -360,6 +360,29 @@ private struct RandomEntry: TimelineEntry {
     }
 }
 
+/// Asks its encoder for the same kind of container twice (as a class and
+/// its superclass may): both write into one object, and one array.
+private struct AskTwice: Encodable {
+    enum Keys: CodingKey { case first, second, list }
+    func encode(to encoder: any Encoder) throws {
+        var first = encoder.container(keyedBy: Keys.self)
+        try first.encode(1, forKey: .second)
+        var second = encoder.container(keyedBy: Keys.self)
+        try second.encode("one", forKey: .first)
+        try first.encode(ListTwice(), forKey: .list)
+    }
+}
+
+private struct ListTwice: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        var first = encoder.unkeyedContainer()
+        try first.encode(1)
+        var second = encoder.unkeyedContainer()
+        try second.encode(2)
+        try first.encode(3)
+    }
+}
+
 /// A NaN in a nested container.
 private struct NestedNaN: Encodable {
     enum Keys: CodingKey { case outer, inner }
@@ -436,6 +459,7 @@ private struct Field<Value: Encodable>: Encodable {
         #expect(try compare(Field(value: Float16(1.5))) == .identical)
         #expect(try compare(Field(value: [true, false])) == .identical)
         #expect(try compare(Field(value: Optional<Int>.none)) == .identical)
+        #expect(try compare(AskTwice()) == .identical)
     }
 
     @Test func datesMatchJSONEncoder() throws {
