@@ -203,14 +203,24 @@ final class EntryEncoderSession {
             scratch.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
             return
         }
-        let start = scratch.count
-        var rest = value
+        var digits = 1
+        var rest = value / 10
         while rest > 0 {
-            let (quotient, digit) = rest.quotientAndRemainder(dividingBy: 10)
-            scratch.append(UInt8(truncatingIfNeeded: digit) &+ 0x30)
-            rest = quotient
+            digits += 1
+            rest /= 10
         }
-        scratch[start...].reverse()
+        let end = scratch.count + digits
+        scratch.append(contentsOf: repeatElement(0, count: digits))
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            var position = end
+            var rest = value
+            repeat {
+                let (quotient, digit) = rest.quotientAndRemainder(dividingBy: 10)
+                position -= 1
+                buffer[position] = UInt8(truncatingIfNeeded: digit) &+ 0x30
+                rest = quotient
+            } while rest > 0
+        }
     }
 
     func appendDouble(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws {
@@ -253,6 +263,11 @@ final class EntryEncoderSession {
     }
 
     func appendString(_ value: String) {
+        Self.write(string: value, into: &scratch)
+    }
+
+    /// Writes `value` as a JSON string, escaped as JSONEncoder escapes it.
+    static func write(string value: String, into scratch: inout [UInt8]) {
         scratch.append(UInt8(ascii: "\""))
         var text = value
         text.withUTF8 { bytes in
@@ -349,7 +364,9 @@ final class EntryEncoderSession {
         case .emptySingle:
             throw EntryEncoderUnsupported(reason: "a single-value container with no value")
         case .bytes(let start, let end):
-            output.append(contentsOf: scratch[start..<end])
+            scratch.withUnsafeBufferPointer { bytes in
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+            }
         case .node(let node):
             guard depth < 500 else { throw EntryEncoderUnsupported(reason: "nesting deeper than 500") }
             switch node.kind {
@@ -370,57 +387,64 @@ final class EntryEncoderSession {
 
     private func writeObject(_ node: EntryEncoderNode, into output: inout [UInt8], depth: Int) throws {
         let members = node.members
-        // Sort member indices by the keys' UTF-8 bytes, as JSONEncoder's
-        // `.sortedKeys` does on Linux; insertion sort, objects are small.
-        var order = Array(members.indices)
-        if order.count > 1 {
+        // Sort by the keys' UTF-8 bytes, as JSONEncoder's `.sortedKeys` does
+        // on Linux. Each key's first 8 bytes, big-endian, decide most
+        // comparisons; equal prefixes compare the whole keys.
+        var order: [(prefix: UInt64, index: Int)] = []
+        order.reserveCapacity(members.count)
+        var allASCII = true
+        for index in members.indices {
+            var prefix: UInt64 = 0
+            var count: UInt64 = 0
+            for byte in members[index].key.utf8 {
+                if byte >= 0x80 { allASCII = false }
+                if count < 8 { prefix |= UInt64(byte) << (56 - 8 * count) }
+                count += 1
+            }
+            order.append((prefix, index))
+        }
+        func precedes(_ a: (prefix: UInt64, index: Int), _ b: (prefix: UInt64, index: Int)) -> Bool {
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return members[a.index].key.utf8.lexicographicallyPrecedes(members[b.index].key.utf8)
+        }
+        if order.count > 16 {
+            order.sort(by: precedes)
+        } else if order.count > 1 {
+            // Insertion sort: entries' objects are small.
             for index in 1..<order.count {
                 let moving = order[index]
                 var position = index
-                while position > 0 && precedes(members[moving].key, members[order[position - 1]].key) {
+                while position > 0 && precedes(moving, order[position - 1]) {
                     order[position] = order[position - 1]
                     position -= 1
                 }
                 order[position] = moving
             }
-            try checkDistinct(members, order)
         }
-        output.append(UInt8(ascii: "{"))
-        var first = true
-        for index in order {
-            if first { first = false } else { output.append(UInt8(ascii: ",")) }
-            let start = scratch.count
-            appendString(members[index].key)
-            output.append(contentsOf: scratch[start...])
-            scratch.removeSubrange(start...)
-            output.append(UInt8(ascii: ":"))
-            try write(members[index].value, into: &output, depth: depth + 1)
-        }
-        output.append(UInt8(ascii: "}"))
-    }
-
-    private func precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
-    }
-
-    /// JSONEncoder keeps one value per key (by `String` equality, which is
-    /// canonical equivalence); two members with equal keys are unsupported.
-    private func checkDistinct(_ members: [EntryEncoderMember], _ order: [Int]) throws {
-        var allASCII = members[order[0]].key.utf8.allSatisfy { $0 < 0x80 }
-        for index in 1..<order.count {
-            let key = members[order[index]].key
-            if key.utf8.elementsEqual(members[order[index - 1]].key.utf8) {
+        // JSONEncoder keeps one value per key, by `String` equality
+        // (canonical equivalence): equal keys are unsupported.
+        for index in order.indices.dropFirst() where order[index].prefix == order[index - 1].prefix {
+            let key = members[order[index].index].key
+            if key.utf8.elementsEqual(members[order[index - 1].index].key.utf8) {
                 throw EntryEncoderUnsupported(reason: "key \"\(key)\" encoded twice")
             }
-            if allASCII && !key.utf8.allSatisfy({ $0 < 0x80 }) { allASCII = false }
         }
-        // Non-ASCII keys can be canonically equal with different bytes.
         if !allASCII {
+            // Non-ASCII keys can be canonically equal with different bytes.
             var seen: Set<String> = []
             for member in members where !seen.insert(member.key).inserted {
                 throw EntryEncoderUnsupported(reason: "key \"\(member.key)\" encoded twice (canonically equal)")
             }
         }
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        for (_, index) in order {
+            if first { first = false } else { output.append(UInt8(ascii: ",")) }
+            Self.write(string: members[index].key, into: &output)
+            output.append(UInt8(ascii: ":"))
+            try write(members[index].value, into: &output, depth: depth + 1)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 }
 
