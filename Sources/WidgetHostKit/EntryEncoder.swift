@@ -12,8 +12,8 @@
 /// concrete types (`String`, `Int`, `Double`, `Bool`, `Date`) before falling
 /// back to a value's own `encode(to:)`.
 ///
-/// What it matches (checked against swift-foundation's JSONEncoder, see
-/// `EntryEncoderTests`):
+/// What it matches (checked against swift-foundation's JSONEncoder, the one
+/// FoundationEssentials has on Linux; see `EntryEncoderTests`):
 /// - keys sorted by their UTF-8 bytes (`.sortedKeys` on Linux compares
 ///   `key.utf8` lexicographically);
 /// - strings: `"` and `\` escaped, `\b \f \n \r \t` for those controls,
@@ -26,7 +26,9 @@
 /// - `Date` as `.iso8601` writes it: UTC, whole seconds rounded down
 ///   (`2026-11-21T22:20:00Z`), for years 1583 through 9999;
 /// - `nil` as `null`, `encodeIfPresent` of `nil` writes nothing, a value
-///   that encodes nothing writes `{}`.
+///   that encodes nothing writes `{}`;
+/// - the coding paths a value's `encode(to:)` sees, quirks included (see
+///   ``EntryEncoderNode/memberPath``).
 ///
 /// What it does not handle: it throws ``EntryEncoderUnsupported`` and the
 /// caller encodes the entry with `JSONEncoder` instead, so the output is the

@@ -383,6 +383,20 @@ private struct ListTwice: Encodable {
     }
 }
 
+/// A Date in a single-value container, or Date.encode(to:) on the encoder.
+private struct DateBox: Encodable {
+    var date: Date
+    var direct: Bool
+    func encode(to encoder: any Encoder) throws {
+        if direct {
+            try date.encode(to: encoder)
+        } else {
+            var container = encoder.singleValueContainer()
+            try container.encode(date)
+        }
+    }
+}
+
 /// A NaN in a nested container.
 private struct NestedNaN: Encodable {
     enum Keys: CodingKey { case outer, inner }
@@ -460,6 +474,12 @@ private struct Field<Value: Encodable>: Encodable {
         #expect(try compare(Field(value: [true, false])) == .identical)
         #expect(try compare(Field(value: Optional<Int>.none)) == .identical)
         #expect(try compare(AskTwice()) == .identical)
+        // A Date through a custom type's single-value container is still a
+        // date; Date's own encode(to:) called directly writes a number.
+        let date = Date(timeIntervalSince1970: 1_795_000_000.25)
+        #expect(try compare(Field(value: DateBox(date: date, direct: false))) == .identical)
+        #expect(try compare(Field(value: DateBox(date: date, direct: true))) == .identical)
+        #expect(text(try EntryEncoder.encode(Field(value: DateBox(date: date, direct: false)))).contains("T11:06:40Z"))
     }
 
     @Test func datesMatchJSONEncoder() throws {
