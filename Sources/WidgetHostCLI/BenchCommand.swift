@@ -545,13 +545,7 @@ enum BenchReport {
                         Bucket(upToMicroseconds: micro($0.upTo), count: $0.count)
                     },
                     fallback: result.fallback,
-                    warmUp: result.warmUp.map { warmUp in
-                        switch warmUp {
-                        case .none: "none"
-                        case .ran: "ran"
-                        case .failed(let reason): "failed: \(reason)"
-                        }
-                    },
+                    warmUp: result.warmUp.map { warmUp in warmUp.failure.map { "failed: \($0)" } ?? warmUp.state },
                     providerMicroseconds: result.provider.totalCount == 0
                         ? nil
                         : [

@@ -119,16 +119,9 @@ enum JSONReport {
         init(mode: IsolationMode, fallback: String?, warmUp: WarmUpOutcome?) {
             self.mode = mode.rawValue
             self.fallback = fallback
-            switch warmUp {
-            case nil: break
-            case .none?: self.warmUp = "none"
-            case .ran(let seconds)?:
-                self.warmUp = "ran"
-                warmUpSeconds = seconds
-            case .failed(let reason)?:
-                self.warmUp = "failed"
-                warmUpFailure = reason
-            }
+            self.warmUp = warmUp?.state
+            warmUpSeconds = warmUp?.seconds
+            warmUpFailure = warmUp?.failure
         }
     }
 

@@ -19,6 +19,27 @@ public enum WarmUpOutcome: Sendable, Equatable {
     /// runner). The text says what happened.
     case failed(String)
 
+    /// `none`, `ran` or `failed`, for JSON reports.
+    public var state: String {
+        switch self {
+        case .none: "none"
+        case .ran: "ran"
+        case .failed: "failed"
+        }
+    }
+
+    /// Seconds it took, when it ran.
+    public var seconds: Double? {
+        if case .ran(let seconds) = self { return seconds }
+        return nil
+    }
+
+    /// What went wrong, when it failed.
+    public var failure: String? {
+        if case .failed(let reason) = self { return reason }
+        return nil
+    }
+
     /// One line for people, e.g. "ran once in the fork server in 850 µs; ...".
     public var summary: String {
         switch self {

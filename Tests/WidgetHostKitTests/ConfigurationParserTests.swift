@@ -2,20 +2,6 @@ import Testing
 
 @testable import WidgetHostKit
 
-/// A small seeded generator (SplitMix64), so that a failure can be replayed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-}
-
 /// Parses UTF-8 bytes with the new parser, throwing what
 /// `WidgetConfiguration(json:)` would throw.
 private func parseNew(_ bytes: [UInt8]) throws(TimelineProviderError) -> [String: ConfigurationValue] {

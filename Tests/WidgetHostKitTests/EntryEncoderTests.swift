@@ -47,18 +47,6 @@ private func errors<T: Encodable>(_ value: T) -> (expected: String, got: String,
 
 // MARK: - Random values
 
-/// SplitMix64: seeded, so a failure reproduces.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private let scalarPool: [Unicode.Scalar] =
     (0x00...0x1F).map { Unicode.Scalar(UInt8($0)) } + [
         "\"", "\\", "/", "\u{7F}", " ", "a", "Z", "0", "_", "é", "e", "\u{301}", "ß", "Ω", "中", "文", "😀", "🇫",
@@ -66,7 +54,6 @@ private let scalarPool: [Unicode.Scalar] =
     ]
 
 extension SeededGenerator {
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
 
     mutating func string(maxLength: Int = 12) -> String {
         var result = String.UnicodeScalarView()
