@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1368,11 +1369,15 @@ int main(int argc, char **argv) {
             handle_call(&r);
             /* A call child answered its one call: the host kills its
              * process group (plugin threads and all) when it has the answer.
-             * Its teardown (freeing its memory) then runs at idle priority,
-             * so it never preempts the host or the next call. */
+             * Its teardown (freeing its memory) then runs as SCHED_BATCH at
+             * nice 19: it does not preempt the host or the next call when it
+             * wakes to die, and gets a CPU as soon as one is free (still a
+             * small share under sustained load, where SCHED_IDLE could
+             * starve teardowns and pile up dying children). */
             if (g_call_child) {
-                struct sched_param idle = {0};
-                sched_setscheduler(0, SCHED_IDLE, &idle);
+                struct sched_param batch = {0};
+                sched_setscheduler(0, SCHED_BATCH, &batch);
+                setpriority(PRIO_PROCESS, 0, 19);
             }
             while (g_call_child) pause();
             break;
