@@ -21,10 +21,12 @@ public enum IsolationMode: String, Sendable, CaseIterable {
 /// applies the sandbox, loads the plugin and then answers every call in a
 /// fresh child forked from it (docs/isolation.md, "Fork server").
 ///
-/// The server never runs plugin entry points itself and stays
+/// The server never calls plugin entry points itself (only the plugin's
+/// optional `warm_up`, once, before it forks: `warmUp`) and stays
 /// single-threaded. Each call child makes one call in its own process group;
 /// the host kills that group when it has the answer or when the deadline
-/// passes, and the server forks the next (standby) child. Calls are
+/// passes and says CALL_ENDED, and the server forks a replacement for the
+/// standby that was used (it keeps two). Calls are
 /// serialized: one `ForkServer` makes one call at a time (use one per thread
 /// for concurrency).
 ///
