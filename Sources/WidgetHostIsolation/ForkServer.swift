@@ -61,6 +61,9 @@ public final class ForkServer {
     /// it (cleared when the file changes).
     private var warmUpFailure: String?
     private var configurations = ConfigurationCache()
+    /// The last CALL message and its call (`now` and timeout cleared), for
+    /// the plugin as currently loaded.
+    private var lastCall: (key: PluginCall, message: [UInt8])?
 
     private struct Key: Equatable {
         var dataDirectory: String
@@ -185,6 +188,7 @@ public final class ForkServer {
             plugin = nil
             warmUpFailure = nil
             warmUp = .none
+            lastCall = nil
         }
         if fallbackReason != nil { return nil }
         let wanted = Key(dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
@@ -354,6 +358,7 @@ public final class ForkServer {
                         return output(startedAt: startedAt, result: nil, failure: failure, exit: "stopped", group: 0)
                     case .success(let description):
                         plugin = description
+                        lastCall = nil
                         if description.threadsAfterLoad > 1 {
                             fallbackReason =
                                 "the plugin had \(description.threadsAfterLoad) threads after loading, and fork() copies only one: each call spawns a fresh runner"
@@ -432,13 +437,24 @@ public final class ForkServer {
                 failure: PluginFailure(plugin: pluginPath, reason: .protocolViolation("no plugin loaded")),
                 exit: "none", group: 0)
         }
-        let message: [UInt8]
-        switch CallMessage.make(call, plugin: plugin, cache: &configurations) {
-        case .failure(let reason):
-            return output(
-                startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
-                exit: "no call made", group: 0)
-        case .success(let bytes): message = bytes
+        var message: [UInt8]
+        // Calls of one instance differ only in `now` and the timeout: the
+        // last message is reused with those two fields written in.
+        var key = call
+        key.now = 0
+        key.timeout = nil
+        if let last = lastCall, last.key == key {
+            message = last.message
+            CallMessage.patch(&message, for: call)
+        } else {
+            switch CallMessage.make(call, plugin: plugin, cache: &configurations) {
+            case .failure(let reason):
+                return output(
+                    startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),
+                    exit: "no call made", group: 0)
+            case .success(let bytes): message = bytes
+            }
+            lastCall = (key, message)
         }
         let phase = PluginFailure.Phase.call(call.entryPoint)
         let deadline = monotonicSeconds() + call.effectiveTimeout
@@ -484,6 +500,11 @@ public final class ForkServer {
             close(childChannel)
             close(childPidfd)
         }
+        // While the child works: what the server sent since the last call
+        // (the next standbys, children reaped), so that the next call finds
+        // its standby without reading the server's channel.
+        var serverProblem: PluginFailure.Reason?
+        if case .failure(let reason) = absorbServerFrames() { serverProblem = reason }
 
         var childDecoder = FrameDecoder()
         var childEOF = false
@@ -544,7 +565,11 @@ public final class ForkServer {
             return false
         }
 
-        loop: while true {
+        if let serverProblem {
+            failure = serverProblem
+            stop()
+        }
+        loop: while failure == nil {
             // The server's frames (the previous child reaped, the next
             // standby announced) wait until the call is over, unless this
             // child died: its wait status comes from the server.

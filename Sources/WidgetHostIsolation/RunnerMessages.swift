@@ -59,6 +59,21 @@ enum CallMessage {
         }
     }
 
+    /// Where CALL's `now` and `timeout` (f64 each) sit in the framed message:
+    /// after the header and three u32 and two f64 fields.
+    private static let nowOffset = Int(WH_WIRE_HEADER_SIZE) + 28
+    private static let timeoutOffset = nowOffset + 8
+
+    /// A CALL message made for another call of the same instance, with this
+    /// call's `now` and timeout written in (the only fields that differ).
+    static func patch(_ message: inout [UInt8], for call: PluginCall) {
+        for (offset, value) in [(nowOffset, call.now), (timeoutOffset, call.effectiveTimeout)] {
+            withUnsafeBytes(of: value.bitPattern.littleEndian) { field in
+                message.replaceSubrange(offset..<offset + 8, with: field)
+            }
+        }
+    }
+
     /// Checks the call against the descriptor; returns the configuration
     /// JSON (the kind's defaults with the call's values).
     static func configuration(_ call: PluginCall, plugin: PluginDescription) -> Result<String, PluginFailure.Reason> {

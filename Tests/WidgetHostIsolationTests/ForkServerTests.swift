@@ -127,6 +127,28 @@ struct ForkServerTests {
         #expect(failure.code == "notELF", "\(failure.message)")
     }
 
+    /// Calls of one instance reuse the last CALL message with their own
+    /// `now` written in: each call's entries are dated at its own `now`, and
+    /// another configuration or entry point gets a message of its own.
+    @Test func repeatedCallsCarryTheirOwnNow() {
+        let server = ForkServer(plugin: TestSupport.fixture("good"))
+        defer { server.stop() }
+        let start = Date().timeIntervalSince1970.rounded()
+        for step in 0..<3 {
+            let now = start + Double(step) * 3600
+            let call = PluginCall(
+                .timeline, kind: "test.fixture", family: .systemSmall, now: now,
+                dataDirectory: TestSupport.dataDirectory)
+            let output = server.call(call)
+            #expect(output.result?.entries.first?.date == now, "call \(step)")
+            #expect(output.result?.entries.count == 3)
+        }
+        let snapshot = PluginCall(
+            .snapshot, kind: "test.fixture", family: .systemMedium, now: start,
+            dataDirectory: TestSupport.dataDirectory)
+        #expect(server.call(snapshot).result?.entries.count == 1, "another entry point: another message")
+    }
+
     @Test func aServerThatDiedIsRestarted() {
         let server = ForkServer(plugin: TestSupport.fixture("good"))
         #expect(server.call(Self.call()).failure == nil)
