@@ -192,7 +192,9 @@ public final class ForkServer {
         }
         if fallbackReason != nil { return nil }
         let wanted = Key(dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
-        if server > 0 && (key != wanted || !serverAlive()) { stop() }
+        // A server that died since the last call is noticed when its standby
+        // cannot take the CALL (`perform` starts it again): no check here.
+        if server > 0 && key != wanted { stop() }
         if server == 0 {
             if let early = start(for: call, key: wanted, startedAt: startedAt) { return early }
             if server == 0, fallbackReason == nil, warmUpFailure != nil {
@@ -462,9 +464,23 @@ public final class ForkServer {
         // The standby the server announced: a child waiting on its own channel.
         var taken: (pid: pid_t, fd: Int32, pidfd: Int32)?
         var attempts = 0
+        var restarted = false
+        /// The server died since the last call (its children with it): start
+        /// it again, once. An output when the call ends here.
+        func restart() -> CallOutput? {
+            stop()
+            restarted = true
+            if let early = ensureServer(for: call, startedAt: startedAt) { return early }
+            if fallbackReason != nil { return IsolatedRunner.run(plugin: pluginPath, call: call, options: options) }
+            return nil
+        }
         while taken == nil {
             switch takeStandby(until: deadline, phase: phase, limit: call.effectiveTimeout) {
             case .failure(let reason):
+                if !restarted, case .protocolViolation = reason, !serverAlive() {
+                    if let early = restart() { return early }
+                    continue
+                }
                 var exit = "fork server gone"
                 if case .timedOut = reason {
                     exit = "no call child in time"
@@ -482,6 +498,10 @@ public final class ForkServer {
                     kill(-standby.pid, SIGKILL)
                     close(standby.fd)
                     close(standby.pidfd)
+                    if !restarted && !serverAlive() {
+                        if let early = restart() { return early }
+                        continue
+                    }
                     attempts += 1
                     if attempts >= 3 {
                         stop()
