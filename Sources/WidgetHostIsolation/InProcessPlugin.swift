@@ -60,7 +60,7 @@ public final class InProcessPlugin {
         let (result, reason, provider) = perform(call, plugin: plugin, descriptor: descriptor)
         return output(
             startedAt: startedAt, plugin: plugin, result: result,
-            failure: reason.map { PluginFailure(plugin: pluginPath, reason: $0) }, provider: provider)
+            failure: reason.map { PluginFailure(plugin: pluginPath, reason: $0, inProcess: true) }, provider: provider)
     }
 
     private func output(

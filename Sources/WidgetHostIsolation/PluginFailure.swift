@@ -16,10 +16,14 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
     /// The plugin file the failure concerns.
     public var plugin: String
     public var reason: Reason
+    /// The call ran inside the host (`--isolation in-process`): nothing was
+    /// killed, so a timed-out call's code may still be running.
+    public var inProcess: Bool
 
-    public init(plugin: String, reason: Reason) {
+    public init(plugin: String, reason: Reason, inProcess: Bool = false) {
         self.plugin = plugin
         self.reason = reason
+        self.inProcess = inProcess
     }
 
     /// When in a call's life something failed.
@@ -186,8 +190,11 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .pluginError(let code, let message):
             return "\(file) reported an error: code \(code): \(message)"
         case .timedOut(let phase, let limit):
-            return
-                "\(file) timed out during \(phase): no answer after \(Timestamp.duration(limit)); its process group was killed"
+            let after =
+                inProcess
+                ? "it was abandoned, not stopped: in-process, its code may still be running inside widgethost"
+                : "its process group was killed"
+            return "\(file) timed out during \(phase): no answer after \(Timestamp.duration(limit)); \(after)"
         case .crashed(let phase, let signal, let name):
             return "\(file) crashed with \(name) (signal \(signal)) during \(phase)"
         case .exitedEarly(let phase, let status):

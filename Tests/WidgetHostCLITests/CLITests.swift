@@ -129,6 +129,16 @@ struct CLITests {
         #expect(snapshot.status == 0, "\(snapshot.stdout)\(snapshot.stderr)")
         #expect((try CLI.json(snapshot.stdout)["call"] as? [String: Any])?["ok"] as? Bool == true)
         #expect(snapshot.stderr.contains("WARNING: --isolation in-process"))
+
+        // A timeout in process abandons the call: nothing is killed, and the
+        // message says so (not "its process group was killed").
+        let hung = try CLI.run([
+            "timeline", CLI.fixtures + "/sleep_forever.so", "--kind", "test.fixture", "--data-dir",
+            CLI.dataDirectory, "--isolation", "in-process", "--timeout", "100ms",
+        ])
+        #expect(hung.status == 1)
+        #expect(hung.stdout.contains("it was abandoned, not stopped"), "\(hung.stdout)")
+        #expect(!hung.stdout.contains("process group was killed"))
     }
 
     @Test func loadOfAFaultyPluginExitsOneWithTheTypedError() throws {
