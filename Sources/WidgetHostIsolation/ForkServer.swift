@@ -60,7 +60,6 @@ public final class ForkServer {
     /// Set when a warm-up failed: later servers for this file start without
     /// it (cleared when the file changes).
     private var warmUpFailure: String?
-    private var configurations = ConfigurationCache()
     /// The last CALL message and its call (`now` and timeout cleared), for
     /// the plugin as currently loaded.
     private var lastCall: (key: PluginCall, message: [UInt8])?
@@ -324,20 +323,21 @@ public final class ForkServer {
         /// Loaded, and its warm-up running: a failure from here on is the
         /// warm-up's, and the server is started again without it.
         var warmingUp = false
-        func warmUpFailed(_ reason: String) -> CallOutput? {
+        /// Records why the warm-up failed (the server, stopped, is started
+        /// again without it by `ensureServer`).
+        func warmUpFailed(_ what: String) -> CallOutput? {
+            stop()
+            let reason = "its warm_up \(what); calls run without it (docs/abi.md, \"The warm-up\")"
             warmUpFailure = reason
             warmUp = .failed(reason)
-            stop()
             return nil
         }
         while true {
             let waited = wait(until: deadline)
             if waited == .timedOut {
                 if warmingUp {
-                    let limit = options.loadTimeout
                     return warmUpFailed(
-                        "its warm_up did not return within the load timeout (\(limit) s): the fork server runs without it"
-                    )
+                        "did not return within the load timeout (\(Timestamp.duration(options.loadTimeout)))")
                 }
                 stop()
                 return early(.timedOut(phase: .load, limit: options.loadTimeout), exit: "killed by SIGKILL (timeout)")
@@ -380,8 +380,7 @@ public final class ForkServer {
                     let threads = reader.u32()
                     if threads > 1 {
                         return warmUpFailed(
-                            "its warm_up left \(threads) threads running, and fork() copies only one: the fork server runs without it"
-                        )
+                            "left \(threads) threads running, and the fork server cannot fork a process with threads")
                     }
                     warmUp = .ran(seconds: Double(nanoseconds) / 1e9)
                     return nil
@@ -408,19 +407,14 @@ public final class ForkServer {
             if waited == .serverExited && frames.isEmpty {
                 let syscall = forbidden[server]
                 if warmingUp {
-                    let server = server
                     let status = stop()
-                    let what =
-                        if case .forbiddenSyscall = WaitStatus.reason(
-                            status, phase: .load, seccomp: seccompOn, syscall: syscall)
-                        {
-                            "called a forbidden system call (\(syscall.map { "\($0)" } ?? "killed by SIGSYS"))"
-                        } else {
-                            "ended the server (pid \(server)): \(WaitStatus.describe(status))"
-                        }
-                    warmUpFailure = "its warm_up \(what): the fork server runs without it"
-                    warmUp = .failed(warmUpFailure!)
-                    return nil
+                    if case .forbiddenSyscall = WaitStatus.reason(
+                        status, phase: .load, seccomp: seccompOn, syscall: syscall)
+                    {
+                        return warmUpFailed(
+                            "called a forbidden system call (\(syscall.map { "\($0)" } ?? "killed by SIGSYS"))")
+                    }
+                    return warmUpFailed("crashed the fork server (\(WaitStatus.describe(status)))")
                 }
                 let status = stop()
                 return early(
@@ -449,7 +443,7 @@ public final class ForkServer {
             message = last.message
             CallMessage.patch(&message, for: call)
         } else {
-            switch CallMessage.make(call, plugin: plugin, cache: &configurations) {
+            switch CallMessage.make(call, plugin: plugin) {
             case .failure(let reason):
                 return output(
                     startedAt: startedAt, result: nil, failure: PluginFailure(plugin: pluginPath, reason: reason),

@@ -33,16 +33,7 @@ enum LoadMessage {
 /// Builds a CALL message after checking the call against the descriptor.
 enum CallMessage {
     static func make(_ call: PluginCall, plugin: PluginDescription) -> Result<[UInt8], PluginFailure.Reason> {
-        var cache = ConfigurationCache()
-        return make(call, plugin: plugin, cache: &cache)
-    }
-
-    /// With the last configuration built kept in `cache` (a fork server
-    /// makes the same instance's calls over and over).
-    static func make(_ call: PluginCall, plugin: PluginDescription, cache: inout ConfigurationCache)
-        -> Result<[UInt8], PluginFailure.Reason>
-    {
-        configuration(call, plugin: plugin, cache: &cache).map { configuration in
+        configuration(call, plugin: plugin).map { configuration in
             var message = WireWriter()
             message.u32(call.entryPoint.rawValue)
             message.u32(call.family.rawValue)
@@ -77,13 +68,6 @@ enum CallMessage {
     /// Checks the call against the descriptor; returns the configuration
     /// JSON (the kind's defaults with the call's values).
     static func configuration(_ call: PluginCall, plugin: PluginDescription) -> Result<String, PluginFailure.Reason> {
-        var cache = ConfigurationCache()
-        return configuration(call, plugin: plugin, cache: &cache)
-    }
-
-    static func configuration(_ call: PluginCall, plugin: PluginDescription, cache: inout ConfigurationCache)
-        -> Result<String, PluginFailure.Reason>
-    {
         guard let kind = plugin.kind(call.kind) else {
             return .failure(.unknownKind(kind: call.kind, available: plugin.kinds.map(\.id)))
         }
@@ -93,23 +77,10 @@ enum CallMessage {
         guard kind.entryPoints.contains(call.entryPoint) else {
             return .failure(.missingEntryPoint(kind: kind.id, entryPoint: call.entryPoint))
         }
-        switch cache.build(kind: kind, overrides: call.configuration) {
+        switch ConfigurationBuilder.build(kind: kind, overrides: call.configuration) {
         case .success(let json): return .success(json)
         case .failure(let problem): return .failure(.badConfiguration(problem.description))
         }
-    }
-}
-
-/// The last configuration JSON built (a kind's defaults with a call's
-/// values), so that repeated calls of one instance do not build it again.
-struct ConfigurationCache {
-    private var last: (kind: KindDescription, overrides: [String: String], json: String)?
-
-    mutating func build(kind: KindDescription, overrides: [String: String]) -> Result<String, ConfigurationProblem> {
-        if let last, last.overrides == overrides, last.kind == kind { return .success(last.json) }
-        let built = ConfigurationBuilder.build(kind: kind, overrides: overrides)
-        if case .success(let json) = built { last = (kind, overrides, json) }
-        return built
     }
 }
 

@@ -1,3 +1,5 @@
+import WidgetHostModel
+
 /// What became of a plugin's warm-up in a fork server (`ForkServer.warmUp`).
 ///
 /// A plugin may export a `warm_up` function (SDK 1.1, `wh_warm_up_fn`): the
@@ -45,13 +47,8 @@ public enum WarmUpOutcome: Sendable, Equatable {
         switch self {
         case .none: "none (the plugin exports no warm_up)"
         case .ran(let seconds):
-            "ran once in the fork server in \(Self.duration(seconds)); every call starts from its state"
+            "ran once in the fork server in \(Timestamp.duration(seconds)); every call starts from its state"
         case .failed(let reason): "FAILED: \(reason)"
         }
-    }
-
-    private static func duration(_ seconds: Double) -> String {
-        let microseconds = Int((seconds * 1e6).rounded())
-        return microseconds < 10_000 ? "\(microseconds) µs" : "\(microseconds / 1000) ms"
     }
 }

@@ -73,7 +73,7 @@ struct WarmUpTests {
             return
         }
         #expect(reason.contains(phrase), "\(reason)")
-        #expect(reason.contains("runs without it"), "\(reason)")
+        #expect(reason.contains("calls run without it"), "\(reason)")
         // Still a fork server (one start with the warm-up, one without), not
         // spawn-per-call.
         #expect(server.fallbackReason == nil)
