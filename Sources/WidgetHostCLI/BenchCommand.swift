@@ -168,6 +168,8 @@ struct ModeResult {
     var provider = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
     var lateness = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
+    /// What the calls cost in CPU time, by process.
+    var cpu = BenchCPU()
 
     mutating func add(_ other: ModeResult) {
         histogram.add(other.histogram)
@@ -178,6 +180,7 @@ struct ModeResult {
         calls += other.calls
         fallback = fallback ?? other.fallback
         warmUp = warmUp ?? other.warmUp
+        cpu.add(other.cpu)
     }
 }
 
@@ -221,8 +224,9 @@ struct Bench: Sendable {
                     ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
             }
             /// Records one call: `latency` goes into the histogram, `busy` is the call alone.
-            func record(_ index: Int, latency: UInt64, busy: UInt64, _ output: CallOutput) {
+            func record(_ index: Int, latency: UInt64, busy: UInt64, hostCPU: Double, _ output: CallOutput) {
                 _ = results[index].histogram.record(latency)
+                results[index].cpu.record(hostSeconds: hostCPU, output)
                 results[index].busyNanoseconds += busy
                 results[index].calls += 1
                 if let seconds = output.timing.providerSeconds {
@@ -246,15 +250,18 @@ struct Bench: Sendable {
                 }
             }
             for index in modes.indices { _ = once(index) }  // warm-up: starts the fork server
+            let serverCPUBefore = servers.map { $0?.cpuUsage }
             switch load {
             case .closed:
                 let share = calls / workers + (worker < calls % workers ? 1 : 0)
                 for _ in 0..<share {
                     for index in modes.indices {
+                        let cpuStart = CPUUsage.currentThreadSeconds()
                         let start = DispatchTime.now().uptimeNanoseconds
                         let output = once(index)
                         let nanoseconds = DispatchTime.now().uptimeNanoseconds - start
-                        record(index, latency: nanoseconds, busy: nanoseconds, output)
+                        let hostCPU = CPUUsage.currentThreadSeconds() - cpuStart
+                        record(index, latency: nanoseconds, busy: nanoseconds, hostCPU: hostCPU, output)
                     }
                     progressed(by: modes.count)
                 }
@@ -267,10 +274,14 @@ struct Bench: Sendable {
                 while slot < total {
                     let due = plan.due(slot)
                     MonotonicClock.sleep(until: due)
+                    let cpuStart = CPUUsage.currentThreadSeconds()
                     let start = MonotonicClock.now()
                     let output = once(slot % modes.count)
                     let end = MonotonicClock.now()
-                    record(slot % modes.count, latency: end - min(due, end), busy: end - min(start, end), output)
+                    let hostCPU = CPUUsage.currentThreadSeconds() - cpuStart
+                    record(
+                        slot % modes.count, latency: end - min(due, end), busy: end - min(start, end),
+                        hostCPU: hostCPU, output)
                     kept.calls += 1
                     if start > due, start - due > plan.intervalNanoseconds { kept.lateStarts += 1 }
                     kept.lastStart = max(kept.lastStart, start)
@@ -282,6 +293,9 @@ struct Bench: Sendable {
                 lock.unlock()
             }
             for index in modes.indices {
+                if let server = servers[index], let before = serverCPUBefore[index] {
+                    results[index].cpu.forkServer = server.cpuUsage - before
+                }
                 results[index].fallback = servers[index]?.fallbackReason
                 results[index].warmUp = servers[index]?.warmUp
                 servers[index]?.stop()
@@ -417,6 +431,9 @@ enum BenchReport {
                 "provider (\(result.mode.rawValue)): the entry point alone, in the child: p50 \(format(micro(result.provider.valueAtPercentile(50)))) µs, p99 \(format(micro(result.provider.valueAtPercentile(99)))) µs"
             )
         }
+        for result in results {
+            if let cpu = result.cpu.perCall { lines.append("cpu per call (\(result.mode.rawValue)): \(cpu.summary)") }
+        }
         for result in results where result.lateness.totalCount > 0 {
             lines.append(
                 "timeouts (\(result.mode.rawValue)): SIGKILL sent p50 \(format(micro(result.lateness.valueAtPercentile(50)))) µs, p99 \(format(micro(result.lateness.valueAtPercentile(99)))) µs, max \(format(micro(result.lateness.max))) µs after the deadline"
@@ -520,6 +537,8 @@ enum BenchReport {
         var providerMicroseconds: [String: Double]?
         /// Fork server timeouts: deadline to SIGKILL, µs (p50, p99, max); absent without timeouts.
         var timeoutKillLatenessMicroseconds: [String: Double]?
+        /// CPU time per call by process, µs, and the calls/s the CPUs allow at most.
+        var cpuMicrosecondsPerCall: BenchCPU.PerCall?
     }
 
     struct Bucket: Encodable {
@@ -557,7 +576,8 @@ enum BenchReport {
                         : [
                             "p50": micro(result.lateness.valueAtPercentile(50)),
                             "p99": micro(result.lateness.valueAtPercentile(99)), "max": micro(result.lateness.max),
-                        ])
+                        ],
+                    cpuMicrosecondsPerCall: result.cpu.perCall)
             },
             ratios: ratios(results), load: Load(run.schedule))
     }

@@ -98,6 +98,11 @@ public final class ForkServer {
     private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32)
     /// Wait statuses from CHILD_EXITED, by pid (only recent ones are kept).
     private var exitStatuses: [pid_t: Int32] = [:]
+    /// CPU time used so far by the servers this instance started and their
+    /// call children, as of the last child reaped (see `CPUUsage`).
+    public private(set) var cpuUsage = CPUUsage()
+    /// The servers' CPU time before the current server started.
+    private var earlierServersSeconds = 0.0
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var policy = SandboxPolicy.off
     private var stdoutBytes: [UInt8] = []
@@ -234,6 +239,7 @@ public final class ForkServer {
         queue = []
         channelEOF = false
         key = nil
+        earlierServersSeconds = cpuUsage.serverSeconds
         return status
     }
 
@@ -688,6 +694,14 @@ public final class ForkServer {
             case WH_MSG_CHILD_EXITED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())
                 let status = reader.i32()
+                let childNanoseconds = reader.u64()
+                let serverNanoseconds = reader.u64()
+                if reader.malformed {
+                    return .failure(.protocolViolation("truncated CHILD_EXITED message from the fork server"))
+                }
+                cpuUsage.childrenSeconds += Double(childNanoseconds) / 1e9
+                cpuUsage.childrenReaped += 1
+                cpuUsage.serverSeconds = earlierServersSeconds + Double(serverNanoseconds) / 1e9
                 if let index = standbys.firstIndex(where: { $0.pid == pid }) {
                     let gone = standbys.remove(at: index)
                     close(gone.fd)

@@ -113,6 +113,8 @@ private struct Supervision {
     var result: ProviderResult?
     var failure: PluginFailure?
     var providerSeconds: Double?
+    /// The runner's CPU time, once it is reaped.
+    var childCPUSeconds: Double?
     var killedForTimeout = false
     /// The data directory the child runs in: the call's, or for a load
     /// without a call a temporary empty one (removed at the end).
@@ -414,8 +416,10 @@ private struct Supervision {
         killGroup()
         _ = waitForExit(seconds: 5)
         var status: Int32 = 0
+        var usage = rusage()
         var reaped: pid_t
-        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        repeat { reaped = wait4(pid, &status, 0, &usage) } while reaped < 0 && errno == EINTR
+        if reaped == pid { childCPUSeconds = CPUUsage.seconds(usage.ru_utime) + CPUUsage.seconds(usage.ru_stime) }
         dropped += Descriptors.drain(stdoutPipe, into: &stdoutBytes).dropped
         dropped += Descriptors.drain(stderrPipe, into: &stderrBytes).dropped
         close(stdoutPipe)
@@ -465,7 +469,7 @@ private struct Supervision {
             timing: CallTiming(
                 totalSeconds: monotonicSeconds() - startedAt,
                 loadSeconds: description?.loadSeconds,
-                providerSeconds: providerSeconds),
+                providerSeconds: providerSeconds, childCPUSeconds: childCPUSeconds),
             log: CapturedLog(
                 stdout: String(decoding: stdoutBytes, as: UTF8.self),
                 stderr: String(decoding: stderrBytes, as: UTF8.self),

@@ -93,6 +93,21 @@ public struct CallTiming: Sendable, Hashable {
     public var loadSeconds: Double?
     /// From calling the entry point to its completion, measured in the child.
     public var providerSeconds: Double?
+    /// CPU time (user + system) of the spawned runner process, from its
+    /// whole life: exec, `dlopen`, the call and its exit (`wait4`). Only
+    /// with `--isolation spawn`: a fork server's children are reaped by the
+    /// server after the call returns (see `ForkServer.cpuUsage`).
+    public var childCPUSeconds: Double?
+
+    public init(
+        totalSeconds: Double, loadSeconds: Double? = nil, providerSeconds: Double? = nil,
+        childCPUSeconds: Double? = nil
+    ) {
+        self.totalSeconds = totalSeconds
+        self.loadSeconds = loadSeconds
+        self.providerSeconds = providerSeconds
+        self.childCPUSeconds = childCPUSeconds
+    }
 }
 
 /// What the plugin printed during the call (kept apart from the protocol).

@@ -256,6 +256,10 @@ static uint64_t monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t timeval_ns(struct timeval t) {
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_usec * 1000u;
+}
+
 static uint32_t thread_count(void) {
     FILE *f = fopen("/proc/self/status", "re");
     if (!f) return 0;
@@ -1097,7 +1101,8 @@ static void serve(void) {
             }
             pid_t pid = live[i].pid;
             int status = 0;
-            while (waitpid(pid, &status, 0) < 0) {
+            struct rusage usage;
+            while (wait4(pid, &status, 0, &usage) < 0) {
                 if (errno != EINTR) _exit(8);
             }
             close(live[i].pidfd);
@@ -1114,6 +1119,10 @@ static void serve(void) {
             buffer b = {0};
             buf_u32(&b, (uint32_t)pid);
             buf_u32(&b, (uint32_t)status);
+            buf_u64(&b, timeval_ns(usage.ru_utime) + timeval_ns(usage.ru_stime));
+            struct timespec own;
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &own);
+            buf_u64(&b, (uint64_t)own.tv_sec * 1000000000u + (uint64_t)own.tv_nsec);
             send_frame(WH_MSG_CHILD_EXITED, &b);
             free(b.data);
         }

@@ -28,6 +28,22 @@ struct BenchCommandTests {
             let histogram = try #require(mode["histogram"] as? [[String: Any]])
             #expect(histogram.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 5)
             #expect((mode["callsPerSecond"] as? Double ?? 0) > 0)
+            let cpu = try #require(mode["cpuMicrosecondsPerCall"] as? [String: Any])
+            let host = try #require(cpu["host"] as? Double)
+            let total = try #require(cpu["total"] as? Double)
+            #expect(host > 0)
+            #expect(total >= host)
+            #expect((cpu["processors"] as? Int ?? 0) >= 1)
+            #expect((cpu["callsPerSecondBound"] as? Double ?? 0) > 0)
+            if mode["mode"] as? String == "spawn" {
+                // Each runner is reaped within its call: always known.
+                #expect((cpu["runner"] as? Double ?? 0) > 0)
+                #expect(cpu["callChild"] == nil)
+            } else {
+                #expect(cpu["runner"] == nil)
+                // Children are reaped after their calls: known once one was.
+                if let child = cpu["callChild"] as? Double { #expect(child > 0) }
+            }
         }
         let ratios = try #require(object["ratios"] as? [[String: Any]])
         #expect(ratios.count == 2)
@@ -47,6 +63,7 @@ struct BenchCommandTests {
         #expect(result.stdout.contains("failures (fork-server): crashed 3"))
         #expect(result.stdout.contains("latency histogram"))
         #expect(result.stdout.contains("closed loop (back to back)"))
+        #expect(result.stdout.contains("cpu per call (fork-server): host "))
         #expect(!result.stdout.contains("open loop"))
     }
 

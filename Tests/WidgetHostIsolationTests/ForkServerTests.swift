@@ -181,6 +181,34 @@ struct ForkServerTests {
         #expect(server.call(Self.call()).failure == nil)
     }
 
+    /// The server reports the CPU time of every child it reaps and its own:
+    /// a child that spun until its timeout shows as CPU time of the children.
+    @Test func cpuUsageCountsTheReapedChildrenAndTheServer() {
+        let server = ForkServer(plugin: TestSupport.fixture("hang"))
+        #expect(server.cpuUsage == CPUUsage())
+        for _ in 0..<3 { #expect(server.call(Self.call(timeout: 0.15)).failure?.code == "timedOut") }
+        // The first child was killed and reaped before the third call began.
+        let usage = server.cpuUsage
+        #expect(usage.childrenReaped >= 1)
+        #expect(usage.childrenReaped <= 3)
+        // A spinning child gets well over 10 ms of a CPU in 150 ms, even on a busy machine.
+        #expect(usage.childrenSeconds > 0.01 * Double(usage.childrenReaped), "\(usage)")
+        #expect(usage.serverSeconds > 0)
+        let difference = usage - CPUUsage(serverSeconds: 0, childrenSeconds: 0.01, childrenReaped: 1)
+        #expect(difference.childrenReaped == usage.childrenReaped - 1)
+        server.stop()
+        #expect(server.cpuUsage == usage)
+    }
+
+    @Test func aSpawnedCallReportsItsRunnersCPUTime() {
+        let output = IsolatedRunner.run(plugin: TestSupport.fixture("good"), call: Self.call())
+        #expect(output.failure == nil)
+        // exec, dlopen and the call cost well over a microsecond of CPU.
+        #expect((output.timing.childCPUSeconds ?? 0) > 1e-6)
+        let forked = ForkServer(plugin: TestSupport.fixture("good")).call(Self.call())
+        #expect(forked.timing.childCPUSeconds == nil)
+    }
+
     static func call(timeout: Double? = nil) -> PluginCall {
         PluginCall(
             .timeline, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,

@@ -40,7 +40,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 5u,
+    WH_WIRE_VERSION = 6u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -105,7 +105,10 @@ typedef enum wh_wire_type {
      *  its process group id) */
     WH_MSG_CHILD_STARTED = 105,
     /** Fork server only. From the server, after it reaped a call child:
-     *  u32 pid, i32 wait_status */
+     *  u32 pid, i32 wait_status; since version 6 the CPU time (user +
+     *  system, ns) the child used in all (its setup, prefault, call and
+     *  teardown, from wait4) and the server's own CPU time so far (its
+     *  forks and reaping): u64 child_cpu_ns, u64 server_cpu_ns */
     WH_MSG_CHILD_EXITED = 106,
     /** From the runner's SIGSYS handler, just before the process kills
      *  itself, when seccomp trapped a forbidden system call (one write, so
