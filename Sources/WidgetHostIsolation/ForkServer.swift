@@ -647,7 +647,7 @@ public final class ForkServer {
             let frame = ended.frame(type: UInt16(WH_MSG_CALL_ENDED.rawValue))
             _ = frame.withUnsafeBytes { Glibc.send(channel, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        if exit.isEmpty { exit = "killed by SIGKILL after answering" }
+        if exit.isEmpty { exit = "exited after answering; its process group killed" }
         drainLogs()
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
         return output(

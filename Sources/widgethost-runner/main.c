@@ -1376,19 +1376,23 @@ int main(int argc, char **argv) {
                 g_notify_fd = -1;
             }
             handle_call(&r);
-            /* A call child answered its one call: the host kills its
-             * process group (plugin threads and all) when it has the answer.
-             * Its teardown (freeing its memory) then runs as SCHED_BATCH at
-             * nice 19: it does not preempt the host or the next call when it
-             * wakes to die, and gets a CPU as soon as one is free (still a
+            /* A call child answered its one call (the answer is in the
+             * host's socket buffer, which outlives this process): it ends
+             * now, plugin threads and all, and the host still kills its
+             * process group for whatever the plugin started. Ending here
+             * rather than waiting for that SIGKILL spares the host waking a
+             * sleeping process on another CPU (an IPI; measured: ~8 µs less
+             * host CPU per call). Its teardown (freeing its memory) runs as
+             * SCHED_BATCH at nice 19: it does not preempt the host or the
+             * next call, and gets a CPU as soon as one is free (still a
              * small share under sustained load, where SCHED_IDLE could
              * starve teardowns and pile up dying children). */
             if (g_call_child) {
                 struct sched_param batch = {0};
                 sched_setscheduler(0, SCHED_BATCH, &batch);
                 setpriority(PRIO_PROCESS, 0, 19);
+                _exit(0);
             }
-            while (g_call_child) pause();
             break;
         default: _exit(4);
         }

@@ -131,7 +131,7 @@ typedef enum wh_wire_type {
  *  writer of it. It keeps WH_FORK_SERVER_STANDBYS standby call children,
  *  each forked with its own socketpair and announced with CHILD_STARTED; a
  *  child reads one CALL on its socket, answers RESULT or CALL_FAILED there
- *  and waits to be killed. When a standby takes a call the server forks its
+ *  and exits (the host kills its process group). When a standby takes a call the server forks its
  *  replacement once no call is running any more (CALL_ENDED, or the child's
  *  exit), so the fork does not compete with the call for a CPU, or at once
  *  if no standby is left; it reaps children as they exit and sends
