@@ -72,7 +72,8 @@ enum ResultValidator {
         var entries: [EntryRecord] = []
         var closest: (gap: Double, index: Int)?
         for (index, entry) in raw.entries.enumerated() {
-            let at = "entries[\(index)]"
+            // Only an error message names the entry: nothing is formatted for a good one.
+            var at: String { "entries[\(index)]" }
             guard entry.date.isFinite else {
                 return .failure(
                     .malformedResult(
