@@ -32,7 +32,10 @@ struct RunCommand: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The configuration file (JSON).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "The configuration file (JSON); - reads it from standard input (a pipe is read once: SIGHUP cannot re-read it).",
+            valueName: "file"))
     var config: String = ControlPaths.configuration
 
     @Option(help: ArgumentHelp("The state database (SQLite).", valueName: "path"))
@@ -61,7 +64,8 @@ struct RunCommand: ParsableCommand {
         }
         let logger = Logger(label: "widgethost")
         let options = DaemonOptions(
-            configurationPath: IsolatedRunnerPath.absolute(config), statePath: IsolatedRunnerPath.absolute(state),
+            configurationPath: config == "-" ? config : IsolatedRunnerPath.absolute(config),
+            statePath: IsolatedRunnerPath.absolute(state),
             socketPath: IsolatedRunnerPath.absolute(socket))
         let daemon: Daemon
         do {

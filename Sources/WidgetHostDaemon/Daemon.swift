@@ -368,6 +368,12 @@ public final class Daemon {
     /// once, free). A configuration with a mistake is refused with its line
     /// and the daemon goes on with the old one.
     func reloadConfiguration() {
+        guard configuration.rereadable else {
+            logger.error(
+                "SIGHUP: configuration not reloaded, the old one stays: it was read from \(options.configurationPath == "-" ? "standard input" : "a pipe (\(options.configurationPath))"), which cannot be read again; to change it, restart the daemon, or give --config a file"
+            )
+            return
+        }
         let now = clock.now()
         let new: DaemonConfiguration
         do {

@@ -81,27 +81,43 @@ public struct DaemonConfiguration: Sendable {
     /// An error at `field` of this file, with its line.
     public func fail(_ field: String, _ problem: String) -> DocumentError { reader.fail(field, problem) }
 
+    /// Whether the configuration came from a regular file, which SIGHUP can
+    /// read again; false for a pipe or standard input (`--config -`), read
+    /// once, whose relative paths are relative to the current directory.
+    public var rereadable = true
+
     /// Reads and checks a configuration file. Every problem is a
     /// ``DocumentError`` naming the file, the line, the field and what to do.
+    /// `path` may be a pipe or `-` (standard input): it is read to its end,
+    /// once.
     public static func load(_ path: String) throws(DocumentError) -> DaemonConfiguration {
-        guard FileManager.default.fileExists(atPath: path) else {
+        var info = stat()
+        if path != "-" && stat(path, &info) != 0 {
             throw DocumentError(
                 "\(path): no configuration file there; write one (samples/daemon/host.json is an example, docs/daemon.md the format) or pass --config FILE"
             )
         }
-        return try parse(try DocumentReader(file: path, documentation: documentation))
+        let stream = path == "-" || (info.st_mode & S_IFMT) != S_IFREG
+        var configuration = try parse(
+            try DocumentReader(file: path, documentation: documentation),
+            base: stream ? currentDirectory() : nil)
+        configuration.rereadable = !stream
+        return configuration
     }
 
     static let documentation = "docs/daemon.md"
 
-    /// Checks a parsed document.
-    public static func parse(_ reader: DocumentReader) throws(DocumentError) -> DaemonConfiguration {
+    /// Checks a parsed document. Relative paths in it are relative to
+    /// `base`, by default the directory of the document's file.
+    public static func parse(_ reader: DocumentReader, base: String? = nil) throws(DocumentError)
+        -> DaemonConfiguration
+    {
         let top = try reader.members(
             reader.root, "(top level)",
             allowed: [
                 "description", "plugins", "pluginDirectory", "dataDirectory", "scheduler", "instances", "failures",
             ])
-        let base = directory(of: absolute(reader.file, relativeTo: currentDirectory()))
+        let base = base ?? directory(of: absolute(reader.file, relativeTo: currentDirectory()))
         var plugins: [Plugin] = []
         func add(_ plugin: Plugin) throws(DocumentError) {
             if let other = plugins.first(where: { $0.name == plugin.name }) {

@@ -3,6 +3,9 @@
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A problem in a JSON document a person wrote (a scenario, the daemon's
 /// configuration): names the file, the line and column, the field, the
@@ -35,11 +38,38 @@ public struct DocumentReader: Sendable {
     public var positions: [String: JSONLocator.Position]
 
     /// Reads and parses `file`; a missing file or invalid JSON is a ``DocumentError``.
+    /// `file` may also be a pipe (`<(...)`, a FIFO) or `-` for standard input:
+    /// it is read to its end.
     public init(file: String, documentation: String) throws(DocumentError) {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw DocumentError("\(file): cannot read the file (does it exist, and may this user read it?)")
+        guard let bytes = Self.readAll(file) else {
+            throw DocumentError(
+                "\(file): cannot read the file: \(String(cString: strerror(errno))) (does it exist, and may this user read it?)"
+            )
         }
-        try self.init(file: file, text: String(decoding: data, as: UTF8.self), documentation: documentation)
+        try self.init(
+            file: file == "-" ? "(standard input)" : file, text: String(decoding: bytes, as: UTF8.self),
+            documentation: documentation)
+    }
+
+    /// The whole contents of `path` (`-`: standard input), read with `read(2)`
+    /// so that pipes and character devices work as well as regular files;
+    /// nil with `errno` set when it cannot be opened or read.
+    public static func readAll(_ path: String) -> [UInt8]? {
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes.append(contentsOf: chunk[0..<count])
+            } else if count == 0 {
+                return bytes
+            } else if errno != EINTR {
+                return nil
+            }
+        }
     }
 
     /// Parses `text` as the contents of `file`.

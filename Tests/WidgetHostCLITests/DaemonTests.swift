@@ -31,10 +31,14 @@ final class DaemonProcess {
 
     /// Starts the daemon and waits (bounded) until it answers `hello`.
     @discardableResult
-    func start(wait: Bool = true, environment extra: [String: String] = [:]) throws -> Process {
+    /// `standardInput`: the configuration goes to the daemon's standard input (`--config -`).
+    func start(wait: Bool = true, environment extra: [String: String] = [:], standardInput: Bool = false) throws
+        -> Process
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
-        process.arguments = ["run", "--config", config, "--state", state, "--socket", socket]
+        process.arguments = ["run", "--config", standardInput ? "-" : config, "--state", state, "--socket", socket]
+        if standardInput { process.standardInput = FileHandle(forReadingAtPath: config) }
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = directory + "/data"
         environment.merge(extra) { $1 }
@@ -431,6 +435,21 @@ struct DaemonTests {
         #expect(try daemon.status().instances.map(\.id) == ["board", "panda", "desk"])
         #expect(daemon.logText.contains("SIGHUP: configuration reloaded: 3 instances, 2 plugins"))
         #expect(daemon.reloadLines("panda").count == pandaReloads, "unchanged instances are not reloaded")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aConfigurationFromStandardInputIsReadOnce() throws {
+        let daemon = try DaemonProcess("stdin", configuration: busyConfiguration)
+        let process = try daemon.start(standardInput: true)
+        try waitUntil("panda has its first timeline") { !daemon.reloadLines("panda").isEmpty }
+        #expect(try daemon.status().instances.count == 3)
+        kill(process.processIdentifier, SIGHUP)
+        try waitUntil("SIGHUP is refused") {
+            daemon.logText.contains(
+                "SIGHUP: configuration not reloaded, the old one stays: it was read from standard input, which cannot be read again"
+            )
+        }
+        #expect(try daemon.status().instances.count == 3)
         #expect(daemon.stop() == 0)
     }
 

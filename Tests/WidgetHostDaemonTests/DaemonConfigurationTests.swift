@@ -42,6 +42,31 @@ struct DaemonConfigurationTests {
         #expect(configuration.instances[1].app == "default")
     }
 
+    /// A configuration from a pipe (`--config <(...)`, a FIFO): read to its
+    /// end once, relative paths relative to the current directory, and not
+    /// re-readable by SIGHUP; a regular file is.
+    @Test func aConfigurationFromAPipeIsReadOnceRelativeToTheCurrentDirectory() throws {
+        let directory = try write(#"{"instances": []}"#, files: ["plugins/libweather.so"])
+        let fifo = directory + "/host.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The plugin's path relative to the current directory, not to the FIFO's.
+        let cwd = DaemonConfiguration.currentDirectory()
+        let up = String(repeating: "../", count: cwd.split(separator: "/").count)
+        let relative = up + (directory + "/plugins/libweather.so").dropFirst()
+        let text = #"{ "plugins": [{ "name": "weather", "path": "\#(relative)" }], "instances": [] }"#
+        let writer = Thread {
+            let fd = open(fifo, O_WRONLY)
+            _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+            close(fd)
+        }
+        writer.start()
+        let configuration = try DaemonConfiguration.load(fifo)
+        let resolved = try #require(realpath(directory, nil).map { String(cString: $0) })
+        #expect(configuration.plugins.map(\.path) == [resolved + "/plugins/libweather.so"])
+        #expect(configuration.rereadable == false)
+        #expect(try DaemonConfiguration.load(directory + "/host.json").rereadable == true)
+    }
+
     @Test func perPluginSandboxOverrides() throws {
         let directory = try write(
             """
