@@ -92,18 +92,17 @@ enum ResultValidator {
                     closest = (gap, index)
                 }
             }
-            let value: JSONValue
+            let type: String
             do {
-                value = try JSONValue.parse(entry.content)
+                type = try JSONValue.typeName(of: entry.content)
             } catch {
                 let sample = entry.content.count > 40 ? String(entry.content.prefix(40)) + "…" : entry.content
                 return .failure(
                     .malformedResult(
                         what: "\(at).content_json is not JSON (\(error.explanation)): \(sample.debugDescription)"))
             }
-            guard value.isObject else {
-                return .failure(
-                    .malformedResult(what: "\(at).content_json is a JSON \(value.typeName), expected an object"))
+            guard type == "object" else {
+                return .failure(.malformedResult(what: "\(at).content_json is a JSON \(type), expected an object"))
             }
             var relevance: Relevance?
             if entry.flags & UInt32(WH_ENTRY_HAS_RELEVANCE.rawValue) != 0 {

@@ -4,33 +4,62 @@
 /// nil for anything it is not sure about (invalid JSON, duplicate member
 /// names, numbers out of `Double`'s range, lone surrogates); the caller then
 /// takes the `JSONDecoder` path, which explains the problem.
+///
+/// It reads the text's UTF-8 in place. `check` runs the same rules without
+/// building anything: no value, no string, no array is allocated (member
+/// names are compared where they lie in the text), which is what the host
+/// needs for a plugin's entries: are they JSON objects.
 struct JSONScanner {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
+    /// false: validate only; every value is returned as `.null`.
+    private let building: Bool
     private var index = 0
     private var depth = 0
 
     static func parse(_ text: String) -> JSONValue? {
-        var scanner = JSONScanner(bytes: Array(text.utf8))
-        guard let value = scanner.value() else { return nil }
-        scanner.skipSpace()
-        return scanner.index == scanner.bytes.count ? value : nil
-    }
-
-    private init(bytes: [UInt8]) { self.bytes = bytes }
-
-    private mutating func skipSpace() {
-        while index < bytes.count,
-            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D
-                || bytes[index] == 0x09
-        {
-            index += 1
+        var text = text
+        return text.withUTF8 { buffer in
+            var scanner = JSONScanner(bytes: buffer, building: true)
+            return scanner.document()
         }
     }
 
-    private mutating func literal(_ word: String, _ value: JSONValue) -> JSONValue? {
+    /// The first byte of the top-level value of a text this scanner accepts
+    /// (`{` for an object), or nil when `parse` would return nil.
+    static func check(_ text: String) -> UInt8? {
+        var text = text
+        return text.withUTF8 { buffer in
+            var scanner = JSONScanner(bytes: buffer, building: false)
+            guard scanner.document() != nil else { return nil }
+            var first = 0
+            while first < buffer.count, Self.isSpace(buffer[first]) { first += 1 }
+            return buffer[first]
+        }
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, building: Bool) {
+        self.bytes = bytes
+        self.building = building
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    private mutating func document() -> JSONValue? {
+        guard let value = value() else { return nil }
+        skipSpace()
+        return index == bytes.count ? value : nil
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count, Self.isSpace(bytes[index]) { index += 1 }
+    }
+
+    private mutating func literal(_ word: StaticString, _ value: JSONValue) -> JSONValue? {
         var at = index
-        for byte in word.utf8 {
-            guard at < bytes.count, bytes[at] == byte else { return nil }
+        for k in 0..<word.utf8CodeUnitCount {
+            guard at < bytes.count, bytes[at] == word.utf8Start[k] else { return nil }
             at += 1
         }
         index = at
@@ -43,9 +72,9 @@ struct JSONScanner {
         switch bytes[index] {
         case UInt8(ascii: "{"): return object()
         case UInt8(ascii: "["): return array()
-        case UInt8(ascii: "\""): return string().map { .string($0) }
-        case UInt8(ascii: "t"): return literal("true", .bool(true))
-        case UInt8(ascii: "f"): return literal("false", .bool(false))
+        case UInt8(ascii: "\""): return string().map { building ? .string($0) : .null }
+        case UInt8(ascii: "t"): return literal("true", building ? .bool(true) : .null)
+        case UInt8(ascii: "f"): return literal("false", building ? .bool(false) : .null)
         case UInt8(ascii: "n"): return literal("null", .null)
         default: return number()
         }
@@ -57,19 +86,32 @@ struct JSONScanner {
         guard depth <= 512 else { return nil }
         index += 1
         var members: [(String, JSONValue)] = []
+        /// Check mode: where each member name lies in the text (without its quotes).
+        var names: [Range<Int>] = []
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object([])
+            return building ? .object([]) : .null
         }
         while true {
             skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let name = string() else { return nil }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            let nameStart = index + 1
+            guard let name = string() else { return nil }
+            if !building {
+                // Names are compared as Strings (decoded, canonically
+                // equivalent ones equal) by the building parse: leave names
+                // with an escape or a non-ASCII byte (rare) to it; the others
+                // are equal exactly when their bytes are.
+                let range = nameStart..<(index - 1)
+                if bytes[range].contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) { return nil }
+                names.append(range)
+            }
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             guard let member = value() else { return nil }
-            members.append((name, member))
+            if building { members.append((name, member)) }
             skipSpace()
             guard index < bytes.count else { return nil }
             if bytes[index] == UInt8(ascii: ",") {
@@ -80,9 +122,26 @@ struct JSONScanner {
             index += 1
             break
         }
+        guard building else { return hasDuplicate(names) ? nil : .null }
         members.sort { $0.0 < $1.0 }
         for k in members.indices.dropFirst() where members[k].0 == members[k - 1].0 { return nil }
         return .object(members)
+    }
+
+    /// Whether two of these name ranges hold the same bytes.
+    private func hasDuplicate(_ names: [Range<Int>]) -> Bool {
+        guard names.count > 1 else { return false }
+        if names.count <= 8 {
+            for a in names.indices {
+                for b in names.indices where b > a && bytes[names[a]].elementsEqual(bytes[names[b]]) { return true }
+            }
+            return false
+        }
+        let sorted = names.sorted { bytes[$0].lexicographicallyPrecedes(bytes[$1]) }
+        for k in sorted.indices.dropFirst() where bytes[sorted[k]].elementsEqual(bytes[sorted[k - 1]]) {
+            return true
+        }
+        return false
     }
 
     private mutating func array() -> JSONValue? {
@@ -94,11 +153,11 @@ struct JSONScanner {
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array([])
+            return building ? .array([]) : .null
         }
         while true {
             guard let item = value() else { return nil }
-            items.append(item)
+            if building { items.append(item) }
             skipSpace()
             guard index < bytes.count else { return nil }
             if bytes[index] == UInt8(ascii: ",") {
@@ -107,7 +166,7 @@ struct JSONScanner {
             }
             guard bytes[index] == UInt8(ascii: "]") else { return nil }
             index += 1
-            return .array(items)
+            return building ? .array(items) : .null
         }
     }
 
@@ -129,6 +188,8 @@ struct JSONScanner {
         return code
     }
 
+    /// A string literal at `index` (its opening quote); in check mode the
+    /// text is validated and "" returned.
     private mutating func string() -> String? {
         index += 1
         let start = index
@@ -138,23 +199,24 @@ struct JSONScanner {
             index += 1
         }
         guard index < bytes.count else { return nil }
-        var utf8 = Array(bytes[start..<index])
+        var utf8: [UInt8] = building ? Array(bytes[start..<index]) : []
         while index < bytes.count {
             let c = bytes[index]
             index += 1
             switch c {
-            case UInt8(ascii: "\""): return String(decoding: utf8, as: UTF8.self)
+            case UInt8(ascii: "\""): return building ? String(decoding: utf8, as: UTF8.self) : ""
             case UInt8(ascii: "\\"):
                 guard index < bytes.count else { return nil }
                 let e = bytes[index]
                 index += 1
+                var decoded: UInt8?
                 switch e {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(e)
-                case UInt8(ascii: "b"): utf8.append(0x08)
-                case UInt8(ascii: "f"): utf8.append(0x0C)
-                case UInt8(ascii: "n"): utf8.append(0x0A)
-                case UInt8(ascii: "r"): utf8.append(0x0D)
-                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded = e
+                case UInt8(ascii: "b"): decoded = 0x08
+                case UInt8(ascii: "f"): decoded = 0x0C
+                case UInt8(ascii: "n"): decoded = 0x0A
+                case UInt8(ascii: "r"): decoded = 0x0D
+                case UInt8(ascii: "t"): decoded = 0x09
                 case UInt8(ascii: "u"):
                     guard var code = hex4() else { return nil }
                     if (0xD800..<0xDC00).contains(code) {
@@ -168,12 +230,13 @@ struct JSONScanner {
                         return nil
                     }
                     guard let scalar = Unicode.Scalar(code) else { return nil }
-                    utf8.append(contentsOf: String(Character(scalar)).utf8)
+                    if building { utf8.append(contentsOf: String(Character(scalar)).utf8) }
                 default: return nil
                 }
+                if building, let decoded { utf8.append(decoded) }
             default:
                 guard c >= 0x20 else { return nil }
-                utf8.append(c)
+                if building { utf8.append(c) }
             }
         }
         return nil
@@ -199,16 +262,21 @@ struct JSONScanner {
             index += 1
             guard digits(&self) > 0 else { return nil }
         }
+        var exponent = false
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            exponent = true
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 index += 1
             }
             guard digits(&self) > 0 else { return nil }
         }
+        // Without an exponent and with at most 300 integer digits the value is
+        // finite: check mode need not convert it.
+        if !building && !exponent && integerDigits <= 300 { return .null }
         guard let number = Double(String(decoding: bytes[start..<index], as: UTF8.self)), number.isFinite else {
             return nil
         }
-        return .number(number)
+        return building ? .number(number) : .null
     }
 }

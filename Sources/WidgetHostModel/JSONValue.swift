@@ -83,6 +83,28 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
     }
 
+    /// Checks that `text` is JSON without building the value, and returns the
+    /// name of its top-level type (`object`, `array`, ...) as
+    /// `parse(text).typeName` would; throws what `parse` throws. The host
+    /// checks every entry of every result this way: no allocation for a
+    /// good one.
+    ///
+    /// ```swift
+    /// try JSONValue.typeName(of: #"{"health": 0.75}"#)   // "object"
+    /// try JSONValue.typeName(of: "[1, 2")               // throws ParseError
+    /// ```
+    public static func typeName(of text: String) throws(ParseError) -> String {
+        guard let first = JSONScanner.check(text) else { return try parse(text).typeName }
+        switch first {
+        case UInt8(ascii: "{"): return "object"
+        case UInt8(ascii: "["): return "array"
+        case UInt8(ascii: "\""): return "string"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return "boolean"
+        case UInt8(ascii: "n"): return "null"
+        default: return "number"
+        }
+    }
+
     /// Why a text is not JSON.
     public struct ParseError: Error, Sendable, CustomStringConvertible {
         public var explanation: String

@@ -19,4 +19,99 @@ struct JSONValueTests {
             #expect(throws: JSONValue.ParseError.self, "\(text)") { try JSONValue.parse(text) }
         }
     }
+
+    /// `typeName(of:)` checks without building: for valid texts, mutated
+    /// ones and the cases it leaves to the building parse (escaped or
+    /// non-ASCII member names, duplicates, exponents, huge numbers), it must
+    /// say exactly what `parse(text).typeName` says, or throw the same
+    /// explanation.
+    @Test func checkingWithoutBuildingAgreesWithParse() throws {
+        var random = Xorshift(seed: 0x5EED_1234)
+        var checked = 0
+        var invalid = 0
+        for round in 0..<6000 {
+            var text = Self.json(&random, depth: 0)
+            if round % 3 == 1 { text = Self.mutate(text, &random) }
+            let parsed = Result { () throws(JSONValue.ParseError) in try JSONValue.parse(text).typeName }
+            let typed = Result { () throws(JSONValue.ParseError) in try JSONValue.typeName(of: text) }
+            switch (parsed, typed) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
+            case (.failure(let a), .failure(let b)):
+                #expect(a.explanation == b.explanation, "\(text)")
+                invalid += 1
+            default: Issue.record("parse \(parsed) but typeName(of:) \(typed) for \(text)")
+            }
+            checked += 1
+        }
+        #expect(checked == 6000)
+        #expect(invalid > 500, "the mutations make invalid texts too")
+        // Named cases.
+        #expect(try JSONValue.typeName(of: #" {"a": 1, "b": [true, null, -0.5e-3]} "#) == "object")
+        // Out of Double's range: both leave it to JSONDecoder, which refuses it.
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.typeName(of: "[1e400]") }
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse("[1e400]") }
+        #expect(try JSONValue.typeName(of: #""x""#) == "string")
+        #expect(try JSONValue.typeName(of: "-12") == "number")
+        #expect(try JSONValue.typeName(of: "false") == "boolean")
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.typeName(of: #"{"a": }"#) }
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.typeName(of: "") }
+    }
+
+    /// A random JSON text, with the cases above mixed in.
+    static func json(_ random: inout Xorshift, depth: Int) -> String {
+        let choice = random.next(depth >= 3 ? 6 : 8)
+        switch choice {
+        case 0: return "null"
+        case 1: return random.next(2) == 0 ? "true" : "false"
+        case 2:
+            let numbers = [
+                "0", "-0", "12", "-7.25", "3e2", "1E-7", "2.5e+10", "1e400", "-1e999", "123456789012345678901234567890",
+                String(repeating: "9", count: 310), "0.000001",
+            ]
+            return numbers[random.next(numbers.count)]
+        case 3, 4, 5:
+            let strings = [
+                #""plain""#, #""é and 😀""#, #""esc \" \\ \/ \n \t""#, #""\u00e9\ud83d\ude00""#, #""""#,
+                #""line""#, #""tab\u0009""#,
+            ]
+            return strings[random.next(strings.count)]
+        case 6:
+            let count = random.next(4)
+            return "[" + (0..<count).map { _ in json(&random, depth: depth + 1) }.joined(separator: ",") + "]"
+        default:
+            let names = [
+                #""a""#, #""b""#, #""title""#, #""caf\u00e9""#, #""café""#, #""cafe\u0301""#, #""a""#, #""x y""#,
+            ]
+            let count = random.next(5)
+            let members = (0..<count).map { _ in names[random.next(names.count)] + ":" + json(&random, depth: depth + 1)
+            }
+            return "{" + members.joined(separator: random.next(4) == 0 ? " , " : ",") + "}"
+        }
+    }
+
+    /// The text with one character dropped, doubled or replaced.
+    static func mutate(_ text: String, _ random: inout Xorshift) -> String {
+        var characters = Array(text)
+        guard !characters.isEmpty else { return "x" }
+        let at = random.next(characters.count)
+        let replacements: [Character] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "0", "e", "-", " ", "\u{1}"]
+        switch random.next(3) {
+        case 0: characters.remove(at: at)
+        case 1: characters.insert(characters[at], at: at)
+        default: characters[at] = replacements[random.next(replacements.count)]
+        }
+        return String(characters)
+    }
+}
+
+/// A small seeded generator (xorshift64*), so that a failure repeats.
+struct Xorshift {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next(_ bound: Int) -> Int {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % bound
+    }
 }
