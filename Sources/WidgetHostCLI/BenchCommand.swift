@@ -333,6 +333,29 @@ enum BenchReport {
         return Double(result.calls) * Double(concurrency) * 1e9 / Double(result.busyNanoseconds)
     }
 
+    /// Back to back, when the calls' CPU time (every mode's, every process's)
+    /// kept the CPUs 80 % busy or more, the run was bound by CPU: latency
+    /// includes waiting for a CPU (the previous calls' forks and
+    /// teardowns), which an open loop at a lower rate does not. Says so;
+    /// nil otherwise.
+    static func cpuBoundNote(_ run: BenchResults) -> String? {
+        guard run.schedule == nil else { return nil }
+        var cpuSeconds = 0.0
+        var wallSeconds = 0.0
+        var processors = 1
+        for result in run.modes {
+            guard let cpu = result.cpu.perCall else { return nil }
+            cpuSeconds += cpu.total / 1e6 * Double(result.calls)
+            wallSeconds += Double(result.busyNanoseconds) / 1e9
+            processors = cpu.processors
+        }
+        guard wallSeconds > 0 else { return nil }
+        let busy = cpuSeconds / (wallSeconds * Double(processors))
+        guard busy >= 0.8 else { return nil }
+        return
+            "note: back to back, the calls kept the \(processors) CPU\(processors == 1 ? "" : "s") \(Int((min(busy, 1) * 100).rounded())) % busy: latency includes waiting for a CPU; --rate R measures a call's latency at R calls/s (docs/performance.md)"
+    }
+
     static func progress(done: Int, total: Int) {
         let width = 30
         let filled = total > 0 ? done * width / total : width
@@ -434,6 +457,7 @@ enum BenchReport {
         for result in results {
             if let cpu = result.cpu.perCall { lines.append("cpu per call (\(result.mode.rawValue)): \(cpu.summary)") }
         }
+        if let note = cpuBoundNote(run) { lines.append(note) }
         for result in results where result.lateness.totalCount > 0 {
             lines.append(
                 "timeouts (\(result.mode.rawValue)): SIGKILL sent p50 \(format(micro(result.lateness.valueAtPercentile(50)))) µs, p99 \(format(micro(result.lateness.valueAtPercentile(99)))) µs, max \(format(micro(result.lateness.max))) µs after the deadline"
