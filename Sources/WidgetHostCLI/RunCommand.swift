@@ -63,6 +63,10 @@ struct RunCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "widgethost")
+        if config == "-" && isatty(STDIN_FILENO) == 1 {
+            FileHandleOutput.standardError(
+                "widgethost run: reading the configuration (JSON) from the terminal; end it with Ctrl-D\n")
+        }
         let options = DaemonOptions(
             configurationPath: config == "-" ? config : IsolatedRunnerPath.absolute(config),
             statePath: IsolatedRunnerPath.absolute(state),
