@@ -161,20 +161,30 @@ struct ConfigurationParser {
             let value = try parseValue(depth: depth)
             // The first value of a key wins, as in JSONDecoder.
             Self.setIfAbsent(&values[key], value)
+            if try closes("}", after: "member \(quoted(key))") { return values }
+        }
+    }
+
+    /// After a member or an element: consumes the `,` that continues the
+    /// container (false) or the `close` that ends it (true); anything else is
+    /// an error naming `what` came before.
+    private mutating func closes(_ close: Unicode.Scalar, after what: @autoclosure () -> String)
+        throws(ConfigurationParseError) -> Bool
+    {
+        skipWhitespace()
+        guard index < bytes.count else {
+            throw fail("expected ',' or '\(close)' after \(what()), found end of input")
+        }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
             skipWhitespace()
-            guard index < bytes.count else {
-                throw fail("expected ',' or '}' after member \(quoted(key)), found end of input")
-            }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                index += 1
-                return values
-            default:
-                throw fail("expected ',' or '}' after member \(quoted(key)), found \(describeByte(at: index))")
-            }
+            return false
+        case UInt8(ascii: close):
+            index += 1
+            return true
+        default:
+            throw fail("expected ',' or '\(close)' after \(what()), found \(describeByte(at: index))")
         }
     }
 
@@ -197,20 +207,7 @@ struct ConfigurationParser {
         }
         while true {
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else {
-                throw fail("expected ',' or ']' after array element, found end of input")
-            }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "]"):
-                index += 1
-                return elements
-            default:
-                throw fail("expected ',' or ']' after array element, found \(describeByte(at: index))")
-            }
+            if try closes("]", after: "array element") { return elements }
         }
     }
 
