@@ -112,36 +112,35 @@ struct JSONScanner {
             index += 1
             guard let member = value() else { return nil }
             if building { members.append((name, member)) }
-            skipSpace()
-            guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            guard bytes[index] == UInt8(ascii: "}") else { return nil }
-            index += 1
-            break
+            guard let closed = closes(UInt8(ascii: "}")) else { return nil }
+            if closed { break }
         }
-        guard building else { return hasDuplicate(names) ? nil : .null }
+        guard building else { return hasDuplicate(&names) ? nil : .null }
         members.sort { $0.0 < $1.0 }
         for k in members.indices.dropFirst() where members[k].0 == members[k - 1].0 { return nil }
         return .object(members)
     }
 
-    /// Whether two of these name ranges hold the same bytes.
-    private func hasDuplicate(_ names: [Range<Int>]) -> Bool {
-        guard names.count > 1 else { return false }
-        if names.count <= 8 {
-            for a in names.indices {
-                for b in names.indices where b > a && bytes[names[a]].elementsEqual(bytes[names[b]]) { return true }
-            }
+    /// Whether two of these name ranges hold the same bytes (sorts them).
+    private func hasDuplicate(_ names: inout [Range<Int>]) -> Bool {
+        names.sort { bytes[$0].lexicographicallyPrecedes(bytes[$1]) }
+        return names.indices.dropFirst().contains { bytes[names[$0]].elementsEqual(bytes[names[$0 - 1]]) }
+    }
+
+    /// After a member or an element: consumes the `,` that continues the
+    /// container (false) or `close`, which ends it (true); nil for anything else.
+    private mutating func closes(_ close: UInt8) -> Bool? {
+        skipSpace()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
             return false
-        }
-        let sorted = names.sorted { bytes[$0].lexicographicallyPrecedes(bytes[$1]) }
-        for k in sorted.indices.dropFirst() where bytes[sorted[k]].elementsEqual(bytes[sorted[k - 1]]) {
+        case close:
+            index += 1
             return true
+        default: return nil
         }
-        return false
     }
 
     private mutating func array() -> JSONValue? {
@@ -158,15 +157,8 @@ struct JSONScanner {
         while true {
             guard let item = value() else { return nil }
             if building { items.append(item) }
-            skipSpace()
-            guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            guard bytes[index] == UInt8(ascii: "]") else { return nil }
-            index += 1
-            return building ? .array(items) : .null
+            guard let closed = closes(UInt8(ascii: "]")) else { return nil }
+            if closed { return building ? .array(items) : .null }
         }
     }
 
