@@ -54,7 +54,7 @@ public struct DocumentReader: Sendable {
     /// The whole contents of `path` (`-`: standard input), read with `read(2)`
     /// so that pipes and character devices work as well as regular files;
     /// nil with `errno` set when it cannot be opened or read.
-    public static func readAll(_ path: String) -> [UInt8]? {
+    static func readAll(_ path: String) -> [UInt8]? {
         let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { if fd != STDIN_FILENO { close(fd) } }

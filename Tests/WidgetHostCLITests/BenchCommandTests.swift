@@ -35,14 +35,21 @@ struct BenchCommandTests {
             #expect(total >= host)
             #expect((cpu["processors"] as? Int ?? 0) >= 1)
             #expect((cpu["callsPerSecondBound"] as? Double ?? 0) > 0)
+            let parts = ["host", "runner", "forkServer", "callChild"].compactMap { cpu[$0] as? Double }
+            #expect(abs(parts.reduce(0, +) - total) < 0.01, "total is the sum of the parts: \(cpu)")
             if mode["mode"] as? String == "spawn" {
                 // Each runner is reaped within its call: always known.
                 #expect((cpu["runner"] as? Double ?? 0) > 0)
                 #expect(cpu["callChild"] == nil)
+                #expect(cpu["forkServer"] == nil)
             } else {
                 #expect(cpu["runner"] == nil)
-                // Children are reaped after their calls: known once one was.
-                if let child = cpu["callChild"] as? Double { #expect(child > 0) }
+                // Children are reaped after their calls: both figures come
+                // once one was, each more than nothing.
+                #expect((cpu["forkServer"] == nil) == (cpu["callChild"] == nil), "\(cpu)")
+                for key in ["forkServer", "callChild"] {
+                    if let value = cpu[key] as? Double { #expect(value > 0, "\(key)") }
+                }
             }
         }
         let ratios = try #require(object["ratios"] as? [[String: Any]])
