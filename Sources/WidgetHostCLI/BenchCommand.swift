@@ -337,8 +337,8 @@ enum BenchReport {
     /// kept the CPUs 80 % busy or more, the run was bound by CPU: latency
     /// includes waiting for a CPU (the previous calls' forks and
     /// teardowns), which an open loop at a lower rate does not. Says so;
-    /// nil otherwise.
-    static func cpuBoundNote(_ run: BenchResults) -> String? {
+    /// nil otherwise. `concurrency` workers shared the time spent in calls.
+    static func cpuBoundNote(_ run: BenchResults, concurrency: Int) -> String? {
         guard run.schedule == nil else { return nil }
         var cpuSeconds = 0.0
         var wallSeconds = 0.0
@@ -346,7 +346,7 @@ enum BenchReport {
         for result in run.modes {
             guard let cpu = result.cpu.perCall else { return nil }
             cpuSeconds += cpu.total / 1e6 * Double(result.calls)
-            wallSeconds += Double(result.busyNanoseconds) / 1e9
+            wallSeconds += Double(result.busyNanoseconds) / 1e9 / Double(max(concurrency, 1))
             processors = cpu.processors
         }
         guard wallSeconds > 0 else { return nil }
@@ -457,7 +457,7 @@ enum BenchReport {
         for result in results {
             if let cpu = result.cpu.perCall { lines.append("cpu per call (\(result.mode.rawValue)): \(cpu.summary)") }
         }
-        if let note = cpuBoundNote(run) { lines.append(note) }
+        if let note = cpuBoundNote(run, concurrency: bench.concurrency) { lines.append(note) }
         for result in results where result.lateness.totalCount > 0 {
             lines.append(
                 "timeouts (\(result.mode.rawValue)): SIGKILL sent p50 \(format(micro(result.lateness.valueAtPercentile(50)))) µs, p99 \(format(micro(result.lateness.valueAtPercentile(99)))) µs, max \(format(micro(result.lateness.max))) µs after the deadline"

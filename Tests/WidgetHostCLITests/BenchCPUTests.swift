@@ -39,7 +39,7 @@ struct BenchCPUTests {
         let busy = BenchResults(
             modes: [forkServer(calls: 1000, busy: 0.4, host: 60, server: 300, child: 400)], schedule: nil)
         let cpus = try #require(busy.modes[0].cpu.perCall).processors
-        let note = BenchReport.cpuBoundNote(busy)
+        let note = BenchReport.cpuBoundNote(busy, concurrency: 1)
         if 0.76 / (0.4 * Double(cpus)) >= 0.8 {
             #expect(
                 note?.hasPrefix("note: back to back, the calls kept the \(cpus) CPU") == true,
@@ -50,10 +50,12 @@ struct BenchCPUTests {
         // The same calls spread over 4 s: the CPUs were mostly idle.
         let idle = BenchResults(
             modes: [forkServer(calls: 1000, busy: 4, host: 60, server: 300, child: 400)], schedule: nil)
-        #expect(BenchReport.cpuBoundNote(idle) == nil)
+        #expect(BenchReport.cpuBoundNote(idle, concurrency: 1) == nil)
+        // 4 s of calls over 10 workers is 0.4 s of wall time: as busy as the first.
+        #expect(BenchReport.cpuBoundNote(idle, concurrency: 10) == note)
         // An open loop never gets the note.
         let open = BenchResults(
             modes: busy.modes, schedule: ScheduleResult(offeredPerSecond: 1000, firstDue: 0))
-        #expect(BenchReport.cpuBoundNote(open) == nil)
+        #expect(BenchReport.cpuBoundNote(open, concurrency: 1) == nil)
     }
 }
