@@ -71,55 +71,62 @@ enum IsolatedRunnerPath {
 struct IsolationModeOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "How calls are isolated: fork-server (one sandboxed runner per plugin forks a fresh child per call), spawn (a fresh runner per call) or in-process (debugging only: the plugin runs inside widgethost, unprotected).",
-            valueName: "fork-server|spawn|in-process"))
-    var isolation: IsolationMode = .forkServer
+            "How calls are isolated: worker (the default: a warm sandboxed worker per plugin serves calls one at a time), fork-server (strict: a fresh child forked per call), spawn (a fresh runner per call) or in-process (debugging only: the plugin runs inside widgethost, unprotected).",
+            valueName: "worker|fork-server|spawn|in-process"))
+    var isolation: IsolationMode = .worker
 }
 
 extension IsolationMode: ExpressibleByArgument {}
 
-/// Makes calls of one plugin in the chosen isolation mode.
+/// Makes calls of one plugin through the isolation engine, in the chosen mode.
 final class PluginCaller {
     let plugin: String
     let options: IsolationOptions
-    private let server: ForkServer?
-    private let inProcess: InProcessPlugin?
+    let mode: IsolationMode
+    let engine: IsolationEngine
 
     /// With `.inProcess`, prints the loud warning on stderr.
     init(plugin: String, mode: IsolationMode, options: IsolationOptions) {
         self.plugin = plugin
         self.options = options
         self.mode = mode
-        self.server = mode == .forkServer ? ForkServer(plugin: plugin, options: options) : nil
-        self.inProcess = mode == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil
+        // A one-shot command keeps no standby worker.
+        self.engine = IsolationEngine(
+            plugin: plugin, options: options, mode: mode, recycling: WorkerRecycling(standbys: 0))
         if mode == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
     }
 
-    let mode: IsolationMode
+    /// The warm-up of the last worker or fork server (nil in the other modes).
+    var warmUp: WarmUpOutcome? { mode == .worker || mode == .forkServer ? engine.warmUp : nil }
 
-    /// The fork server's warm-up (nil in the other modes).
-    var warmUp: WarmUpOutcome? { server?.warmUp }
     /// Why the fork server calls the plugin with a runner per call, if it does.
-    var fallbackReason: String? { server?.fallbackReason }
+    var fallbackReason: String? {
+        guard mode == .forkServer else { return nil }
+        let summary = engine.isolationSummary
+        return summary == "fork-server" ? nil : summary
+    }
 
     /// One line on how the calls were isolated, for `load`.
     var isolationSummary: String {
         switch mode {
         case .spawn: return "spawn: a fresh runner per call (no warm-up)"
         case .inProcess: return "in-process (debugging only; no warm-up)"
+        case .worker:
+            let started = engine.statistics.workersStarted
+            return
+                "warm worker (\(started) started, \(engine.statistics.workerCalls) calls); warm-up \(warmUp?.summary ?? "not run")"
         case .forkServer:
-            if let fallbackReason { return "fork server not used: \(fallbackReason)" }
+            let summary = engine.isolationSummary
+            if summary != "fork-server" { return "fork server not used: \(summary)" }
             return "fork server; warm-up \(warmUp?.summary ?? "not run")"
         }
     }
 
-    func call(_ call: PluginCall) -> CallOutput {
-        inProcess?.call(call) ?? server?.call(call) ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
-    }
+    func call(_ call: PluginCall) -> CallOutput { engine.call(call) }
 
     /// Loads the plugin without calling it (in a runner of its own, or in
     /// process in that mode).
     func describe() -> CallOutput {
-        inProcess?.call(nil) ?? IsolatedRunner.run(plugin: plugin, options: options)
+        mode == .inProcess ? InProcessPlugin(plugin: plugin, options: options).call(nil) : IsolatedRunner.run(plugin: plugin, options: options)
     }
 }

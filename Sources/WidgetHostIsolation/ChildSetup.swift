@@ -93,3 +93,75 @@ enum ChildEnvironment {
         return environment
     }
 }
+
+/// The one launcher of `widgethost-runner` processes: spawn mode, fork
+/// servers and warm workers all start their child here (Chromium's one
+/// child-process launcher), with the same descriptors, environment,
+/// session and working directory (docs/isolation.md).
+struct RunnerLauncher {
+    /// A started runner: its pid (the host's own child, so a trusted pid),
+    /// a pidfd of it, the host's end of the channel (fd 3 in the child) and
+    /// of its stdout and stderr pipes, all non-blocking.
+    struct Child {
+        var pid: pid_t
+        var pidfd: Int32
+        var channel: Int32
+        var stdout: Int32
+        var stderr: Int32
+    }
+
+    /// Starts a runner in its own session with `dataDirectory` as its
+    /// working directory. A failure here is the host's, never the plugin's:
+    /// `.runnerMissing`, `.hostOutOfResources` or `.runnerUnavailable`.
+    static func start(options: IsolationOptions, dataDirectory: String, locale: String?)
+        -> Result<Child, PluginFailure.Reason>
+    {
+        guard let runner = RunnerLocator.locate(explicit: options.runnerPath) else {
+            return .failure(
+                .runnerMissing(
+                    "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
+                ))
+        }
+        var sockets: [Int32] = [-1, -1]
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0,
+            wh_pipe_cloexec(&outPipe) == 0, wh_pipe_cloexec(&errPipe) == 0
+        else {
+            let code = errno
+            for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
+            return .failure(hostFault(code, doing: "socketpair/pipe2"))
+        }
+        let environment = ChildEnvironment.make(dataDirectory: dataDirectory, locale: locale)
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let rc = withCStrings(["widgethost-runner"]) { argv in
+            withCStrings(environment) { envp in
+                wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], dataDirectory, &pid, &pidfd)
+            }
+        }
+        close(sockets[1])
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(sockets[0])
+            close(outPipe[0])
+            close(errPipe[0])
+            return .failure(hostFault(rc, doing: "posix_spawn(\(runner))"))
+        }
+        for fd in [sockets[0], outPipe[0], errPipe[0]] {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        return .success(Child(pid: pid, pidfd: pidfd, channel: sockets[0], stdout: outPipe[0], stderr: errPipe[0]))
+    }
+
+    /// A host-side failure, typed by its errno: out of descriptors, memory or
+    /// processes is `.hostOutOfResources`; anything else `.runnerUnavailable`.
+    static func hostFault(_ code: Int32, doing what: String) -> PluginFailure.Reason {
+        let text = "\(what) failed: \(String(cString: strerror(code)))"
+        switch code {
+        case EMFILE, ENFILE, ENOMEM, EAGAIN, ENOSPC: return .hostOutOfResources(text)
+        default: return .runnerUnavailable(text)
+        }
+    }
+}

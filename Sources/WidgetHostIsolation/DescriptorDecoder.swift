@@ -39,11 +39,12 @@ enum DescriptorDecoder {
                         defaultJSON: hasDefault ? defaultJSON : nil, summary: parameterSummary))
             }
             let entryPoints = EntryPoint.allCases.filter { entryBits & (1 << ($0.rawValue - 1)) != 0 }
-            kinds.append(
-                KindDescription(
-                    id: kindID, displayName: displayName, summary: summary, familyBits: families,
-                    needsNetwork: flags & UInt32(WH_KIND_NEEDS_NETWORK.rawValue) != 0,
-                    entryPoints: entryPoints, parameters: parameters))
+            var kind = KindDescription(
+                id: kindID, displayName: displayName, summary: summary, familyBits: families,
+                needsNetwork: flags & UInt32(WH_KIND_NEEDS_NETWORK.rawValue) != 0,
+                entryPoints: entryPoints, parameters: parameters)
+            kind.needsFreshProcess = flags & UInt32(WH_KIND_FRESH_PROCESS.rawValue) != 0
+            kinds.append(kind)
         }
         let hasWarmUp = reader.u32() != 0
         let plugin = PluginDescription(

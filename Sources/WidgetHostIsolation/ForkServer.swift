@@ -7,16 +7,6 @@ import WidgetHostModel
     import Musl
 #endif
 
-/// How plugin calls are isolated (`--isolation`).
-public enum IsolationMode: String, Sendable, CaseIterable {
-    /// One long-lived runner per plugin forks a fresh child per call.
-    case forkServer = "fork-server"
-    /// A fresh `widgethost-runner` (posix_spawn + exec + load) per call.
-    case spawn
-    /// Debugging only: the plugin runs inside the host (`InProcessPlugin`).
-    case inProcess = "in-process"
-}
-
 /// A fork server for one plugin: a `widgethost-runner` started once that
 /// applies the sandbox, loads the plugin and then answers every call in a
 /// fresh child forked from it (docs/isolation.md, "Fork server").

@@ -67,8 +67,13 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
 
     /// The typed outcomes.
     public enum Reason: Error, Sendable, Equatable {
-        /// The host could not start its runner (`widgethost-runner`).
+        /// The host could not start its runner (`widgethost-runner`): a host fault.
         case runnerUnavailable(String)
+        /// `widgethost-runner` is not installed where the host looks: a host fault.
+        case runnerMissing(String)
+        /// The host ran out of descriptors, memory or processes starting or
+        /// talking to a runner (EMFILE, ENFILE, ENOMEM, EAGAIN): a host fault.
+        case hostOutOfResources(String)
         case fileNotFound
         case notReadable(String)
         /// Not an ELF file; `found` describes what it starts with.
@@ -116,6 +121,8 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var code: String {
         switch reason {
         case .runnerUnavailable: "runnerUnavailable"
+        case .runnerMissing: "runnerMissing"
+        case .hostOutOfResources: "hostOutOfResources"
         case .fileNotFound: "fileNotFound"
         case .notReadable: "notReadable"
         case .notELF: "notELF"
@@ -151,6 +158,10 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
         switch reason {
         case .runnerUnavailable(let why):
             return "cannot start the plugin runner for \(file): \(why)"
+        case .runnerMissing(let why):
+            return "cannot start the plugin runner for \(file): \(why)"
+        case .hostOutOfResources(let why):
+            return "the host ran out of resources calling \(file): \(why) (not the plugin's fault)"
         case .fileNotFound:
             return "\(file): no such file"
         case .notReadable(let why):
@@ -219,7 +230,10 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
     /// What to do about it.
     public var hint: String {
         switch reason {
-        case .runnerUnavailable:
+        case .hostOutOfResources:
+            return
+                "Raise the host's limits (ulimit -n, LimitNOFILE= in the unit) or free memory; the call is retried and does not count against the plugin."
+        case .runnerUnavailable, .runnerMissing:
             return
                 "Build the package (`swift build`) so that widgethost-runner sits next to widgethost, or set WIDGETHOST_RUNNER to its path."
         case .fileNotFound:
@@ -297,4 +311,25 @@ public struct PluginFailure: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String { message }
+
+    /// Whether the host, not the plugin, failed (the runner missing, out of
+    /// descriptors or memory, a sandbox layer the kernel could not apply):
+    /// such a failure is logged and retried, and never counts toward the
+    /// plugin's backoff or quarantine.
+    public var isHostFault: Bool {
+        switch reason {
+        case .runnerUnavailable, .runnerMissing, .hostOutOfResources, .sandboxFailed: true
+        default: false
+        }
+    }
+
+    /// Whether the plugin's process died or broke the protocol during a
+    /// call (a crash, an exit, a forbidden system call, garbage on its
+    /// channel): what counts toward quarantine. Never true of a host fault.
+    public var isPluginCrash: Bool {
+        switch reason {
+        case .crashed, .exitedEarly, .forbiddenSyscall, .protocolViolation: true
+        default: false
+        }
+    }
 }

@@ -21,6 +21,8 @@ struct RawResult {
     var completedOnCallingThread: Bool
     var entries: [Entry]
     var duplicateCompletions: UInt32
+    /// The entry count the sender claimed (checked against the limit).
+    var declaredEntryCount: UInt32 = 0
 
     static func decode(_ reader: inout WireReader) -> RawResult {
         let status = reader.i32()
@@ -32,7 +34,11 @@ struct RawResult {
         let sameThread = reader.u32() != 0
         let count = reader.u32()
         var entries: [Entry] = []
-        for _ in 0..<min(count, UInt32(WH_LIMIT_MAX_ENTRIES)) where !reader.malformed {
+        // The count is the sender's word: read no more entries than the
+        // limit (the validator refuses a count above it) and no more than the
+        // payload can hold (each entry takes at least 32 bytes).
+        let readable = min(count, UInt32(WH_LIMIT_MAX_ENTRIES), UInt32(reader.remaining / 32))
+        for _ in 0..<readable where !reader.malformed {
             entries.append(
                 Entry(
                     flags: reader.u32(), date: reader.f64(), score: reader.f64(), duration: reader.f64(),
@@ -42,7 +48,7 @@ struct RawResult {
         return RawResult(
             status: status, policy: policy, policyDate: policyDate, errorCode: errorCode, errorMessage: errorMessage,
             nanoseconds: nanoseconds, completedOnCallingThread: sameThread, entries: entries,
-            duplicateCompletions: duplicates)
+            duplicateCompletions: duplicates, declaredEntryCount: count)
     }
 }
 
@@ -53,12 +59,29 @@ enum ResultValidator {
         switch raw.status {
         case Int32(WH_STATUS_OK.rawValue): break
         case Int32(WH_STATUS_ERROR.rawValue):
-            return .failure(
-                .pluginError(code: raw.errorCode, message: raw.errorMessage.isEmpty ? "(no message)" : raw.errorMessage)
-            )
+            let message = raw.errorMessage.isEmpty ? "(no message)" : TerminalText.bounded(raw.errorMessage)
+            return .failure(.pluginError(code: raw.errorCode, message: message))
         default:
             return .failure(
                 .malformedResult(what: "status is \(raw.status), expected WH_STATUS_OK (0) or WH_STATUS_ERROR (1)"))
+        }
+        // The runner checks these limits, but what arrives on the channel may
+        // have been written by plugin code: check them again.
+        if raw.declaredEntryCount > UInt32(WH_LIMIT_MAX_ENTRIES) {
+            return .failure(
+                .resultTooLarge(
+                    what: "entry_count", found: UInt64(raw.declaredEntryCount), limit: UInt64(WH_LIMIT_MAX_ENTRIES)))
+        }
+        if raw.entries.count < Int(raw.declaredEntryCount) {
+            return .failure(
+                .malformedResult(what: "the answer announces \(raw.declaredEntryCount) entries and carries \(raw.entries.count)"))
+        }
+        let contentBytes = raw.entries.reduce(0) { $0 + $1.content.utf8.count }
+        if contentBytes > WidgetHostLimits.maxResultBytes {
+            return .failure(
+                .resultTooLarge(
+                    what: "bytes of entry content", found: UInt64(contentBytes),
+                    limit: UInt64(WidgetHostLimits.maxResultBytes)))
         }
         var warnings: [String] = []
         if raw.entries.isEmpty {
@@ -74,10 +97,12 @@ enum ResultValidator {
         for (index, entry) in raw.entries.enumerated() {
             // Only an error message names the entry: nothing is formatted for a good one.
             var at: String { "entries[\(index)]" }
-            guard entry.date.isFinite else {
+            guard Bounds.isTime(entry.date) else {
                 return .failure(
                     .malformedResult(
-                        what: "\(at).date is \(entry.date), expected a finite time in seconds since the epoch"))
+                        what:
+                            "\(at).date is \(entry.date), expected a time in seconds since 1970 between 1970-01-01 and 9999-12-31"
+                    ))
             }
             if let previous = entries.last {
                 if entry.date < previous.date {
@@ -106,7 +131,7 @@ enum ResultValidator {
             }
             var relevance: Relevance?
             if entry.flags & UInt32(WH_ENTRY_HAS_RELEVANCE.rawValue) != 0 {
-                guard entry.score.isFinite, entry.score >= 0, entry.duration.isFinite, entry.duration >= 0 else {
+                guard entry.score.isFinite, entry.score >= 0, Bounds.isDuration(entry.duration) else {
                     return .failure(
                         .malformedResult(
                             what:
@@ -128,10 +153,12 @@ enum ResultValidator {
             case UInt32(WH_POLICY_AT_END.rawValue): policy = .atEnd
             case UInt32(WH_POLICY_NEVER.rawValue): policy = .never
             case UInt32(WH_POLICY_AFTER.rawValue):
-                guard raw.policyDate.isFinite else {
+                guard Bounds.isTime(raw.policyDate) else {
                     return .failure(
                         .malformedResult(
-                            what: "policy_date is \(raw.policyDate), expected a finite time for WH_POLICY_AFTER"))
+                            what:
+                                "policy_date is \(raw.policyDate), expected a time between 1970-01-01 and 9999-12-31 for WH_POLICY_AFTER"
+                        ))
                 }
                 policy = .after(raw.policyDate)
                 if raw.policyDate < call.now {

@@ -36,6 +36,8 @@ struct WireWriter {
 struct WireReader {
     private let bytes: [UInt8]
     private var offset = 0
+    /// Bytes not read yet.
+    var remaining: Int { max(0, bytes.count - offset) }
     /// Set once a read ran past the end of the payload.
     private(set) var malformed = false
 

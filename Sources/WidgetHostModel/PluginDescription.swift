@@ -68,6 +68,9 @@ public struct KindDescription: Sendable, Hashable, Codable {
     /// The raw `wh_family` bits.
     public var familyBits: UInt32
     public var needsNetwork: Bool
+    /// `WH_KIND_FRESH_PROCESS`: every call of this kind starts from a fresh
+    /// process (the fork mode), never a reused warm worker.
+    public var needsFreshProcess: Bool = false
     /// The entry points the kind provides (a missing one is a plugin defect).
     public var entryPoints: [EntryPoint]
     public var parameters: [ParameterDescription]

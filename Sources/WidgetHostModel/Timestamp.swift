@@ -25,7 +25,8 @@ public enum Timestamp {
         if value < 0.001 { return sign + "\(Int((value * 1_000_000).rounded()))µs" }
         if value < 1 { return sign + String(format1(value * 1000)) + "ms" }
         if value < 60 { return sign + String(format1(value)) + "s" }
-        let total = Int(value.rounded())
+        // Clamped: a duration from a plugin or a file may be 1e300.
+        let total = Bounds.clampedInt(value.rounded())
         let days = total / 86_400
         let hours = (total % 86_400) / 3600
         let minutes = (total % 3600) / 60

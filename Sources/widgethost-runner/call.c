@@ -70,7 +70,14 @@ static void encode_result(call_state *s, const wh_result *raw, uint64_t elapsed_
     buf_u32(b, result.policy);
     buf_f64(b, result.policy_date);
     buf_u32(b, (uint32_t)result.error_code);
-    buf_str(b, result.status == WH_STATUS_OK ? NULL : result.error_message);
+    if (result.status == WH_STATUS_OK || !result.error_message) {
+        buf_str(b, NULL);
+    } else {
+        /* A plugin's message is capped (a 20 MiB message must stay a
+         * pluginError, not break the frame limit); the host says it was cut. */
+        size_t n = strnlen(result.error_message, WH_LIMIT_MAX_ERROR_MESSAGE_BYTES + 1);
+        buf_strn(b, result.error_message, n);
+    }
     buf_u64(b, elapsed_ns);
     buf_u32(b, pthread_equal(pthread_self(), s->caller) ? 1u : 0u);
     buf_u32(b, count);
@@ -123,11 +130,14 @@ static void on_complete(void *context, const wh_result *result) {
     pthread_mutex_unlock(&s->lock);
 }
 
-/* One call state for the runner's lifetime: a plugin may still hold the
- * completion context after the call (a late or second completion), so it
- * must never be freed or reused while the process lives. Each call gets a
- * fresh runner (or, with the fork server, a fresh child). */
+/* A plugin may still hold a call's completion context and its wh_context
+ * after the call (a late or second completion), so neither is ever freed
+ * or reused while the process lives: the first call uses these, each later
+ * call of a warm worker a fresh allocation (the host recycles a worker
+ * after a bounded number of calls, which bounds what this keeps). A spawned
+ * runner and a fork server's call child make exactly one call. */
 static call_state g_call = {.lock = PTHREAD_MUTEX_INITIALIZER, .done_cond = PTHREAD_COND_INITIALIZER};
+static wh_context g_context;
 static int g_called;
 
 void handle_call(reader *r) {
@@ -147,7 +157,16 @@ void handle_call(reader *r) {
         fail_call(WH_CALL_NOT_LOADED, "CALL before LOAD", 0, 0);
         return;
     }
-    if (g_called) _exit(6); /* one call per runner process */
+    if (g_called && g_mode != WH_RUNNER_WORKER) _exit(6); /* one call per runner process */
+    call_state *s = &g_call;
+    wh_context *context = &g_context;
+    if (g_called) {
+        s = calloc(1, sizeof *s);
+        context = calloc(1, sizeof *context);
+        if (!s || !context) _exit(5);
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->done_cond, NULL);
+    }
     g_called = 1;
 
     const wh_kind *kind = NULL;
@@ -169,7 +188,7 @@ void handle_call(reader *r) {
 
     /* Host-owned context: lives until the process exits, so it outlives the
      * deadline as the ABI promises. */
-    static wh_context ctx;
+    wh_context ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.struct_size = sizeof ctx;
     ctx.abi_version = g_abi_version;
@@ -189,10 +208,10 @@ void handle_call(reader *r) {
     /* The plugin's wall clock reads the host's time (virtual in simulations). */
     wh_virtual_clock_set(now);
 
-    call_state *s = &g_call;
+    *context = ctx;
     s->caller = pthread_self();
     s->started_ns = monotonic_ns();
-    fn(&ctx, on_complete, s);
+    fn(context, on_complete, s);
 
     pthread_mutex_lock(&s->lock);
     while (!s->done) pthread_cond_wait(&s->done_cond, &s->lock);
@@ -209,6 +228,10 @@ void handle_call(reader *r) {
     } else {
         buf_u32(&s->payload, s->duplicates);
         send_frame(WH_MSG_RESULT, &s->payload);
+        /* The state stays (a late completion only counts a duplicate); the
+         * copy of the answer is not needed any more. */
+        free(s->payload.data);
+        memset(&s->payload, 0, sizeof s->payload);
     }
     pthread_mutex_unlock(&s->lock);
 }

@@ -201,8 +201,14 @@ void serve(void) {
             pid_t pid = (pid_t)((uint32_t)payload[0] | (uint32_t)payload[1] << 8 | (uint32_t)payload[2] << 16 |
                                 (uint32_t)payload[3] << 24);
             free(payload);
+            /* The server kills the call's process group itself: it is the
+             * child's parent, so the pid is certainly that child's until the
+             * server reaps it (the host never takes a pid from a message). */
             for (size_t i = 0; i < live_count; i++)
-                if (live[i].pid == pid) live[i].ended = 1;
+                if (live[i].pid == pid && !live[i].ended) {
+                    live[i].ended = 1;
+                    kill(-pid, SIGKILL);
+                }
         } else if (fds[0].revents & (POLLHUP | POLLERR)) {
             _exit(0);
         }
@@ -213,6 +219,9 @@ void serve(void) {
                 continue;
             }
             pid_t pid = live[i].pid;
+            /* Whatever the call started dies before the child is reaped
+             * (after that its group id could name someone else's group). */
+            kill(-pid, SIGKILL);
             int status = 0;
             struct rusage usage;
             while (wait4(pid, &status, 0, &usage) < 0) {

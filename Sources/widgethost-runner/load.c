@@ -18,28 +18,6 @@
 #include "sandbox.h"
 #include "runner.h"
 
-static const char *machine_name(unsigned machine) {
-    switch (machine) {
-    case EM_X86_64: return "x86-64";
-    case EM_386: return "i386";
-    case EM_AARCH64: return "AArch64";
-    case EM_ARM: return "ARM";
-    case EM_RISCV: return "RISC-V";
-    case EM_PPC64: return "PowerPC64";
-    case EM_S390: return "s390";
-    default: return NULL;
-    }
-}
-
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#elif defined(__riscv)
-#define HOST_MACHINE EM_RISCV
-#else
-#define HOST_MACHINE 0
-#endif
 
 
 #define WH_MAX_KINDS 256u
@@ -60,73 +38,6 @@ uint32_t g_mode;  /* wh_sandbox_layer bits in force */
 void copy_struct(void *dst, size_t known, const void *src, uint32_t declared) {
     memset(dst, 0, known);
     memcpy(dst, src, declared < known ? declared : known);
-}
-
-static void check_elf(const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        int e = errno;
-        if (e == ENOENT || e == ENOTDIR)
-            fail_load(WH_LOAD_FILE_NOT_FOUND, strerror(e), "path", "an existing file", path);
-        fail_load(WH_LOAD_NOT_READABLE, strerror(e), "path", "a readable file", path);
-    }
-    if (!S_ISREG(st.st_mode))
-        fail_load(WH_LOAD_NOT_ELF, "not a regular file", "file type", "a regular file",
-                  S_ISDIR(st.st_mode) ? "a directory" : "a special file");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fail_load(WH_LOAD_NOT_READABLE, strerror(errno), "path", "a readable file", path);
-    }
-    Elf64_Ehdr header;
-    memset(&header, 0, sizeof header);
-    ssize_t n = read(fd, &header, sizeof header);
-    close(fd);
-    if (n < 0) fail_load(WH_LOAD_NOT_READABLE, strerror(errno), "path", "a readable file", path);
-    if (n < 4 || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
-        char found[64];
-        if (n == 0) {
-            snprintf(found, sizeof found, "an empty file (0 bytes)");
-        } else {
-            /* Show the first bytes, printable characters as they are. */
-            size_t k = 0;
-            k += (size_t)snprintf(found + k, sizeof found - k, "starts with \"");
-            for (ssize_t i = 0; i < n && i < 8 && k < sizeof found - 8; i++) {
-                unsigned char c = header.e_ident[i];
-                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-                    found[k++] = (char)c;
-                else
-                    k += (size_t)snprintf(found + k, sizeof found - k, "\\x%02x", c);
-            }
-            snprintf(found + k, sizeof found - k, "\"");
-        }
-        fail_load(WH_LOAD_NOT_ELF, "the file has no ELF header", "ELF magic",
-                  "\\x7fELF (a shared object built for Linux)", found);
-    }
-    if ((size_t)n < sizeof header) {
-        fail_load(WH_LOAD_NOT_ELF, "the ELF header is truncated", "ELF header size",
-                  fmt("%zu bytes", sizeof header), fmt("%zd bytes", n));
-    }
-    if (header.e_ident[EI_CLASS] != ELFCLASS64) {
-        fail_load(WH_LOAD_WRONG_MACHINE, "the file is a 32-bit ELF object", "ELF class",
-                  "ELFCLASS64 (64-bit)", "ELFCLASS32 (32-bit)");
-    }
-    if (HOST_MACHINE != 0 && header.e_machine != HOST_MACHINE) {
-        const char *found = machine_name(header.e_machine);
-        char expected[64];
-        snprintf(expected, sizeof expected, "%s (e_machine %u)", machine_name(HOST_MACHINE),
-                 (unsigned)HOST_MACHINE);
-        fail_load(WH_LOAD_WRONG_MACHINE, "the shared object was built for another architecture",
-                  "ELF machine", expected,
-                  found ? fmt("%s (e_machine %u)", found, (unsigned)header.e_machine)
-                        : fmt("e_machine %u", (unsigned)header.e_machine));
-    }
-    if (header.e_type != ET_DYN) {
-        fail_load(WH_LOAD_NOT_SHARED_OBJECT, "the file is an ELF object but not a shared object",
-                  "ELF type", "ET_DYN (built with -shared)",
-                  header.e_type == ET_EXEC  ? "ET_EXEC (an executable)"
-                  : header.e_type == ET_REL ? "ET_REL (an object file: link it with -shared)"
-                                            : fmt("e_type %u", (unsigned)header.e_type));
-    }
 }
 
 /* In a fork server, once the plugin is loaded: its warm_up, so that every
@@ -180,6 +91,8 @@ void handle_load(reader *r) {
     policy.processes = rd_u64(r);
     uint32_t mode = rd_u32(r);
     policy.fork_server = mode == WH_RUNNER_FORK_SERVER;
+    if (mode > WH_RUNNER_WORKER) _exit(4);
+    g_mode = mode;
     policy.max_tasks = rd_u64(r);
     policy.extra_read_only = rd_str_list(r);
     policy.extra_read_write = rd_str_list(r);
@@ -365,6 +278,9 @@ void handle_load(reader *r) {
     /* fork() copies only the calling thread: a plugin that started threads
      * while loading cannot be forked safely. The host sees the thread count
      * in LOADED and uses one runner per call instead. */
+    /* A warm worker runs the warm-up once and then answers every call
+     * itself (main's loop): threads are no obstacle, nothing is forked. */
+    if (mode == WH_RUNNER_WORKER && warm_up && warm_up_wanted) run_warm_up(warm_up, policy.data_directory);
     if (policy.fork_server && threads == 1) {
         if (warm_up && warm_up_wanted) threads = run_warm_up(warm_up, policy.data_directory);
         if (threads == 1) {

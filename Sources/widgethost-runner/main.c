@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,11 @@ int main(int argc, char **argv) {
              * next call, and gets a CPU as soon as one is free (still a
              * small share under sustained load, where SCHED_IDLE could
              * starve teardowns and pile up dying children). */
+            /* A warm worker: collect any process the call started that has
+             * exited, so none stays a zombie until the worker is recycled. */
+            if (g_mode == WH_RUNNER_WORKER)
+                while (waitpid(-1, NULL, WNOHANG) > 0) {
+                }
             if (g_call_child) {
                 struct sched_param batch = {0};
                 sched_setscheduler(0, SCHED_BATCH, &batch);

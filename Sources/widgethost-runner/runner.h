@@ -78,6 +78,12 @@ uint64_t monotonic_ns(void);
 uint64_t timeval_ns(struct timeval t);
 uint32_t thread_count(void);
 
+/* ---- elf_check.c ---- */
+
+/** Refuses (LOAD_FAILED, exit) a file that is not an ELF shared object for
+ *  this machine. */
+void check_elf(const char *path);
+
 /* ---- load.c ---- */
 
 /* The smallest struct sizes ABI v1 accepts: v1 is the first version, so

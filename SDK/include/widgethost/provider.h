@@ -94,7 +94,12 @@ typedef enum wh_parameter_type {
 typedef enum wh_kind_flags {
     /** The kind needs network access. Without this bit the sandbox gives
      *  the call no network at all. */
-    WH_KIND_NEEDS_NETWORK = 1u << 0
+    WH_KIND_NEEDS_NETWORK = 1u << 0,
+    /** Every call of the kind must start from a fresh process: the host
+     *  never serves it from a reused warm worker, but forks a fresh child
+     *  from the plugin's fork server per call (docs/isolation.md). Set it
+     *  when a call leaves state behind that the next must not see. */
+    WH_KIND_FRESH_PROCESS = 1u << 2
 } wh_kind_flags;
 
 /** When the host should ask for the next timeline (WidgetKit's

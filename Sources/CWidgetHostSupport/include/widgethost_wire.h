@@ -40,7 +40,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 6u,
+    WH_WIRE_VERSION = 7u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -48,7 +48,10 @@ enum {
     WH_WIRE_FD = 3,
     /** Limits on a result, checked in the runner and again in the host. */
     WH_LIMIT_MAX_ENTRIES = 400u,
-    WH_LIMIT_MAX_RESULT_BYTES = 10u * 1024u * 1024u
+    WH_LIMIT_MAX_RESULT_BYTES = 10u * 1024u * 1024u,
+    /** A plugin's error_message is cut to this many bytes (the rest is
+     *  dropped and the message says so). */
+    WH_LIMIT_MAX_ERROR_MESSAGE_BYTES = 64u * 1024u
 };
 
 typedef enum wh_wire_type {
@@ -140,6 +143,12 @@ typedef enum wh_wire_type {
 enum {
     WH_RUNNER_ONE_CALL = 0u,
     WH_RUNNER_FORK_SERVER = 1u,
+    /** A warm worker: after LOADED (and WARMED) it answers every CALL on
+     *  fd 3 itself, one at a time, until the host closes the channel or
+     *  kills it (docs/isolation.md, "Warm workers"). */
+    WH_RUNNER_WORKER = 2u
+};
+enum {
     WH_FORK_SERVER_STANDBYS = 2u
 };
 
