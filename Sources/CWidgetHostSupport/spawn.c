@@ -26,6 +26,41 @@ int wh_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 int wh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+int wh_pidfd_kill(int pidfd, int signal) { return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0); }
+
+pid_t wh_pidfd_target(int fd, pid_t *parent) {
+    *parent = -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    char line[256];
+    pid_t pid = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Pid:", 4) == 0) pid = (pid_t)strtol(line + 4, NULL, 10);
+    fclose(f);
+    if (pid <= 0) return -1;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    f = fopen(path, "re");
+    if (!f) return -1;
+    char stat[512];
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = 0;
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    char *close_paren = strrchr(stat, ')');
+    if (!close_paren) return -1;
+    char state;
+    int ppid;
+    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return -1;
+    *parent = (pid_t)ppid;
+    return pid;
+}
+
 /* Moves fd above the range the child's dup2 targets use (0..3), so that a
  * dup2 onto itself (which would keep FD_CLOEXEC set) cannot happen. */
 static int lift(int fd, int *owned) {

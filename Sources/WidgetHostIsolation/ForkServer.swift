@@ -207,7 +207,7 @@ public final class ForkServer {
         guard server > 0 else { return 0 }
         close(channel)
         for standby in standbys {
-            kill(-standby.pid, SIGKILL)
+            _ = wh_pidfd_kill(standby.pidfd, SIGKILL)
             close(standby.fd)
             close(standby.pidfd)
         }
@@ -485,7 +485,7 @@ public final class ForkServer {
                     taken = standby
                 } else {
                     // It died before it got the call: nothing ran, take the next.
-                    kill(-standby.pid, SIGKILL)
+                    _ = wh_pidfd_kill(standby.pidfd, SIGKILL)
                     close(standby.fd)
                     close(standby.pidfd)
                     if !restarted && !serverAlive() {
@@ -589,7 +589,9 @@ public final class ForkServer {
             if waited == .timedOut {
                 // Nothing was readable at the deadline: kill first, before
                 // anything else, so the kill is as close to it as possible.
-                kill(-child, SIGKILL)
+                // The child itself, through its pidfd (a pid could be reused);
+                // the server kills its process group at CALL_ENDED.
+                killCallGroup(child, pidfd: childPidfd)
                 lastTimeoutLateness = monotonicSeconds() - deadline
                 failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
                 exit = "killed by SIGKILL (timeout)"
@@ -627,8 +629,7 @@ public final class ForkServer {
             }
         }
 
-        kill(-child, SIGCONT)
-        kill(-child, SIGKILL)
+        killCallGroup(child, pidfd: childPidfd)
         // The server forks the next standby now, no longer competing with
         // the call for a CPU (best effort: a full socket only delays it).
         if server > 0 {
@@ -675,12 +676,32 @@ public final class ForkServer {
             var reader = WireReader(frame.payload)
             switch UInt32(frame.type) {
             case WH_MSG_CHILD_STARTED.rawValue:
-                let pid = pid_t(bitPattern: reader.u32())
+                // The server runs plugin code (its warm_up), so this message
+                // may be forged: the pid it carries is never used. The child
+                // is what the kernel says the pidfd refers to, and it must be
+                // the server's own child; the channel must be a socket, and
+                // the host makes it non-blocking itself.
+                _ = reader.u32()
                 guard receivedFds.count >= 2 else {
                     return .failure(.protocolViolation("CHILD_STARTED without the child's channel and pidfd"))
                 }
-                standbys.append((pid, receivedFds[0], receivedFds[1]))
+                let (channelFd, pidfd) = (receivedFds[0], receivedFds[1])
                 receivedFds.removeFirst(2)
+                var parent: pid_t = -1
+                let pid = wh_pidfd_target(pidfd, &parent)
+                var info = stat()
+                let isSocket = fstat(channelFd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+                guard pid > 0, parent == server, isSocket,
+                    fcntl(channelFd, F_SETFL, fcntl(channelFd, F_GETFL) | O_NONBLOCK) == 0
+                else {
+                    close(channelFd)
+                    close(pidfd)
+                    return .failure(
+                        .protocolViolation(
+                            "the fork server announced a call child that is not its own child with a socket (a forged CHILD_STARTED)"
+                        ))
+                }
+                standbys.append((pid, channelFd, pidfd))
             case WH_MSG_CHILD_EXITED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())
                 let status = reader.i32()
@@ -713,6 +734,20 @@ public final class ForkServer {
     private static func isPluginAnswer(_ reason: PluginFailure.Reason) -> Bool {
         if case .protocolViolation = reason { return false }
         return true
+    }
+
+    /// Kills a call child and its process group. The pid was checked when
+    /// the child was announced (the kernel's, not the message's); the group
+    /// is killed only while the pidfd says that very process is still the
+    /// server's child (its pid cannot have been reused), else the child alone
+    /// through its pidfd. The server kills the group too, at CALL_ENDED.
+    private func killCallGroup(_ child: pid_t, pidfd: Int32) {
+        var parent: pid_t = -1
+        if wh_pidfd_target(pidfd, &parent) == child, parent == server {
+            kill(-child, SIGCONT)
+            kill(-child, SIGKILL)
+        }
+        _ = wh_pidfd_kill(pidfd, SIGKILL)
     }
 
     private var seccompOn: Bool { policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0 }

@@ -70,6 +70,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var workerCalls = 0
     /// Workers alive now (active and standby).
     public var workersAlive = 0
+    /// CPU time of the workers that were replaced or stopped (user + system).
+    public var retiredWorkerCPUSeconds = 0.0
 }
 
 /// The one way every part of widgethost calls a plugin: `load`, the call
@@ -186,8 +188,34 @@ public final class IsolationEngine {
             output = inProcessPlugin().call(call)
         }
         if let loaded = output.plugin { plugin = loaded }
+        if case .timedOut = output.failure?.reason {
+            lastTimeoutLateness =
+                mode(for: call.kind) == .forkServer
+                ? forkServers[SandboxProfile(call)]?.lastTimeoutLateness : pools[SandboxProfile(call)]?.lastTimeoutLateness
+        }
         return output
     }
+
+    /// CPU time (user + system) of every worker this engine started, alive or gone.
+    public var workerCPUSeconds: Double {
+        statistics.retiredWorkerCPUSeconds + pools.values.reduce(0) { $0 + $1.aliveCPUSeconds }
+    }
+
+    /// CPU time of the fork servers this engine started and their call children.
+    public var forkServerCPU: CPUUsage? {
+        guard !forkServers.isEmpty else { return nil }
+        var total = CPUUsage()
+        for server in forkServers.values {
+            total.serverSeconds += server.cpuUsage.serverSeconds
+            total.childrenSeconds += server.cpuUsage.childrenSeconds
+            total.childrenReaped += server.cpuUsage.childrenReaped
+        }
+        return total
+    }
+
+    /// For the last call that timed out: seconds from its deadline to the
+    /// SIGKILL (how late the timeout was enforced), in worker or fork mode.
+    public private(set) var lastTimeoutLateness: Double?
 
     /// How calls run now, for reports: `worker`, `fork-server`, or `spawn (why)`.
     public var isolationSummary: String {
@@ -201,7 +229,7 @@ public final class IsolationEngine {
 
     /// Stops every worker and fork server (idempotent).
     public func stop() {
-        for pool in pools.values { pool.stop() }
+        for pool in pools.values { pool.stop(engine: self) }
         pools = [:]
         for server in forkServers.values { server.stop() }
         forkServers = [:]
@@ -218,6 +246,7 @@ public final class IsolationEngine {
 
     func workerStarted() { statistics.workersStarted += 1 }
     func workerRecycled(_ why: String) { statistics.recycled[why, default: 0] += 1 }
+    func workerRetired(_ worker: WorkerProcess) { statistics.retiredWorkerCPUSeconds += worker.cpuSeconds() }
     func workerCalled(_ worker: WorkerProcess) {
         statistics.workerCalls += 1
         warmUp = worker.warmUp
@@ -284,6 +313,8 @@ final class WorkerPool {
     }
 
     var aliveCount: Int { (active?.isUsable == true ? 1 : 0) + standbys.filter(\.isUsable).count }
+    var aliveCPUSeconds: Double { (active?.cpuSeconds() ?? 0) + standbys.reduce(0) { $0 + $1.cpuSeconds() } }
+    private(set) var lastTimeoutLateness: Double?
 
     /// The worker for the next call, loaded: the active one if it may go on,
     /// else a standby (promoted), else a new one (a cold start).
@@ -297,6 +328,7 @@ final class WorkerPool {
             if let why {
                 engine.workerRecycled(why)
                 worker.terminate()
+                engine.workerRetired(worker)
                 active = nil
             }
         }
@@ -312,6 +344,7 @@ final class WorkerPool {
                 }
                 noteWarmUp(candidate)
                 candidate.terminate()
+                engine.workerRetired(candidate)
             }
         }
         if active == nil {
@@ -349,12 +382,15 @@ final class WorkerPool {
         }
         var output = worker.call(call)
         engine.workerCalled(worker)
+        if let late = worker.lastTimeoutLateness { lastTimeoutLateness = late }
         if !worker.isUsable {
             engine.workerRecycled("failure")
+            engine.workerRetired(worker)
             active = nil
         } else if let resident = worker.residentBytes(), resident > recycling.maxResidentBytes {
             engine.workerRecycled("memory")
             worker.terminate()
+            engine.workerRetired(worker)
             active = nil
             output.childExit += "; replaced: \(resident >> 20) MiB resident, over the \(recycling.maxResidentBytes >> 20) MiB cap"
         }
@@ -376,10 +412,12 @@ final class WorkerPool {
         }
     }
 
-    func stop() {
-        active?.terminate()
+    func stop(engine: IsolationEngine? = nil) {
+        for worker in [active].compactMap({ $0 }) + standbys {
+            worker.terminate()
+            engine?.workerRetired(worker)
+        }
         active = nil
-        for worker in standbys { worker.terminate() }
         standbys = []
     }
 

@@ -47,7 +47,7 @@ public enum WarmUpOutcome: Sendable, Equatable {
         switch self {
         case .none: "none (the plugin exports no warm_up)"
         case .ran(let seconds):
-            "ran once in the fork server in \(Timestamp.duration(seconds)); every call starts from its state"
+            "ran once per worker (or fork server) in \(Timestamp.duration(seconds)), before its first call"
         case .failed(let reason): "FAILED: \(reason)"
         }
     }

@@ -37,6 +37,11 @@ final class WorkerProcess {
     private(set) var idleSince: Double
     /// False once it died, was killed or broke the protocol.
     private(set) var isUsable = true
+    /// For the last call that timed out: seconds from its deadline to the
+    /// SIGKILL of the worker's process group.
+    private(set) var lastTimeoutLateness: Double?
+    /// CPU time (user + system) of the reaped worker, from `wait4`.
+    private var finalCPUSeconds: Double?
 
     private let pidfd: Int32
     private var channel: Int32
@@ -264,6 +269,7 @@ final class WorkerProcess {
             let waited = wait(until: deadline)
             if waited == .timedOut {
                 killGroup()
+                lastTimeoutLateness = monotonicSeconds() - deadline
                 failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
                 exit = "killed by SIGKILL (timeout)"
                 break
@@ -364,6 +370,16 @@ final class WorkerProcess {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// The worker's CPU time so far (user + system, all its threads): its
+    /// process CPU clock while it lives, `wait4`'s figure once reaped.
+    func cpuSeconds() -> Double {
+        if let finalCPUSeconds { return finalCPUSeconds }
+        var clock = clockid_t()
+        var time = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else { return 0 }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// Kills the worker's process group and reaps it (idempotent).
     func terminate() {
         isUsable = false
@@ -397,8 +413,10 @@ final class WorkerProcess {
         // The leader's pid stays reserved until reaped: the group dies first.
         kill(-pid, SIGKILL)
         var status: Int32 = 0
+        var usage = rusage()
         var got: pid_t
-        repeat { got = waitpid(pid, &status, 0) } while got < 0 && errno == EINTR
+        repeat { got = wait4(pid, &status, 0, &usage) } while got < 0 && errno == EINTR
+        if got == pid { finalCPUSeconds = CPUUsage.seconds(usage.ru_utime) + CPUUsage.seconds(usage.ru_stime) }
         reaped = true
         exitStatus = status
         if pidfd >= 0 { close(pidfd) }

@@ -35,6 +35,16 @@ int wh_pipe_cloexec(int fds[2]);
 /** pidfd_open(2), or -1 with errno set. */
 int wh_pidfd_open(pid_t pid);
 
+/** pidfd_send_signal(pidfd, signal): signals exactly the process the pidfd
+ *  refers to (never a reused pid). Returns 0 or -1 with errno. */
+int wh_pidfd_kill(int pidfd, int signal);
+
+/** What the kernel says a received pidfd refers to: its pid (from
+ *  /proc/self/fdinfo) and, in *parent, that process's parent pid; -1 when
+ *  `fd` is not a pidfd of a live process. Used to check a descriptor a
+ *  child sent before acting on it. */
+pid_t wh_pidfd_target(int fd, pid_t *parent);
+
 /** Decodes a wait status: returns 1 if the process exited (code in *value),
  *  2 if a signal killed it (signal in *value, *core set), 0 otherwise. */
 int wh_wait_status(int status, int *value, int *core);
