@@ -17,6 +17,9 @@ struct BenchCPU {
     var runners = 0
     /// The fork server and its call children over the run (fork-server mode).
     var forkServer = CPUUsage()
+    /// Warm workers over the run (worker mode): their CPU time, and the calls they served.
+    var workerSeconds = 0.0
+    var workerCalls = 0
 
     mutating func add(_ other: BenchCPU) {
         calls += other.calls
@@ -26,6 +29,8 @@ struct BenchCPU {
         forkServer.serverSeconds += other.forkServer.serverSeconds
         forkServer.childrenSeconds += other.forkServer.childrenSeconds
         forkServer.childrenReaped += other.forkServer.childrenReaped
+        workerSeconds += other.workerSeconds
+        workerCalls += other.workerCalls
     }
 
     /// Records one call's host CPU time and, for a spawned runner, its CPU time.
@@ -47,10 +52,11 @@ struct BenchCPU {
         let child =
             forkServer.childrenReaped > 0
             ? forkServer.childrenSeconds / Double(forkServer.childrenReaped) * 1e6 : nil
-        let total = host + (runner ?? 0) + (server ?? 0) + (child ?? 0)
+        let worker = workerCalls > 0 ? workerSeconds / Double(workerCalls) * 1e6 : nil
+        let total = host + (runner ?? 0) + (server ?? 0) + (child ?? 0) + (worker ?? 0)
         let processors = Double(ProcessInfo.processInfo.activeProcessorCount)
         return PerCall(
-            host: host, runner: runner, forkServer: server, callChild: child, total: total,
+            host: host, runner: runner, forkServer: server, callChild: child, worker: worker, total: total,
             processors: Int(processors), callsPerSecondBound: total > 0 ? processors * 1e6 / total : nil)
     }
 
@@ -64,6 +70,8 @@ struct BenchCPU {
         var forkServer: Double?
         /// One call child from its fork to the end of its teardown (fork-server mode).
         var callChild: Double?
+        /// The warm worker's share per call (worker mode): its CPU time over the calls it served.
+        var worker: Double?
         /// All of the above.
         var total: Double
         /// The CPUs this process may run on.
@@ -77,6 +85,7 @@ struct BenchCPU {
             if let runner { parts.append("runner \(BenchReport.format(runner)) µs") }
             if let forkServer { parts.append("fork server \(BenchReport.format(forkServer)) µs") }
             if let callChild { parts.append("call child \(BenchReport.format(callChild)) µs") }
+            if let worker { parts.append("worker \(BenchReport.format(worker)) µs") }
             var text = parts.joined(separator: ", ") + ": \(BenchReport.format(total)) µs in all"
             if let bound = callsPerSecondBound {
                 text += "; \(processors) CPU\(processors == 1 ? "" : "s") do at most \(Int(bound)) such calls/s"

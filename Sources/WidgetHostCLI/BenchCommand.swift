@@ -10,18 +10,20 @@ import WidgetHostModel
 
 /// `--isolation` for bench: one mode, or every mode interleaved.
 enum BenchIsolation: String, ExpressibleByArgument, CaseIterable {
+    case worker
     case forkServer = "fork-server"
     case spawn
     case inProcess = "in-process"
-    /// fork-server and spawn (not in-process: debugging only)
+    /// worker, fork-server and spawn (not in-process: debugging only)
     case all
 
     var modes: [IsolationMode] {
         switch self {
+        case .worker: [.worker]
         case .forkServer: [.forkServer]
         case .spawn: [.spawn]
         case .inProcess: [.inProcess]
-        case .all: [.forkServer, .spawn]
+        case .all: [.worker, .forkServer, .spawn]
         }
     }
 }
@@ -77,14 +79,14 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .short, help: "Calls per isolation mode.")
     var n = 1000
 
-    @Option(help: "Workers calling at the same time (each with its own fork server).")
+    @Option(help: "Callers at the same time (each with its own engine: its own worker or fork server).")
     var concurrency = 1
 
     @Option(
         help: ArgumentHelp(
-            "The isolation to measure (all: fork-server and spawn, interleaved).",
-            valueName: "fork-server|spawn|in-process|all"))
-    var isolation: BenchIsolation = .forkServer
+            "The isolation to measure (all: worker, fork-server and spawn, interleaved).",
+            valueName: "worker|fork-server|spawn|in-process|all"))
+    var isolation: BenchIsolation = .worker
 
     // .unconditional: `--rate -5` reaches validate() (and its message) instead of being taken for an option.
     @Option(
@@ -162,8 +164,11 @@ struct ModeResult {
     var busyNanoseconds: UInt64 = 0
     var calls = 0
     var fallback: String?
-    /// The fork server's warm-up (fork-server mode only).
+    /// The warm-up of the worker or fork server.
     var warmUp: WarmUpOutcome?
+    /// The first call of each caller (loading the plugin, starting a worker
+    /// or fork server), in ns: not in the histogram.
+    var cold = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// The entry point alone, measured in the child (successful calls), in ns.
     var provider = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
@@ -173,6 +178,7 @@ struct ModeResult {
 
     mutating func add(_ other: ModeResult) {
         histogram.add(other.histogram)
+        cold.add(other.cold)
         lateness.add(other.lateness)
         provider.add(other.provider)
         for (code, count) in other.failures { failures[code, default: 0] += count }
@@ -217,12 +223,9 @@ struct Bench: Sendable {
         nonisolated(unsafe) var schedule: ScheduleResult?
         let work: @Sendable (Int) -> Void = { worker in
             var results = modes.map { ModeResult(mode: $0) }
-            let servers = modes.map { $0 == .forkServer ? ForkServer(plugin: plugin, options: options) : nil }
-            let inProcess = modes.map { $0 == .inProcess ? InProcessPlugin(plugin: plugin, options: options) : nil }
-            func once(_ index: Int) -> CallOutput {
-                inProcess[index]?.call(call) ?? servers[index]?.call(call)
-                    ?? IsolatedRunner.run(plugin: plugin, call: call, options: options)
-            }
+            // One engine per mode and caller: the code every other command runs.
+            let engines = modes.map { IsolationEngine(plugin: plugin, options: options, mode: $0) }
+            func once(_ index: Int) -> CallOutput { engines[index].call(call) }
             /// Records one call: `latency` goes into the histogram, `busy` is the call alone.
             func record(_ index: Int, latency: UInt64, busy: UInt64, hostCPU: Double, _ output: CallOutput) {
                 _ = results[index].histogram.record(latency)
@@ -234,7 +237,7 @@ struct Bench: Sendable {
                 }
                 if let failure = output.failure {
                     results[index].failures[failure.code, default: 0] += 1
-                    if case .timedOut = failure.reason, let late = servers[index]?.lastTimeoutLateness {
+                    if case .timedOut = failure.reason, let late = engines[index].lastTimeoutLateness {
                         _ = results[index].lateness.record(UInt64(max(0, late) * 1e9))
                     }
                 }
@@ -249,8 +252,15 @@ struct Bench: Sendable {
                     BenchReport.progress(done: now, total: total)
                 }
             }
-            for index in modes.indices { _ = once(index) }  // warm-up: starts the fork server
-            let serverCPUBefore = servers.map { $0?.cpuUsage }
+            // The first call of each mode starts its worker or fork server:
+            // measured as the cold call, not recorded with the others.
+            for index in modes.indices {
+                let start = DispatchTime.now().uptimeNanoseconds
+                _ = once(index)
+                _ = results[index].cold.record(DispatchTime.now().uptimeNanoseconds - start)
+            }
+            let serverCPUBefore = engines.map { $0.forkServerCPU }
+            let workerCPUBefore = engines.map { $0.workerCPUSeconds }
             switch load {
             case .closed:
                 let share = calls / workers + (worker < calls % workers ? 1 : 0)
@@ -293,12 +303,19 @@ struct Bench: Sendable {
                 lock.unlock()
             }
             for index in modes.indices {
-                if let server = servers[index], let before = serverCPUBefore[index] {
-                    results[index].cpu.forkServer = server.cpuUsage - before
+                let engine = engines[index]
+                if let after = engine.forkServerCPU, let before = serverCPUBefore[index] {
+                    results[index].cpu.forkServer = after - before
                 }
-                results[index].fallback = servers[index]?.fallbackReason
-                results[index].warmUp = servers[index]?.warmUp
-                servers[index]?.stop()
+                if modes[index] == .worker {
+                    results[index].cpu.workerSeconds = engine.workerCPUSeconds - workerCPUBefore[index]
+                    results[index].cpu.workerCalls = results[index].calls
+                }
+                if modes[index] == .forkServer, engine.isolationSummary != "fork-server" {
+                    results[index].fallback = engine.isolationSummary
+                }
+                if modes[index] == .worker || modes[index] == .forkServer { results[index].warmUp = engine.warmUp }
+                engine.stop()
             }
             lock.lock()
             for index in modes.indices { merged[index].add(results[index]) }
@@ -443,6 +460,11 @@ enum BenchReport {
             line += pad(String(Int(callsPerSecond(result, concurrency: bench.concurrency).rounded())), 10)
             lines.append(line)
         }
+        for result in results where result.cold.totalCount > 0 {
+            lines.append(
+                "first call (\(result.mode.rawValue)): cold, starting its worker or server: \(format(micro(result.cold.valueAtPercentile(50)))) µs (not in the figures above)"
+            )
+        }
         for result in results where !result.failures.isEmpty {
             lines.append(
                 "failures (\(result.mode.rawValue)): "
@@ -517,6 +539,8 @@ enum BenchReport {
     }
 
     struct JSON: Encodable {
+        /// The version of this document's shape.
+        var schemaVersion = 2
         var plugin: String
         var kind: String
         var family: String
@@ -563,6 +587,8 @@ enum BenchReport {
         var timeoutKillLatenessMicroseconds: [String: Double]?
         /// CPU time per call by process, µs, and the calls/s the CPUs allow at most.
         var cpuMicrosecondsPerCall: BenchCPU.PerCall?
+        /// The first call of each caller (starting its worker or server), µs: not in the latencies.
+        var coldCallMicroseconds: Double?
     }
 
     struct Bucket: Encodable {
@@ -601,7 +627,8 @@ enum BenchReport {
                             "p50": micro(result.lateness.valueAtPercentile(50)),
                             "p99": micro(result.lateness.valueAtPercentile(99)), "max": micro(result.lateness.max),
                         ],
-                    cpuMicrosecondsPerCall: result.cpu.perCall)
+                    cpuMicrosecondsPerCall: result.cpu.perCall,
+                    coldCallMicroseconds: result.cold.totalCount == 0 ? nil : micro(result.cold.valueAtPercentile(50)))
             },
             ratios: ratios(results), load: Load(run.schedule))
     }
