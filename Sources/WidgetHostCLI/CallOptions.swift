@@ -127,6 +127,8 @@ final class PluginCaller {
     /// Loads the plugin without calling it (in a runner of its own, or in
     /// process in that mode).
     func describe() -> CallOutput {
-        mode == .inProcess ? InProcessPlugin(plugin: plugin, options: options).call(nil) : IsolatedRunner.run(plugin: plugin, options: options)
+        mode == .inProcess
+            ? InProcessPlugin(plugin: plugin, options: options).call(nil)
+            : IsolatedRunner.run(plugin: plugin, options: options)
     }
 }

@@ -8,11 +8,14 @@ import CWidgetHostSupport
 
 /// Finds the `widgethost-runner` executable.
 public enum RunnerLocator {
-    /// `explicit` if given, else `$WIDGETHOST_RUNNER`, else `widgethost-runner`
-    /// in the directory of the running executable. Nil if none is executable.
+    /// `explicit` if given (and nothing else), else `$WIDGETHOST_RUNNER`, else
+    /// `widgethost-runner` in the directory of the running executable. Nil if
+    /// none is executable.
     public static func locate(explicit: String? = nil) -> String? {
+        // A path the caller named is the only candidate: falling back to
+        // another runner would hide the mistake.
+        if let explicit { return access(explicit, X_OK) == 0 ? explicit : nil }
         var candidates: [String] = []
-        if let explicit { candidates.append(explicit) }
         if let fromEnvironment = getenv("WIDGETHOST_RUNNER") {
             candidates.append(String(cString: fromEnvironment))
         }

@@ -191,7 +191,8 @@ public final class IsolationEngine {
         if case .timedOut = output.failure?.reason {
             lastTimeoutLateness =
                 mode(for: call.kind) == .forkServer
-                ? forkServers[SandboxProfile(call)]?.lastTimeoutLateness : pools[SandboxProfile(call)]?.lastTimeoutLateness
+                ? forkServers[SandboxProfile(call)]?.lastTimeoutLateness
+                : pools[SandboxProfile(call)]?.lastTimeoutLateness
         }
         return output
     }
@@ -392,7 +393,8 @@ final class WorkerPool {
             worker.terminate()
             engine.workerRetired(worker)
             active = nil
-            output.childExit += "; replaced: \(resident >> 20) MiB resident, over the \(recycling.maxResidentBytes >> 20) MiB cap"
+            output.childExit +=
+                "; replaced: \(resident >> 20) MiB resident, over the \(recycling.maxResidentBytes >> 20) MiB cap"
         }
         // The standbys are started after the answer, off the call's path.
         topUpStandbys(engine: engine)

@@ -74,7 +74,8 @@ enum ResultValidator {
         }
         if raw.entries.count < Int(raw.declaredEntryCount) {
             return .failure(
-                .malformedResult(what: "the answer announces \(raw.declaredEntryCount) entries and carries \(raw.entries.count)"))
+                .malformedResult(
+                    what: "the answer announces \(raw.declaredEntryCount) entries and carries \(raw.entries.count)"))
         }
         let contentBytes = raw.entries.reduce(0) { $0 + $1.content.utf8.count }
         if contentBytes > WidgetHostLimits.maxResultBytes {
