@@ -54,6 +54,8 @@ final class WorkerProcess {
     private var loadFailure: PluginFailure?
     private var loaded = false
     private var warmingUp = false
+    /// Whether LOAD asked the worker to run the plugin's warm-up.
+    private var warmUpRequested = true
     private var reaped = false
     private var exitStatus: Int32 = 0
     private var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
@@ -83,8 +85,6 @@ final class WorkerProcess {
         seccompOn = policy.layers & UInt32(WH_SANDBOX_SECCOMP.rawValue) != 0
     }
 
-    deinit { terminate() }
-
     /// Starts a worker and sends it LOAD; does not wait for the answer
     /// (``awaitLoad()`` does), so a standby loads while the host goes on.
     static func start(plugin: String, options: IsolationOptions, profile: SandboxProfile, warmUp: Bool)
@@ -98,6 +98,7 @@ final class WorkerProcess {
         case .success(let child):
             let worker = WorkerProcess(
                 pluginPath: plugin, options: options, profile: profile, child: child, policy: policy)
+            worker.warmUpRequested = warmUp
             let load = LoadMessage.make(
                 plugin: plugin, options: options, dataDirectory: profile.dataDirectory,
                 allowNetwork: profile.allowNetwork, policy: policy, mode: UInt32(WH_RUNNER_WORKER), warmUp: warmUp)
@@ -141,7 +142,7 @@ final class WorkerProcess {
                             return failure
                         case .success(let description):
                             plugin = description
-                            warmingUp = description.hasWarmUp
+                            warmingUp = description.hasWarmUp && warmUpRequested
                         }
                     case WH_MSG_WARMED.rawValue where warmingUp:
                         let nanoseconds = reader.u64()
@@ -380,6 +381,18 @@ final class WorkerProcess {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
+    /// What the plugin printed since the last call (or since the load), after
+    /// the worker ended: the rest of its pipes, appended to `log`.
+    func takeLog(adding log: CapturedLog) -> CapturedLog {
+        stdoutBytes = Array(log.stdout.utf8)
+        stderrBytes = Array(log.stderr.utf8)
+        dropped = log.droppedBytes
+        drainLogs()
+        return CapturedLog(
+            stdout: String(decoding: stdoutBytes, as: UTF8.self), stderr: String(decoding: stderrBytes, as: UTF8.self),
+            droppedBytes: dropped)
+    }
+
     /// Kills the worker's process group and reaps it (idempotent).
     func terminate() {
         isUsable = false
@@ -387,11 +400,14 @@ final class WorkerProcess {
             killGroup()
             _ = reap()
         }
-        for fd in [channel, stdoutPipe, stderrPipe, statm] where fd >= 0 { close(fd) }
+        for fd in [channel, statm] where fd >= 0 { close(fd) }
         channel = -1
-        stdoutPipe = -1
-        stderrPipe = -1
         statm = -1
+    }
+
+    deinit {
+        terminate()
+        for fd in [stdoutPipe, stderrPipe] where fd >= 0 { close(fd) }
     }
 
     /// SIGKILL to the process group (SIGCONT first, so a stopped group dies
