@@ -618,9 +618,12 @@ public final class ForkServer {
             switch waited {
             case .timedOut: break  // handled above
             case .serverExited:
-                failure = .protocolViolation("the fork server (pid \(server)) exited during the call")
-                exit = "fork server exited"
-                stop()
+                // Only plugin code runs in the server's sandbox during a call
+                // (the call child signalling its parent, or kill(-1)): the
+                // plugin's crash, with what ended the server.
+                let status = stop()
+                failure = WaitStatus.reason(status, phase: phase, seccomp: seccompOn, syscall: forbidden[child])
+                exit = "the fork server \(WaitStatus.describe(status)) during the call"
                 break loop
             case .childExited:
                 // Its CHILD_EXITED frame (with the status) follows from the server.

@@ -17,8 +17,10 @@ struct BenchCommandTests {
         #expect(object["callsPerMode"] as? Int == 5)
         #expect(object["concurrency"] as? Int == 1)
         let modes = try #require(object["modes"] as? [[String: Any]])
-        #expect(modes.compactMap { $0["mode"] as? String } == ["fork-server", "spawn"])
+        #expect(modes.compactMap { $0["mode"] as? String } == ["worker", "fork-server", "spawn"])
+        #expect(object["schemaVersion"] as? Int == 2)
         for mode in modes {
+            #expect((mode["coldCallMicroseconds"] as? Double ?? 0) > 0, "the first call is measured apart")
             #expect(mode["calls"] as? Int == 5)
             #expect(mode["failed"] as? Int == 0)
             let latency = try #require(mode["latencyMicroseconds"] as? [String: Double])
@@ -35,13 +37,17 @@ struct BenchCommandTests {
             #expect(total >= host)
             #expect((cpu["processors"] as? Int ?? 0) >= 1)
             #expect((cpu["callsPerSecondBound"] as? Double ?? 0) > 0)
-            let parts = ["host", "runner", "forkServer", "callChild"].compactMap { cpu[$0] as? Double }
+            let parts = ["host", "runner", "forkServer", "callChild", "worker"].compactMap { cpu[$0] as? Double }
             #expect(abs(parts.reduce(0, +) - total) < 0.01, "total is the sum of the parts: \(cpu)")
             if mode["mode"] as? String == "spawn" {
                 // Each runner is reaped within its call: always known.
                 #expect((cpu["runner"] as? Double ?? 0) > 0)
                 #expect(cpu["callChild"] == nil)
                 #expect(cpu["forkServer"] == nil)
+            } else if mode["mode"] as? String == "worker" {
+                // The worker's process CPU clock, read after the calls.
+                #expect((cpu["worker"] as? Double ?? 0) > 0, "\(cpu)")
+                #expect(cpu["runner"] == nil && cpu["callChild"] == nil && cpu["forkServer"] == nil)
             } else {
                 #expect(cpu["runner"] == nil)
                 // Children are reaped after their calls: both figures come
@@ -53,7 +59,7 @@ struct BenchCommandTests {
             }
         }
         let ratios = try #require(object["ratios"] as? [[String: Any]])
-        #expect(ratios.count == 2)
+        #expect(ratios.count == 6, "each mode against each other")
         // Without --rate: back to back, and the load object says so (and nothing else).
         let load = try #require(object["load"] as? [String: Any])
         #expect(load["mode"] as? String == "closed")
@@ -100,7 +106,7 @@ struct BenchCommandTests {
         let modes = try #require(object["modes"] as? [[String: Any]])
         #expect(modes.count == 1)
         let mode = try #require(modes.first)
-        #expect(mode["mode"] as? String == "fork-server")
+        #expect(mode["mode"] as? String == "worker", "the default mode")
         #expect(mode["calls"] as? Int == 40)
         let histogram = try #require(mode["histogram"] as? [[String: Any]])
         #expect(histogram.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 40)
@@ -119,8 +125,8 @@ struct BenchCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         let object = try CLI.json(result.stdout)
         let modes = try #require(object["modes"] as? [[String: Any]])
-        #expect(modes.compactMap { $0["mode"] as? String } == ["fork-server", "spawn"])
-        #expect(modes.compactMap { $0["calls"] as? Int } == [6, 6])
+        #expect(modes.compactMap { $0["mode"] as? String } == ["worker", "fork-server", "spawn"])
+        #expect(modes.compactMap { $0["calls"] as? Int } == [6, 6, 6])
         let load = try #require(object["load"] as? [String: Any])
         #expect(load["mode"] as? String == "open")
         #expect(load["offeredPerSecond"] as? Double == 400)

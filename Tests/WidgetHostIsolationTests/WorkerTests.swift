@@ -167,3 +167,25 @@ struct WorkerTests {
         #expect(output.failure?.isPluginCrash == false)
     }
 }
+
+/// A call child that kills its fork server: the plugin's own crash, with
+/// its signal (or, where the sandbox protects the server, no failure at
+/// all), never a protocol violation; the next call gets a new server.
+@Suite("Fork server killed by its call")
+struct ForkServerKilledTests {
+    @Test func aPluginKillingItsServerIsThePluginsCrash() {
+        let server = ForkServer(plugin: TestSupport.fixture("kill_server"))
+        defer { server.stop() }
+        let first = server.call(WorkerTests.call())
+        if let failure = first.failure {
+            #expect(
+                failure.reason == .crashed(phase: .call(.timeline), signal: SIGKILL, name: "SIGKILL (killed)"),
+                "\(failure.reason)")
+            #expect(failure.isPluginCrash && !failure.isHostFault)
+        }
+        TestSupport.expectNoSurvivors(first)
+        let engine = IsolationEngine(plugin: TestSupport.fixture("kill_server"))
+        defer { engine.stop() }
+        #expect(engine.call(WorkerTests.call()).failure == nil, "in a worker the parent is the host: left alone")
+    }
+}
