@@ -84,8 +84,9 @@ public enum DataDirectory {
 /// The environment a plugin runs with: nothing inherited from the host but
 /// the time zone.
 enum ChildEnvironment {
-    static func make(dataDirectory: String?, locale: String?) -> [String] {
+    static func make(dataDirectory: String?, locale: String?, prefault: Bool = true) -> [String] {
         var environment = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
+        if !prefault { environment.append("WIDGETHOST_PREFAULT=off") }
         if let dataDirectory {
             environment.append("HOME=\(dataDirectory)")
             environment.append("TMPDIR=\(dataDirectory)")
@@ -135,7 +136,8 @@ struct RunnerLauncher {
             for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
             return .failure(hostFault(code, doing: "socketpair/pipe2"))
         }
-        let environment = ChildEnvironment.make(dataDirectory: dataDirectory, locale: locale)
+        let environment = ChildEnvironment.make(
+            dataDirectory: dataDirectory, locale: locale, prefault: options.prefault)
         var pid: pid_t = 0
         var pidfd: Int32 = -1
         let rc = withCStrings(["widgethost-runner"]) { argv in

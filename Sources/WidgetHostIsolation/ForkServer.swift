@@ -59,15 +59,9 @@ public final class ForkServer {
         var locale: String
         var allowNetwork: Bool
     }
-    private struct Stamp: Equatable {
-        var size: Int
-        var seconds: Int
-        var nanoseconds: Int
-        var inode: UInt
-    }
 
     private var key: Key?
-    private var stamp: Stamp?
+    private var stamp: FileStamp?
     private var server: pid_t = 0
     private var serverPidfd: Int32 = -1
     private var channel: Int32 = -1
@@ -173,7 +167,7 @@ public final class ForkServer {
     /// one started for other settings, and once more without the warm-up
     /// when the warm-up failed. Returns an output when loading failed.
     private func ensureServer(for call: PluginCall, startedAt: Double) -> CallOutput? {
-        let current = Self.stamp(pluginPath)
+        let current = FileStamp(pluginPath)
         if current != stamp {
             // New or changed file: load it again, and re-decide the fallback.
             stop()
@@ -235,14 +229,6 @@ public final class ForkServer {
 
     // MARK: Starting
 
-    private static func stamp(_ path: String) -> Stamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Stamp(
-            size: Int(info.st_size), seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec),
-            inode: UInt(info.st_ino))
-    }
-
     private func serverAlive() -> Bool {
         guard serverPidfd >= 0 else { return kill(server, 0) == 0 }
         var fd = pollfd(fd: serverPidfd, events: Int16(POLLIN), revents: 0)
@@ -258,50 +244,16 @@ public final class ForkServer {
             let failure = PluginFailure(plugin: pluginPath, reason: reason)
             return output(startedAt: startedAt, result: nil, failure: failure, exit: exit, group: 0)
         }
-        guard let runner = RunnerLocator.locate(explicit: options.runnerPath) else {
-            return early(
-                .runnerUnavailable(
-                    "widgethost-runner was not found next to \(RunnerLocator.executableDirectory() ?? "the executable") and WIDGETHOST_RUNNER is not set"
-                ), exit: "not started")
-        }
-        var sockets: [Int32] = [-1, -1]
-        var outPipe: [Int32] = [-1, -1]
-        var errPipe: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0,
-            wh_pipe_cloexec(&outPipe) == 0, wh_pipe_cloexec(&errPipe) == 0
-        else {
-            let problem = String(cString: strerror(errno))
-            for fd in sockets + outPipe + errPipe where fd >= 0 { close(fd) }
-            return early(.runnerUnavailable("socketpair/pipe2 failed: \(problem)"), exit: "not started")
-        }
         policy = options.sandbox.effective
         DataDirectory.ensure(call.dataDirectory)
-        let environment = ChildEnvironment.make(dataDirectory: call.dataDirectory, locale: call.locale)
-        var pid: pid_t = 0
-        var pidfd: Int32 = -1
-        let rc = withCStrings(["widgethost-runner"]) { argv in
-            withCStrings(environment) { envp in
-                wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], call.dataDirectory, &pid, &pidfd)
-            }
-        }
-        close(sockets[1])
-        close(outPipe[1])
-        close(errPipe[1])
-        guard rc == 0 else {
-            close(sockets[0])
-            close(outPipe[0])
-            close(errPipe[0])
-            return early(
-                .runnerUnavailable("posix_spawn(\(runner)) failed: \(String(cString: strerror(rc)))"),
-                exit: "not started")
-        }
-        server = pid
-        serverPidfd = pidfd
-        channel = sockets[0]
-        stdoutPipe = outPipe[0]
-        stderrPipe = errPipe[0]
-        for fd in [channel, stdoutPipe, stderrPipe] {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        switch RunnerLauncher.start(options: options, dataDirectory: call.dataDirectory, locale: call.locale) {
+        case .failure(let reason): return early(reason, exit: "not started")
+        case .success(let child):
+            server = child.pid
+            serverPidfd = child.pidfd
+            channel = child.channel
+            stdoutPipe = child.stdout
+            stderrPipe = child.stderr
         }
         key = wanted
         starts += 1

@@ -22,6 +22,10 @@ public struct IsolationOptions: Sendable {
     /// The sandbox around the plugin (`WIDGETHOST_SANDBOX=off` in the host's
     /// environment overrides it with `.off`).
     public var sandbox: SandboxPolicy
+    /// Fork mode: map the pages a call child needs before its call (see
+    /// docs/isolation.md, "Prefault"). On by default; `WIDGETHOST_PREFAULT=off`
+    /// in the host's environment turns it off, as does setting this to false.
+    public var prefault: Bool = IsolationOptions.prefaultByDefault
 
     public init(
         runnerPath: String? = nil, loadTimeout: Double = DefaultTimeouts.load,
@@ -33,6 +37,15 @@ public struct IsolationOptions: Sendable {
         self.loadTimeout = loadTimeout
         self.abiRange = abiRange
         self.hostVersion = hostVersion
+    }
+}
+
+extension IsolationOptions {
+    /// False when the host runs with `WIDGETHOST_PREFAULT=off` (or `0`).
+    public static var prefaultByDefault: Bool {
+        guard let value = getenv("WIDGETHOST_PREFAULT") else { return true }
+        let text = String(cString: value)
+        return !(text == "off" || text == "0")
     }
 }
 

@@ -165,7 +165,10 @@ static int still_standby(live_child *child, int *early_deaths) {
  * channel. */
 void serve(void) {
     pid_t server = getpid();
-    prefault_parse_maps();
+    /* The off switch (IsolationOptions.prefault): no plan, no training. */
+    const char *prefault_setting = getenv("WIDGETHOST_PREFAULT");
+    if (!prefault_setting || (strcmp(prefault_setting, "off") != 0 && strcmp(prefault_setting, "0") != 0))
+        prefault_parse_maps();
     g_train_pending = g_training != NULL;
     live_child live[WH_MAX_LIVE_CHILDREN];
     size_t live_count = 0;

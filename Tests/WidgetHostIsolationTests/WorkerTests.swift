@@ -139,6 +139,20 @@ struct WorkerTests {
         #expect(engine.statistics.recycled["silent"] == 1)
     }
 
+    /// A worker that exits between calls: the next call finds that out
+    /// before it is sent (the worker's pidfd) and goes to a fresh worker.
+    @Test func aWorkerThatExitsBetweenCallsIsReplacedAndNoCallFails() {
+        let engine = IsolationEngine(plugin: TestSupport.fixture("exit_later"))
+        defer { engine.stop() }
+        let first = engine.call(Self.call())
+        #expect(first.failure == nil)
+        usleep(300_000)
+        let second = engine.call(Self.call())
+        #expect(second.failure == nil, "\(String(describing: second.failure))")
+        #expect(second.processGroup != first.processGroup)
+        #expect(engine.statistics.recycled["silent"] == 1)
+    }
+
     /// A kind that needs the network gets a worker of its own; the others
     /// never share its sandbox.
     @Test func aProfileWithNetworkGetsItsOwnWorker() {

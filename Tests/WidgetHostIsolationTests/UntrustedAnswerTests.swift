@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import WidgetHostIsolation
+import WidgetHostModel
+
+/// What arrives on the channel may have been written by plugin code, not
+/// by the runner: every limit and every number is checked again on the
+/// host, in every mode, and nothing traps (issue 14, items 3, 7 and 10).
+@Suite("Untrusted answers")
+struct UntrustedAnswerTests {
+    static let modes: [IsolationMode] = [.worker, .forkServer, .spawn]
+
+    static func call(_ variant: String, timeout: Double = 5) -> PluginCall {
+        PluginCall(
+            .timeline, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,
+            timeout: timeout, configuration: ["variant": "\"\(variant)\""], dataDirectory: TestSupport.dataDirectory)
+    }
+
+    static func run(_ fixture: String, _ call: PluginCall, mode: IsolationMode) -> CallOutput {
+        let engine = IsolationEngine(
+            plugin: TestSupport.fixture(fixture), mode: mode, recycling: WorkerRecycling(standbys: 0))
+        defer { engine.stop() }
+        return engine.call(call)
+    }
+
+    @Test(arguments: modes)
+    func aForgedEntryCountAboveTheLimitIsRefused(mode: IsolationMode) {
+        let output = Self.run("forged_result", Self.call("count"), mode: mode)
+        #expect(output.failure?.reason == .resultTooLarge(what: "entry_count", found: 1000, limit: 400), "\(mode)")
+        TestSupport.expectNoSurvivors(output)
+    }
+
+    @Test(arguments: modes)
+    func forgedContentAboveTheLimitIsRefused(mode: IsolationMode) {
+        let output = Self.run("forged_result", Self.call("large"), mode: mode)
+        #expect(
+            output.failure?.reason
+                == .resultTooLarge(what: "bytes of entry content", found: 11 << 20, limit: 10 << 20), "\(mode)")
+    }
+
+    /// A date of 1e300 (or a policy of after(1e19)) is refused, never
+    /// converted: the host used to trap on such values.
+    @Test(arguments: modes)
+    func aHugeFiniteDateIsRefusedNotTrapped(mode: IsolationMode) {
+        let output = Self.run("forged_result", Self.call("date"), mode: mode)
+        guard case .malformedResult(let what) = output.failure?.reason else {
+            Issue.record("\(mode): \(String(describing: output.failure?.reason))")
+            return
+        }
+        #expect(what.contains("entries[0].date is 1e+300"), "\(what)")
+        #expect(output.failure?.message.contains("1970-01-01 and 9999-12-31") == true)
+    }
+
+    /// A 20 MiB error message is cut to 64 KiB and stays the plugin's own
+    /// error (not a broken frame that would count as a crash).
+    @Test(arguments: modes)
+    func aHugeErrorMessageIsCutAndStaysAPluginError(mode: IsolationMode) {
+        let output = Self.run("huge_error", Self.call(""), mode: mode)
+        guard case .pluginError(let code, let message) = output.failure?.reason else {
+            Issue.record("\(mode): \(String(describing: output.failure?.reason))")
+            return
+        }
+        #expect(code == 42)
+        #expect(message.utf8.count <= TerminalText.maxMessageBytes + 64)
+        #expect(message.hasPrefix("eeee"))
+        #expect(output.failure?.isPluginCrash == false)
+    }
+
+    @Test func timestampsAndDurationsNeverTrap() {
+        for value in [1e300, -1e300, 1e19, .infinity, -.infinity, .nan, Double(Int.max)] {
+            _ = Timestamp.iso8601(value)
+            _ = Timestamp.duration(value)
+            _ = Timestamp.relative(value, to: 0)
+            #expect(Bounds.exactInt(value) == nil || abs(value) <= Bounds.largestExactInteger)
+            #expect(!Bounds.isTime(value) || (value >= 0 && value <= Bounds.latestTime))
+        }
+        #expect(Bounds.exactInt(3.0) == 3)
+        #expect(Bounds.exactInt(3.5) == nil)
+        #expect(throws: BoundsError.self) { try Bounds.time(1e300, field: "policy_date") }
+        #expect(TerminalText.escaped("a\u{1B}]0;x\u{07}b\n") == "a\\u{1B}]0;x\\u{7}b\n")
+    }
+}
+
+extension IsolationMode: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
+}
