@@ -9,7 +9,10 @@ import CWidgetHostSupport
 /// Finds the `widgethost-runner` executable.
 public enum RunnerLocator {
     /// `explicit` if given, else `$WIDGETHOST_RUNNER`, else `widgethost-runner`
-    /// in the directory of the running executable. Nil if none is executable.
+    /// in the directory of the running executable (a build), else in
+    /// `../libexec/widgethost/` from it (an install: `PREFIX/bin/widgethost`,
+    /// `PREFIX/libexec/widgethost/widgethost-runner`). Nil if none is
+    /// executable.
     public static func locate(explicit: String? = nil) -> String? {
         var candidates: [String] = []
         if let explicit { candidates.append(explicit) }
@@ -18,6 +21,7 @@ public enum RunnerLocator {
         }
         if let directory = executableDirectory() {
             candidates.append(directory + "/widgethost-runner")
+            candidates.append(directory + "/../libexec/widgethost/widgethost-runner")
         }
         return candidates.first { access($0, X_OK) == 0 }
     }
