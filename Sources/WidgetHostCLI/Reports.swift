@@ -132,9 +132,27 @@ enum JSONReport {
         var failure: Failure?
         var kinds: [Kind]
         /// Present when the daemon's state has this file quarantined.
-        var quarantine: QuarantineEntry?
+        var quarantine: Quarantine?
         /// Present when calls were made.
         var isolation: Isolation?
+    }
+
+    /// The daemon's quarantine of a plugin file.
+    struct Quarantine: Encodable {
+        var path: String
+        var reason: String
+        /// ISO 8601, like every date in these documents.
+        var since: String
+        var sinceSeconds: Double
+        var crashCount: Int
+
+        init(_ entry: QuarantineEntry) {
+            path = entry.file.path
+            reason = entry.reason
+            since = Timestamp.iso8601(entry.since)
+            sinceSeconds = entry.since
+            crashCount = entry.crashCount
+        }
     }
 
     struct Single: Encodable {
