@@ -87,6 +87,11 @@ DEB_ROOT := dist/deb-root
 deb: $(BUILD_STEP)
 	rm -rf $(DEB_ROOT) && mkdir -p $(DEB_ROOT)/DEBIAN dist
 	$(MAKE) install PREFIX=/usr DESTDIR=$(abspath $(DEB_ROOT)) BIN=$(BINDIR_BUILT)
+	# Debug information stays in the build; the package ships stripped
+	# programs (the dynamic symbol tables, which the runner's clock
+	# interposition needs, are kept).
+	strip --strip-unneeded $(DEB_ROOT)/usr/bin/widgethost $(DEB_ROOT)/usr/libexec/widgethost/widgethost-runner \
+	    $(DEB_ROOT)/usr/lib/widgethost/plugins/*.so
 	sh packaging/deb-control.sh $(DEB_ROOT) "$(version)" > $(DEB_ROOT)/DEBIAN/control
 	dpkg-deb --root-owner-group --build $(DEB_ROOT) dist/widgethost_$(version)_$$(dpkg --print-architecture).deb
 
