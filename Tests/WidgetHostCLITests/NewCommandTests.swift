@@ -44,6 +44,10 @@ struct NewCommandTests {
     @Test func swiftProjectBuildsWithSwiftPMAndLoads() throws {
         try newBuildLoad(
             "swift", "HelloSwift", build: "swift build -c release", library: ".build/release/libHelloSwift.so")
+        // The SDK package alone: SwiftPM fetched none of the host's dependencies.
+        let checkouts = CLI.temporaryDirectory("new-swift") + "/HelloSwift/.build/checkouts"
+        let fetched = (try? FileManager.default.contentsOfDirectory(atPath: checkouts)) ?? []
+        #expect(fetched.isEmpty, "fetched: \(fetched)")
     }
 
     @Test func badNamesExistingDirectoriesAndAMissingSDKExitTwo() throws {

@@ -81,6 +81,7 @@ pub mod json;
 mod export;
 mod types;
 
+#[doc(hidden)]
 pub use export::{export_descriptor, Exported};
 pub use types::{
     Context, Entry, Families, Family, Kind, Parameter, ParameterType, Plugin, ProviderError, Relevance, ReloadPolicy,
