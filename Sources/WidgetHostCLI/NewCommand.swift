@@ -47,6 +47,9 @@ struct NewCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The plugin's id and its kind's id (default: org.example.NAME).", valueName: "id"))
     var id: String?
 
+    @Flag(help: "Print JSON for machines instead of text (schema: docs/cli.md).")
+    var json = false
+
     func run() throws {
         let project = try ProjectName(name)
         let pluginID = id ?? "org.example.\(project.identifier.lowercased().replacingOccurrences(of: "_", with: "-"))"
@@ -71,6 +74,15 @@ struct NewCommand: ParsableCommand {
             throw UsageError("cannot write the project in \(directory): \(error)")
         }
         let template = ProjectTemplate(language: language, project: project)
+        if json {
+            print(
+                JSONReport.encode(
+                    JSONReport.NewProject(
+                        directory: directory, language: language.rawValue, pluginID: pluginID,
+                        files: files.keys.sorted(), build: template.buildCommand,
+                        library: directory + "/" + template.libraryPath.replacingOccurrences(of: "./", with: ""))))
+            return
+        }
         print("Wrote a \(language.title) plugin project in \(directory) (plugin id \(pluginID)).")
         print("Build and load it:")
         print("  cd \(name)")

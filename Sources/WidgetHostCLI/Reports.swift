@@ -161,6 +161,22 @@ enum JSONReport {
         var call: Call
     }
 
+    /// `widgethost new --json`.
+    struct NewProject: Encodable {
+        var schemaVersion = JSONReport.schemaVersion
+        /// Absolute path of the project.
+        var directory: String
+        /// swift, c or rust.
+        var language: String
+        var pluginID: String
+        /// The files written, relative to `directory`.
+        var files: [String]
+        /// The command that builds it, run in `directory`.
+        var build: String
+        /// Absolute path of the plugin the build makes.
+        var library: String
+    }
+
     static func call(_ call: PluginCall, _ output: CallOutput) -> Call {
         Call(
             kind: call.kind, family: call.family.name, entryPoint: call.entryPoint.description,
