@@ -22,7 +22,7 @@ struct CharacterHealthProvider: TimelineProvider {
         CharacterHealthEntry(date: context.date, character: "Power Panda", healthLevel: 0.75, isSample: true)
     }
 
-    func getSnapshot(in context: Context, completion: @escaping (CharacterHealthEntry) -> Void) {
+    func getSnapshot(in context: Context, completion: @escaping @Sendable (CharacterHealthEntry) -> Void) {
         let character = Self.character(in: context)
         if context.isPreview && context.configuration["health"] == nil {
             // The gallery, and no real data at hand: sample data.
@@ -39,7 +39,7 @@ struct CharacterHealthProvider: TimelineProvider {
         }
     }
 
-    func getTimeline(in context: Context, completion: @escaping (Timeline<CharacterHealthEntry>) -> Void) {
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<CharacterHealthEntry>) -> Void) {
         do {
             completion(
                 Self.timeline(

@@ -34,7 +34,7 @@ struct CountdownProvider: TimelineProvider {
         return Self.entry(at: context.date, title: "New Year", target: target)
     }
 
-    func getSnapshot(in context: Context, completion: @escaping (CountdownEntry) -> Void) {
+    func getSnapshot(in context: Context, completion: @escaping @Sendable (CountdownEntry) -> Void) {
         do {
             let (title, target) = try Self.settings(in: context)
             completion(Self.entry(at: context.date, title: title, target: target))
@@ -43,7 +43,7 @@ struct CountdownProvider: TimelineProvider {
         }
     }
 
-    func getTimeline(in context: Context, completion: @escaping (Timeline<CountdownEntry>) -> Void) {
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<CountdownEntry>) -> Void) {
         do {
             let (title, target) = try Self.settings(in: context)
             completion(Self.timeline(title: title, target: target, now: context.date))

@@ -10,8 +10,12 @@ struct SingleCallArguments: ParsableArguments {
     @Option(help: ArgumentHelp("The widget kind to call (see `widgethost load`).", valueName: "id"))
     var kind: String
 
-    @Option(help: ArgumentHelp("The family to render for.", valueName: "family"))
-    var family: WidgetFamily = .systemSmall
+    @Option(
+        name: .customLong("family"),
+        help: ArgumentHelp("The family to render for.", valueName: "family"))
+    var familyArgument = FamilyArgument(.systemSmall)
+
+    var family: WidgetFamily { familyArgument.family }
 
     @Flag(help: "Call as WidgetKit does for the widget gallery (context.isPreview).")
     var preview = false
@@ -30,10 +34,12 @@ struct SingleCallArguments: ParsableArguments {
     func run(_ entryPoint: EntryPoint) throws {
         let isolation = options.isolation()
         let now = options.now?.seconds ?? wallClockNow()
+        let dataDirectory = try options.callDataDirectory(for: plugin)
+        defer { dataDirectory.remove() }
         let call = PluginCall(
             entryPoint, kind: kind, family: family, isPreview: preview, now: now,
             timeout: options.timeout?.seconds, configuration: try parseConfiguration(options.config),
-            locale: options.locale, dataDirectory: options.dataDirectory(for: plugin), allowNetwork: allowNetwork)
+            locale: options.locale, dataDirectory: dataDirectory.path, allowNetwork: allowNetwork)
         let output = PluginCaller(plugin: plugin, mode: mode.isolation, options: isolation).call(call)
         if options.json {
             print(
@@ -47,7 +53,7 @@ struct SingleCallArguments: ParsableArguments {
             }
             print(TextReport.call(call, output, indent: "", verbose: options.verbose))
         }
-        if output.failure != nil { throw ExitCode.failure }
+        if let failure = output.failure { throw ExitStatus.of(failure) }
     }
 }
 
@@ -56,7 +62,7 @@ struct PlaceholderCommand: ParsableCommand {
         commandName: "placeholder",
         abstract: "Call a kind's placeholder entry point once.",
         discussion:
-            "Example:\n  widgethost placeholder .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail"
+            "Exit status: 0 ok, 1 the plugin failed, 2 usage or configuration (unknown kind, unsupported family, bad --config), 3 host fault. Calls get a temporary data directory unless --data-dir names one.\n\nExample:\n  widgethost placeholder .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail"
     )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.placeholder) }
@@ -67,7 +73,7 @@ struct SnapshotCommand: ParsableCommand {
         commandName: "snapshot",
         abstract: "Call a kind's snapshot entry point once.",
         discussion:
-            "Example:\n  widgethost snapshot .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail --preview"
+            "Exit status: 0 ok, 1 the plugin failed, 2 usage or configuration (unknown kind, unsupported family, bad --config), 3 host fault. Calls get a temporary data directory unless --data-dir names one.\n\nExample:\n  widgethost snapshot .build/debug/libCharacterPlugin.so --kind com.widgethost.character-detail --preview"
     )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.snapshot) }
@@ -78,7 +84,7 @@ struct TimelineCommand: ParsableCommand {
         commandName: "timeline",
         abstract: "Call a kind's timeline entry point once.",
         discussion:
-            "Example:\n  widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown --config '{\"title\":\"Launch\"}' --timeout 2s"
+            "Exit status: 0 ok, 1 the plugin failed, 2 usage or configuration (unknown kind, unsupported family, bad --config), 3 host fault. Calls get a temporary data directory unless --data-dir names one.\n\nExample:\n  widgethost timeline .build/debug/libCountdownPlugin.so --kind com.widgethost.countdown --config '{\"title\":\"Launch\"}' --timeout 2s"
     )
     @OptionGroup var arguments: SingleCallArguments
     func run() throws { try arguments.run(.timeline) }

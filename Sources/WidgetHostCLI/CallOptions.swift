@@ -2,6 +2,10 @@ import ArgumentParser
 import WidgetHostIsolation
 import WidgetHostModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Options shared by every command that calls a plugin.
 struct CallOptions: ParsableArguments {
     @Option(
@@ -22,10 +26,13 @@ struct CallOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The plugin's data directory (default: $XDG_DATA_HOME/widgethost/plugins/NAME).", valueName: "path"))
+            "The plugin's data directory, created if missing (default: a new temporary one, removed at exit).",
+            valueName: "path"))
     var dataDir: String?
 
     @Option(
+        // .unconditional: `--now -30m` is a value, not an option.
+        parsing: .unconditional,
         help: ArgumentHelp(
             "The time the plugin sees as now: ISO 8601, seconds since the epoch, or an offset such as +1h or -2d (default: the real time).",
             valueName: "time"))
@@ -41,8 +48,48 @@ struct CallOptions: ParsableArguments {
         IsolationOptions(loadTimeout: loadTimeout.seconds)
     }
 
+    /// The data directory the calls get: `--data-dir` (checked: a directory
+    /// or nothing yet), or a new temporary one of this command's own, so
+    /// that testing a plugin never writes where the daemon keeps its data and
+    /// two plugins with the same file name never share a folder.
+    func callDataDirectory(for plugin: String) throws -> CommandDataDirectory {
+        if let dataDir {
+            let path = IsolatedRunnerPath.absolute(dataDir)
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+                throw UsageError(
+                    "--data-dir \(path) is a file, expected a directory (it is created if missing); pass a directory")
+            }
+            return CommandDataDirectory(path: path, temporaryRoot: nil)
+        }
+        guard let root = DataDirectory.makeTemporary() else {
+            throw HostFault(
+                "cannot create a temporary data directory under $TMPDIR or /tmp (\(String(cString: strerror(errno)))); pass --data-dir"
+            )
+        }
+        return CommandDataDirectory(path: DataDirectory.defaultPath(forPlugin: plugin, root: root), temporaryRoot: root)
+    }
+
+    /// `--data-dir`, else the plugin's folder under the user's data
+    /// directory (what `bench` uses).
     func dataDirectory(for plugin: String) -> String {
         dataDir.map { IsolatedRunnerPath.absolute($0) } ?? DataDirectory.defaultPath(forPlugin: plugin)
+    }
+}
+
+/// The data directory of one command's calls.
+struct CommandDataDirectory {
+    var path: String
+    /// The temporary folder to remove at the end, when there is one.
+    var temporaryRoot: String?
+
+    /// For the text report: the path, and whether it goes away.
+    var summary: String {
+        temporaryRoot == nil ? path : path + " (temporary, removed at exit; --data-dir keeps one)"
+    }
+
+    func remove() {
+        if let temporaryRoot { DataDirectory.removeTree(temporaryRoot) }
     }
 }
 

@@ -21,7 +21,12 @@ struct LoadCommand: ParsableCommand {
             and not) and the timeline: entries (date relative to now, relevance, content),
             the reload policy, each call's latency, and warnings.
 
-            Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.
+            Calls get a new temporary data directory, removed at exit, unless --data-dir
+            names one.
+
+            Exit status: 0 every call succeeded, 1 the plugin failed to load or a call
+            failed, 2 a usage or configuration error (bad option, missing file, unknown
+            kind or family, --config that does not fit), 3 a host fault (no runner).
 
             Examples:
               widgethost load .build/debug/libCharacterPlugin.so
@@ -36,8 +41,14 @@ struct LoadCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only this kind (default: every kind).", valueName: "id"))
     var kind: String?
 
-    @Option(help: ArgumentHelp("Only this family (default: every family the kind supports).", valueName: "family"))
-    var family: WidgetFamily?
+    @Option(
+        name: .customLong("family"),
+        help: ArgumentHelp(
+            "Only this family (default: every family the kind supports).",
+            valueName: "family"))
+    var familyArgument: FamilyArgument?
+
+    var family: WidgetFamily? { familyArgument?.family }
 
     @OptionGroup var options: CallOptions
 
@@ -72,7 +83,7 @@ struct LoadCommand: ParsableCommand {
                     for line in TextReport.logLines(described.log, indent: "  ") { print(line) }
                 }
             }
-            throw ExitCode.failure
+            throw ExitStatus.of(failure)
         }
         let caller =
             mode.isolation == .inProcess
@@ -88,8 +99,9 @@ struct LoadCommand: ParsableCommand {
         }
         let configuration = try parseConfiguration(options.config)
         let now = options.now?.seconds ?? wallClockNow()
-        let dataDirectory = options.dataDirectory(for: plugin)
-        var allOK = true
+        let dataDirectory = try options.callDataDirectory(for: plugin)
+        defer { dataDirectory.remove() }
+        var failures: [PluginFailure] = []
         var jsonKinds: [JSONReport.Kind] = []
 
         if let family, !kinds.contains(where: { $0.families.contains(family) }) {
@@ -101,7 +113,7 @@ struct LoadCommand: ParsableCommand {
         let quarantined = quarantine(of: description.path)
         if !options.json {
             print(TextReport.plugin(description, range: isolation.abiRange))
-            print("Data     \(dataDirectory)")
+            print("Data     \(dataDirectory.summary)")
             if let quarantined {
                 print(
                     "Quarantined by the daemon since \(Timestamp.iso8601(quarantined.since)) after \(quarantined.crashCount) crashes (\(quarantined.reason)); it will not call this file until it changes or `widgethost unquarantine \(description.path)`"
@@ -125,11 +137,11 @@ struct LoadCommand: ParsableCommand {
                     let call = PluginCall(
                         entryPoint, kind: kind.id, family: family, isPreview: preview, now: now,
                         timeout: options.timeout?.seconds, configuration: configuration,
-                        locale: options.locale, dataDirectory: dataDirectory,
+                        locale: options.locale, dataDirectory: dataDirectory.path,
                         // The describe step told us which kinds declare WH_KIND_NEEDS_NETWORK.
                         allowNetwork: kind.needsNetwork)
                     let output = caller.call(call)
-                    if output.failure != nil { allOK = false }
+                    if let failure = output.failure { failures.append(failure) }
                     if options.json {
                         calls.append(JSONReport.call(call, output))
                     } else {
@@ -149,12 +161,13 @@ struct LoadCommand: ParsableCommand {
                     },
                     calls: calls))
         }
+        let allOK = failures.isEmpty
         if options.json {
             print(
                 JSONReport.encode(
                     JSONReport.Load(
                         ok: allOK, plugin: JSONReport.plugin(description, range: isolation.abiRange), failure: nil,
-                        kinds: jsonKinds, quarantine: quarantined,
+                        kinds: jsonKinds, quarantine: quarantined.map(JSONReport.Quarantine.init),
                         isolation: JSONReport.Isolation(
                             mode: caller.mode, fallback: caller.fallbackReason, warmUp: caller.warmUp))))
         } else {
@@ -162,6 +175,6 @@ struct LoadCommand: ParsableCommand {
             print("Isolation  \(caller.isolationSummary)")
             print(allOK ? "All calls succeeded." : "Some calls failed (see above).")
         }
-        if !allOK { throw ExitCode.failure }
+        if !allOK { throw ExitStatus.of(failures) }
     }
 }

@@ -23,6 +23,9 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
     }
 
     static var defaultCompletionKind: CompletionKind { .default }
+
+    /// How `--help` shows a default: `5.0s`, not the struct.
+    var defaultValueDescription: String { Timestamp.duration(seconds) }
 }
 
 /// A point in time: ISO 8601 (`2026-11-21T17:00:00Z`), seconds since the
@@ -49,6 +52,26 @@ struct TimeArgument: ExpressibleByArgument, Sendable {
 extension WidgetFamily: ExpressibleByArgument {
     public init?(argument: String) { self.init(name: argument) }
     public static var allValueStrings: [String] { allCases.map(\.name) }
+    /// How `--help` shows a default: `systemSmall`, not its raw value.
+    public var defaultValueDescription: String { name }
+}
+
+/// `--family` of load and the call commands: a family by its WidgetKit name.
+/// (A wrapper: ArgumentParser shows the default of a `CaseIterable &
+/// RawRepresentable` type by its raw value, `default: 1`.)
+struct FamilyArgument: ExpressibleByArgument, Sendable {
+    var family: WidgetFamily
+
+    init(_ family: WidgetFamily) { self.family = family }
+
+    init?(argument: String) {
+        guard let family = WidgetFamily(name: argument) else { return nil }
+        self.family = family
+    }
+
+    static var allValueStrings: [String] { WidgetFamily.allCases.map(\.name) }
+    static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+    var defaultValueDescription: String { family.name }
 }
 
 extension EntryPoint: ExpressibleByArgument {

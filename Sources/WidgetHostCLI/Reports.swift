@@ -132,15 +132,49 @@ enum JSONReport {
         var failure: Failure?
         var kinds: [Kind]
         /// Present when the daemon's state has this file quarantined.
-        var quarantine: QuarantineEntry?
+        var quarantine: Quarantine?
         /// Present when calls were made.
         var isolation: Isolation?
+    }
+
+    /// The daemon's quarantine of a plugin file.
+    struct Quarantine: Encodable {
+        var path: String
+        var reason: String
+        /// ISO 8601, like every date in these documents.
+        var since: String
+        var sinceSeconds: Double
+        var crashCount: Int
+
+        init(_ entry: QuarantineEntry) {
+            path = entry.file.path
+            reason = entry.reason
+            since = Timestamp.iso8601(entry.since)
+            sinceSeconds = entry.since
+            crashCount = entry.crashCount
+        }
     }
 
     struct Single: Encodable {
         var schemaVersion = JSONReport.schemaVersion
         var plugin: Plugin?
         var call: Call
+    }
+
+    /// `widgethost new --json`.
+    struct NewProject: Encodable {
+        var schemaVersion = JSONReport.schemaVersion
+        /// Absolute path of the project.
+        var directory: String
+        /// swift, c or rust.
+        var language: String
+        var pluginID: String
+        /// The files written, relative to `directory`.
+        var files: [String]
+        /// The command that builds it, run in `directory`.
+        var build: String
+        /// Absolute path of the plugin the build makes.
+        var library: String
     }
 
     static func call(_ call: PluginCall, _ output: CallOutput) -> Call {

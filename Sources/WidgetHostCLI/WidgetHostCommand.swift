@@ -28,14 +28,15 @@ public struct WidgetHostCommand: ParsableCommand {
             LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self, SimulateCommand.self,
             SandboxCheckCommand.self, BenchCommand.self, RunCommand.self, ReloadCommand.self, EventCommand.self,
             ViewCommand.self, StatusCommand.self, ExplainCommand.self, ConfigurationsCommand.self,
-            UnquarantineCommand.self,
+            UnquarantineCommand.self, NewCommand.self,
         ]
     )
 
     public init() {}
 
-    /// Runs the command line and exits with the documented codes: 0 success,
-    /// 1 a plugin call failed, 2 a usage error.
+    /// Runs the command line and exits with the documented codes
+    /// (``ExitStatus``): 0 success, 1 a plugin failed, 2 usage or
+    /// configuration, 3 a host fault.
     public static func runFromCommandLine() -> Never {
         do {
             var command = try parseAsRoot()
@@ -45,7 +46,10 @@ public struct WidgetHostCommand: ParsableCommand {
             Glibc.exit(code.rawValue)
         } catch let usage as UsageError {
             FileHandleOutput.standardError("error: \(usage.description)\n")
-            Glibc.exit(2)
+            Glibc.exit(ExitStatus.usage.rawValue)
+        } catch let fault as HostFault {
+            FileHandleOutput.standardError("error: \(fault.description)\n")
+            Glibc.exit(ExitStatus.hostFault.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -66,6 +70,46 @@ public struct WidgetHostCommand: ParsableCommand {
 struct UsageError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Something wrong on widgethost's side, not the plugin's nor the command
+/// line's (no runner, no temporary directory): `error: ...`, exit status 3.
+struct HostFault: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The exit statuses of the commands that load and call plugins
+/// (docs/cli.md, "Exit status").
+enum ExitStatus {
+    /// Every call succeeded.
+    static let success = ExitCode(0)
+    /// A plugin failed to load, or a call failed (the plugin's doing).
+    static let pluginFailed = ExitCode(1)
+    /// The command line or the configuration is wrong: a bad flag or value,
+    /// a missing file, a kind or family the plugin does not have, a
+    /// configuration that does not fit its parameters.
+    static let usage = ExitCode(2)
+    /// widgethost itself could not do the job: no runner, a sandbox layer
+    /// that could not be applied.
+    static let hostFault = ExitCode(3)
+
+    /// The status for one failure.
+    static func of(_ failure: PluginFailure) -> ExitCode {
+        switch failure.reason {
+        case .runnerUnavailable, .sandboxFailed: hostFault
+        case .fileNotFound, .notReadable, .unknownKind, .unsupportedFamily, .badConfiguration: usage
+        default: pluginFailed
+        }
+    }
+
+    /// The status for several: a host fault first, then a usage error, then
+    /// a plugin failure; success when there is none.
+    static func of(_ failures: [PluginFailure]) -> ExitCode {
+        let codes = failures.map { of($0).rawValue }
+        for code in [hostFault, usage, pluginFailed] where codes.contains(code.rawValue) { return code }
+        return success
+    }
 }
 
 /// Writes to stderr without Foundation's FileHandle.

@@ -9,8 +9,10 @@ import CWidgetHostSupport
 /// Finds the `widgethost-runner` executable.
 public enum RunnerLocator {
     /// `explicit` if given (and nothing else), else `$WIDGETHOST_RUNNER`, else
-    /// `widgethost-runner` in the directory of the running executable. Nil if
-    /// none is executable.
+    /// `widgethost-runner` in the directory of the running executable (a
+    /// build), else in `../libexec/widgethost/` from it (an install:
+    /// `PREFIX/bin/widgethost`, `PREFIX/libexec/widgethost/widgethost-runner`).
+    /// Nil if none is executable.
     public static func locate(explicit: String? = nil) -> String? {
         // A path the caller named is the only candidate: falling back to
         // another runner would hide the mistake.
@@ -21,6 +23,7 @@ public enum RunnerLocator {
         }
         if let directory = executableDirectory() {
             candidates.append(directory + "/widgethost-runner")
+            candidates.append(directory + "/../libexec/widgethost/widgethost-runner")
         }
         return candidates.first { access($0, X_OK) == 0 }
     }

@@ -17,10 +17,10 @@ import Synchronization
 ///     func placeholder(in context: Context) -> CharacterDetailEntry {
 ///         CharacterDetailEntry(date: context.date, healthLevel: 0.75)
 ///     }
-///     func getSnapshot(in context: Context, completion: @escaping (CharacterDetailEntry) -> Void) {
+///     func getSnapshot(in context: Context, completion: @escaping @Sendable (CharacterDetailEntry) -> Void) {
 ///         completion(CharacterDetailEntry(date: context.date, healthLevel: 0.75))
 ///     }
-///     func getTimeline(in context: Context, completion: @escaping (Timeline<CharacterDetailEntry>) -> Void) {
+///     func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<CharacterDetailEntry>) -> Void) {
 ///         let entries = [0.25, 0.5, 0.75, 1.0].enumerated().map { hour, level in
 ///             CharacterDetailEntry(date: context.date.addingTimeInterval(Double(hour) * 3600), healthLevel: level)
 ///         }
@@ -68,11 +68,11 @@ public protocol TimelineProvider: Sendable {
     /// The entry for the widget's current state, e.g. in the gallery (check
     /// `context.isPreview` and use sample data when real data takes time).
     /// Call `completion` exactly once, from any thread.
-    func getSnapshot(in context: Context, completion: @escaping (Entry) -> Void)
+    func getSnapshot(in context: Context, completion: @escaping @Sendable (Entry) -> Void)
 
     /// The entries for now and the future, and when to ask again. Call
     /// `completion` exactly once, from any thread.
-    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void)
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void)
 
     /// The `async` form of ``getSnapshot(in:completion:)``.
     func snapshot(in context: Context) async throws -> Entry
@@ -115,15 +115,14 @@ extension TimelineProvider {
     /// Runs ``snapshot(in:)`` in a `Task` and passes its entry to
     /// `completion`; if it throws, passes the error to
     /// ``TimelineProviderContext/fail(_:)`` instead.
-    public func getSnapshot(in context: Context, completion: @escaping (Entry) -> Void) {
-        let completion = UncheckedSendable(completion)
+    public func getSnapshot(in context: Context, completion: @escaping @Sendable (Entry) -> Void) {
         let marker = ObjectIdentifier(Self.self)
         Task {
             do {
                 let entry = try await AsyncBridge.$bridging.withValue(marker) {
                     try await self.snapshot(in: context)
                 }
-                completion.value(entry)
+                completion(entry)
             } catch {
                 context.fail(error)
             }
@@ -133,15 +132,14 @@ extension TimelineProvider {
     /// Runs ``timeline(in:)`` in a `Task` and passes its timeline to
     /// `completion`; if it throws, passes the error to
     /// ``TimelineProviderContext/fail(_:)`` instead.
-    public func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
-        let completion = UncheckedSendable(completion)
+    public func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void) {
         let marker = ObjectIdentifier(Self.self)
         Task {
             do {
                 let timeline = try await AsyncBridge.$bridging.withValue(marker) {
                     try await self.timeline(in: context)
                 }
-                completion.value(timeline)
+                completion(timeline)
             } catch {
                 context.fail(error)
             }
@@ -246,17 +244,6 @@ public struct TimelineProviderError: Error, Sendable, Hashable, CustomStringConv
 /// instead of recursing forever.
 enum AsyncBridge {
     @TaskLocal static var bridging: ObjectIdentifier?
-}
-
-/// Wraps a value that is not `Sendable` to move it into a `Task`.
-///
-/// Used for the completion handlers of ``TimelineProvider``, which WidgetKit
-/// (and so this SDK, for source compatibility) declares without `@Sendable`.
-/// Each is called exactly once, from one place; the SDK's own completions are
-/// thread-safe (see `CompletionSink`).
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// Resumes a continuation at most once, whichever of the completion and

@@ -3,7 +3,7 @@
 /// instance's configuration, the locale and the plugin's data directory.
 ///
 /// ```swift
-/// func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
+/// func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void) {
 ///     let now = context.date                                   // not Date()
 ///     let city = context.configuration.string("city") ?? "Paris"
 ///     let cache = context.dataDirectory.appendingPathComponent("forecast.json")

@@ -40,6 +40,25 @@ private struct SlowAsyncProvider: TimelineProvider {
     }
 }
 
+/// Completion form whose completions are captured in a `Task` (they are
+/// `@Sendable`: this compiles under Swift 6's strict checking).
+private struct TaskCompletionProvider: TimelineProvider {
+    func placeholder(in context: Context) -> ScoreEntry { ScoreEntry(date: context.date, score: 0, label: "p") }
+    func getSnapshot(in context: Context, completion: @escaping @Sendable (ScoreEntry) -> Void) {
+        let date = context.date
+        Task {
+            try? await Task.sleep(for: .milliseconds(20))
+            completion(ScoreEntry(date: date, score: 1, label: "from a task"))
+        }
+    }
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<ScoreEntry>) -> Void) {
+        let date = context.date
+        Task.detached {
+            completion(Timeline(entries: [ScoreEntry(date: date, score: 1, label: "detached")], policy: .atEnd))
+        }
+    }
+}
+
 private struct Failure: Error, CustomStringConvertible {
     var description: String { "the disk is on fire" }
 }
@@ -75,6 +94,7 @@ private let syncKinds = [
         ],
         needsNetwork: true, provider: SyncProvider()),
     WidgetKind("test.async", displayName: "Async", provider: SlowAsyncProvider()),
+    WidgetKind("test.task", displayName: "Task", provider: TaskCompletionProvider()),
 ]
 
 @Suite struct DescriptorTests {
@@ -93,7 +113,7 @@ private let syncKinds = [
         #expect(String(cString: d.pointee.vendor) == "Tests")
         #expect(String(cString: d.pointee.sdk_version) == WH_SDK_VERSION)
         #expect(d.pointee.refusal == nil)
-        #expect(d.pointee.kind_count == 2)
+        #expect(d.pointee.kind_count == 3)
 
         let first = kind(d, 0)
         #expect(first.struct_size == UInt32(MemoryLayout<wh_kind>.size))
@@ -226,6 +246,15 @@ private let syncKinds = [
         #expect(result.entries[0].json.contains("late"))
         let snapshot = await (call(kind(d, 1), .snapshot))
         #expect(snapshot.entries.count == 1)
+    }
+
+    @Test func completionCapturedInATask() async throws {
+        let snapshot = await call(kind(d, 2), .snapshot)
+        #expect(snapshot.completedAfterReturn)
+        #expect(snapshot.status == 0 && snapshot.entries[0].json.contains("from a task"))
+        let timeline = await call(kind(d, 2), .timeline)
+        #expect(timeline.status == 0 && timeline.policy == WH_POLICY_AT_END.rawValue)
+        #expect(timeline.entries[0].json.contains("detached"))
     }
 
     @Test func errorsBecomeStatusError() async throws {

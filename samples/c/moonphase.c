@@ -42,7 +42,6 @@
 
 #define SECONDS_PER_HOUR 3600.0
 #define SECONDS_PER_DAY 86400.0
-#define MIN_ENTRY_SPACING 300.0 /* the host warns below five minutes */
 
 /* Content buffers: plenty for the short JSON objects below. */
 #define CONTENT_MAX 256
@@ -60,41 +59,10 @@ static const char *family_name(uint32_t family) {
     }
 }
 
-static void complete_error(wh_complete_fn complete, void *completion_context, int32_t code,
-                           const char *message) {
-    wh_result result;
-    memset(&result, 0, sizeof result);
-    result.struct_size = (uint32_t)sizeof result;
-    result.status = WH_STATUS_ERROR;
-    result.entry_size = (uint32_t)sizeof(wh_entry);
-    result.error_code = code;
-    result.error_message = message;
-    complete(completion_context, &result);
-}
-
-static void complete_entries(wh_complete_fn complete, void *completion_context, const wh_entry *entries,
-                             uint32_t count, uint32_t policy, double policy_date) {
-    wh_result result;
-    memset(&result, 0, sizeof result);
-    result.struct_size = (uint32_t)sizeof result;
-    result.status = WH_STATUS_OK;
-    result.entry_count = count;
-    result.entry_size = (uint32_t)sizeof(wh_entry);
-    result.entries = entries;
-    result.policy = policy;
-    result.policy_date = policy_date;
-    /* The host copies everything during this call: `entries` and their
-     * strings may live on our stack. */
-    complete(completion_context, &result);
-}
-
-static void set_entry(wh_entry *entry, double date, const char *content) {
-    memset(entry, 0, sizeof *entry);
-    entry->struct_size = (uint32_t)sizeof *entry;
-    entry->date = date;
-    entry->content_json = content;
-    entry->content_length = 0; /* NUL-terminated: the host uses strlen() */
-}
+/* Answering uses the SDK's helpers (provider.h, SDK 1.2): wh_make_entry,
+ * wh_complete_entries, wh_complete_entry and wh_complete_error fill the
+ * wh_entry/wh_result structs. The host copies the result during the
+ * completion call, so entries and their strings may live on our stack. */
 
 /* Finds the string member `key` in a flat JSON object and copies its value
  * (without escapes; enough for our enum-like parameter). Returns 1 if found. */
@@ -161,24 +129,20 @@ static int moon_hemisphere(const wh_context *ctx) {
 
 static void moon_placeholder(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
     /* Placeholder: generic sample data, no computation, no configuration. */
-    wh_entry entry;
-    set_entry(&entry, ctx->now,
-              "{\"phase\":\"first quarter\",\"fraction\":0.25,\"illumination\":0.5,\"ageDays\":7.38,"
-              "\"litSide\":\"right\",\"hemisphere\":\"north\",\"family\":\"placeholder\"}");
-    complete_entries(complete, completion_context, &entry, 1, WH_POLICY_NEVER, 0.0);
+    wh_complete_entry(complete, completion_context, ctx->now,
+                      "{\"phase\":\"first quarter\",\"fraction\":0.25,\"illumination\":0.5,\"ageDays\":7.38,"
+                      "\"litSide\":\"right\",\"hemisphere\":\"north\",\"family\":\"placeholder\"}");
 }
 
 static void moon_snapshot(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
     char content[CONTENT_MAX];
-    wh_entry entry;
     int south = moon_hemisphere(ctx);
     if (south < 0) {
-        complete_error(complete, completion_context, 1, "hemisphere must be \"north\" or \"south\"");
+        wh_complete_error(complete, completion_context, 1, "hemisphere must be \"north\" or \"south\"");
         return;
     }
     moon_content(content, sizeof content, ctx->now, south, ctx->family);
-    set_entry(&entry, ctx->now, content);
-    complete_entries(complete, completion_context, &entry, 1, WH_POLICY_NEVER, 0.0);
+    wh_complete_entry(complete, completion_context, ctx->now, content);
 }
 
 static void moon_timeline(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
@@ -190,29 +154,27 @@ static void moon_timeline(const wh_context *ctx, wh_complete_fn complete, void *
     double date;
     int south = moon_hemisphere(ctx);
     if (south < 0) {
-        complete_error(complete, completion_context, 1, "hemisphere must be \"north\" or \"south\"");
+        wh_complete_error(complete, completion_context, 1, "hemisphere must be \"north\" or \"south\"");
         return;
     }
     /* The current state, then one entry on each full hour before midnight
      * (skipping an hour mark closer than five minutes to now). */
     moon_content(contents[count], CONTENT_MAX, ctx->now, south, ctx->family);
-    set_entry(&entries[count], ctx->now, contents[count]);
+    entries[count] = wh_make_entry(ctx->now, contents[count]);
     count++;
     for (date = floor(ctx->now / SECONDS_PER_HOUR) * SECONDS_PER_HOUR + SECONDS_PER_HOUR;
          date < midnight && count < 25; date += SECONDS_PER_HOUR) {
-        if (date - ctx->now < MIN_ENTRY_SPACING) continue;
+        if (date - ctx->now < WH_MIN_ENTRY_SPACING) continue;
         moon_content(contents[count], CONTENT_MAX, date, south, ctx->family);
-        set_entry(&entries[count], date, contents[count]);
+        entries[count] = wh_make_entry(date, contents[count]);
         count++;
     }
-    complete_entries(complete, completion_context, entries, count, WH_POLICY_AFTER, midnight);
+    wh_complete_entries(complete, completion_context, entries, count, WH_POLICY_AFTER, midnight);
 }
 
 static const wh_parameter moon_parameters[] = {
-    {
-        (uint32_t)sizeof(wh_parameter), WH_PARAM_STRING, "hemisphere", "\"north\"",
-        "Where you watch from: \"north\" or \"south\" (decides which side is lit)",
-    },
+    WH_PARAMETER(WH_PARAM_STRING, "hemisphere", "\"north\"",
+                 "Where you watch from: \"north\" or \"south\" (decides which side is lit)"),
 };
 
 /* ---------------------------------------------------------------------- */
@@ -252,17 +214,14 @@ static void clock_content(char *buffer, size_t size, double date, uint32_t famil
 }
 
 static void clock_placeholder(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
-    wh_entry entry;
-    set_entry(&entry, ctx->now, "{\"text\":\"It is ten past ten\",\"zone\":\"UTC\",\"family\":\"placeholder\"}");
-    complete_entries(complete, completion_context, &entry, 1, WH_POLICY_NEVER, 0.0);
+    wh_complete_entry(complete, completion_context, ctx->now,
+                      "{\"text\":\"It is ten past ten\",\"zone\":\"UTC\",\"family\":\"placeholder\"}");
 }
 
 static void clock_snapshot(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
     char content[CONTENT_MAX];
-    wh_entry entry;
     clock_content(content, sizeof content, ctx->now, ctx->family);
-    set_entry(&entry, ctx->now, content);
-    complete_entries(complete, completion_context, &entry, 1, WH_POLICY_NEVER, 0.0);
+    wh_complete_entry(complete, completion_context, ctx->now, content);
 }
 
 /* The work a timeline call hands to its thread. `ctx` stays valid until we
@@ -280,17 +239,17 @@ static void clock_timeline_now(const wh_context *ctx, wh_complete_fn complete, v
     char contents[13][CONTENT_MAX];
     wh_entry entries[13];
     uint32_t count = 0;
-    double date = floor(ctx->now / MIN_ENTRY_SPACING) * MIN_ENTRY_SPACING + MIN_ENTRY_SPACING;
+    double date = floor(ctx->now / WH_MIN_ENTRY_SPACING) * WH_MIN_ENTRY_SPACING + WH_MIN_ENTRY_SPACING;
     clock_content(contents[count], CONTENT_MAX, ctx->now, ctx->family);
-    set_entry(&entries[count], ctx->now, contents[count]);
+    entries[count] = wh_make_entry(ctx->now, contents[count]);
     count++;
-    for (; count < 13; date += MIN_ENTRY_SPACING) {
-        if (date - ctx->now < MIN_ENTRY_SPACING) continue;
+    for (; count < 13; date += WH_MIN_ENTRY_SPACING) {
+        if (date - ctx->now < WH_MIN_ENTRY_SPACING) continue;
         clock_content(contents[count], CONTENT_MAX, date, ctx->family);
-        set_entry(&entries[count], date, contents[count]);
+        entries[count] = wh_make_entry(date, contents[count]);
         count++;
     }
-    complete_entries(complete, completion_context, entries, count, WH_POLICY_AT_END, 0.0);
+    wh_complete_entries(complete, completion_context, entries, count, WH_POLICY_AT_END, 0.0);
 }
 
 static void *clock_thread(void *arg) {
@@ -326,42 +285,19 @@ static void clock_timeline(const wh_context *ctx, wh_complete_fn complete, void 
 /* ---------------------------------------------------------------------- */
 
 static const wh_kind kinds[] = {
-    {
-        (uint32_t)sizeof(wh_kind), 0, "org.example.moon-phase", "Moon Phase",
-        "Tonight's moon, hour by hour.",
-        WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM | WH_FAMILY_ACCESSORY_CIRCULAR |
-            WH_FAMILY_ACCESSORY_INLINE,
-        (uint32_t)(sizeof moon_parameters / sizeof moon_parameters[0]), (uint32_t)sizeof(wh_parameter), 0,
-        moon_parameters, moon_placeholder, moon_snapshot, moon_timeline, NULL,
-    },
-    {
-        (uint32_t)sizeof(wh_kind), 0, "org.example.word-clock", "Word Clock",
-        "The time in words, every five minutes.",
-        WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM | WH_FAMILY_SYSTEM_LARGE |
-            WH_FAMILY_ACCESSORY_RECTANGULAR | WH_FAMILY_ACCESSORY_INLINE,
-        0, (uint32_t)sizeof(wh_parameter), 0, NULL, clock_placeholder, clock_snapshot, clock_timeline, NULL,
-    },
+    WH_KIND_WITH_PARAMETERS("org.example.moon-phase", "Moon Phase", "Tonight's moon, hour by hour.",
+                            WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM | WH_FAMILY_ACCESSORY_CIRCULAR |
+                                WH_FAMILY_ACCESSORY_INLINE,
+                            moon_parameters, moon_placeholder, moon_snapshot, moon_timeline),
+    WH_KIND("org.example.word-clock", "Word Clock", "The time in words, every five minutes.",
+            WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM | WH_FAMILY_SYSTEM_LARGE |
+                WH_FAMILY_ACCESSORY_RECTANGULAR | WH_FAMILY_ACCESSORY_INLINE,
+            clock_placeholder, clock_snapshot, clock_timeline),
 };
 
-static const wh_plugin_descriptor descriptor = {
-    (uint32_t)sizeof(wh_plugin_descriptor), WH_PLUGIN_MAGIC, WH_ABI_VERSION,
-    (uint32_t)sizeof(wh_kind), (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result),
-    "org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", WH_SDK_VERSION, NULL,
-    (uint32_t)(sizeof kinds / sizeof kinds[0]), 0, kinds,
-    /* warm_up: none. It is for plugins with lazily built state (a language
-     * runtime, parsed tables) that every forked call would build again; this
-     * plugin computes everything from ctx->now. */
-    NULL,
-};
-
-static const wh_plugin_descriptor refusal = {
-    (uint32_t)sizeof(wh_plugin_descriptor), WH_PLUGIN_MAGIC, 0,
-    (uint32_t)sizeof(wh_kind), (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result),
-    "org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", WH_SDK_VERSION,
-    "moonphase speaks widgethost ABI 1 only; the host does not offer it",
-    (uint32_t)(sizeof kinds / sizeof kinds[0]), 0, kinds, NULL,
-};
-
-WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *offer) {
-    return WH_NEGOTIATE(offer) == WH_ABI_VERSION ? &descriptor : &refusal;
-}
+/* The descriptor (ABI 1, the SDK version, the kinds), a refusal for a host
+ * that does not offer ABI 1, and the exported widgethost_provider_entry.
+ * warm_up: none. It is for plugins with lazily built state (a language
+ * runtime, parsed tables) that every forked call would build again; this
+ * plugin computes everything from ctx->now. */
+WH_DEFINE_PROVIDER("org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", kinds, NULL)

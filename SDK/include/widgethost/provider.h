@@ -18,6 +18,11 @@
  *     `Date.timeIntervalSince1970`. Durations are `double` seconds.
  *   - Callbacks are a (function, void *context) pair.
  *
+ * The end of this header has helpers (SDK 1.2) that write the boilerplate:
+ * WH_KIND/WH_PARAMETER/WH_DEFINE_PROVIDER initialise the descriptor,
+ * wh_complete_entries/wh_complete_error answer a call, WH_MAX_* are the
+ * limits the host enforces on a result.
+ *
  * Build a plugin:
  *   cc -shared -fPIC $(pkg-config --cflags widgethost-provider) -o my.so my.c
  * and test it:
@@ -52,7 +57,7 @@ extern "C" {
 #define WH_PLUGIN_MAGIC 0x56504857u
 
 /** Version of the SDK this header belongs to, as a string. Informational. */
-#define WH_SDK_VERSION "1.1.0"
+#define WH_SDK_VERSION "1.2.0"
 
 /** Name of the one symbol every plugin exports. */
 #define WH_ENTRY_SYMBOL "widgethost_provider_entry"
@@ -467,6 +472,195 @@ WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_of
 #define WH_SIZE_ACCESSORY_RECTANGULAR_H 76.0
 #define WH_SIZE_ACCESSORY_INLINE_W 257.0
 #define WH_SIZE_ACCESSORY_INLINE_H 26.0
+
+/* ---------------------------------------------------------------------- */
+/* Limits the host enforces (SDK 1.2)                                     */
+/* ---------------------------------------------------------------------- */
+
+/* What the host checks in every result (docs/abi.md, "What the host checks
+ * in a result"). The same numbers as the host's WidgetHostLimits and
+ * DefaultTimeouts; a test in the host's suite keeps them equal. */
+
+/** Most entries in one result; more is `resultTooLarge`. */
+#define WH_MAX_ENTRIES 400u
+/** Most bytes of entry content (the sum of every entry's content_json) in
+ *  one result; more is `resultTooLarge`. */
+#define WH_MAX_RESULT_BYTES 10485760u /* 10 MiB */
+/** Entries closer than this many seconds draw a warning (WidgetKit: "at
+ *  least about 5 minutes apart"); the result is still used. */
+#define WH_MIN_ENTRY_SPACING 300.0
+/** Bytes of a call's stdout, and of its stderr, that the host keeps (the
+ *  rest is counted, not kept). */
+#define WH_LOG_BYTES_PER_STREAM 65536u /* 64 KiB */
+
+/* Default deadlines in seconds (`wh_context.timeout` carries the one that
+ * applies to a call; a configuration may change them). */
+#define WH_TIMEOUT_LOAD 5.0
+#define WH_TIMEOUT_PLACEHOLDER 0.5
+#define WH_TIMEOUT_SNAPSHOT 2.0
+#define WH_TIMEOUT_SNAPSHOT_PREVIEW 1.0
+#define WH_TIMEOUT_TIMELINE 15.0
+
+/* ---------------------------------------------------------------------- */
+/* Descriptor helpers (SDK 1.2)                                           */
+/* ---------------------------------------------------------------------- */
+
+/* Initialisers for the descriptor structs: every field in order, so they
+ * work in C99 and C++11 alike and pass -Wextra (missing-field-initializers).
+ * Use them in `static const` objects:
+ *
+ *   static const wh_parameter city_parameters[] = {
+ *       WH_PARAMETER(WH_PARAM_STRING, "city", "\"Paris\"", "City to show"),
+ *   };
+ *   static const wh_kind kinds[] = {
+ *       WH_KIND_WITH_PARAMETERS("org.example.weather", "Weather", "Today's weather.",
+ *                               WH_FAMILY_SYSTEM_SMALL, city_parameters,
+ *                               placeholder, snapshot, timeline),
+ *   };
+ *   WH_DEFINE_PROVIDER("org.example.weather", "Weather", "1.0.0", "Example Org", kinds, NULL)
+ *
+ * WH_DEFINE_PROVIDER defines `widgethost_provider_entry`: it negotiates
+ * with WH_NEGOTIATE and refuses (abi_version 0, with a reason) a host that
+ * does not offer WH_ABI_VERSION. */
+
+/** Number of elements of an array (not a pointer). */
+#define WH_ARRAY_COUNT(array) ((uint32_t)(sizeof(array) / sizeof((array)[0])))
+
+/** A `wh_parameter`: type (a `wh_parameter_type`), name, default as a JSON
+ *  literal or NULL (required), description or NULL. */
+#define WH_PARAMETER(type, name, default_json, description) \
+    { (uint32_t)sizeof(wh_parameter), (uint32_t)(type), (name), (default_json), (description) }
+
+/** A `wh_kind`, every field: flags (`wh_kind_flags` bits), id, display name,
+ *  description (or NULL), families (`wh_family` bits), parameters (an array
+ *  or NULL) and their count, the three entry points, and the context
+ *  pointer handed back in `wh_context.kind_context` (or NULL). */
+#define WH_KIND_FULL(flags, id, display_name, description, families, parameters, parameter_count,     \
+                     placeholder, snapshot, timeline, context)                                          \
+    {                                                                                                   \
+        (uint32_t)sizeof(wh_kind), (uint32_t)(flags), (id), (display_name), (description),             \
+            (uint32_t)(families), (uint32_t)(parameter_count), (uint32_t)sizeof(wh_parameter), 0u,     \
+            (parameters), (placeholder), (snapshot), (timeline), (context)                             \
+    }
+
+/** A `wh_kind` without parameters, flags or context. */
+#define WH_KIND(id, display_name, description, families, placeholder, snapshot, timeline) \
+    WH_KIND_FULL(0u, id, display_name, description, families, NULL, 0u, placeholder, snapshot, timeline, NULL)
+
+/** A `wh_kind` whose parameters are the array `parameters` (its count is
+ *  taken with WH_ARRAY_COUNT, so pass the array itself, not a pointer). */
+#define WH_KIND_WITH_PARAMETERS(id, display_name, description, families, parameters, placeholder, snapshot, \
+                                timeline)                                                                   \
+    WH_KIND_FULL(0u, id, display_name, description, families, parameters, WH_ARRAY_COUNT(parameters),       \
+                 placeholder, snapshot, timeline, NULL)
+
+/** A `wh_plugin_descriptor` that speaks WH_ABI_VERSION: id, name, version,
+ *  vendor (or NULL), the array of kinds (its count is taken with
+ *  WH_ARRAY_COUNT) and the warm-up (or NULL). */
+#define WH_DESCRIPTOR(id, name, version, vendor, kinds, warm_up)                                           \
+    {                                                                                                    \
+        (uint32_t)sizeof(wh_plugin_descriptor), WH_PLUGIN_MAGIC, WH_ABI_VERSION, (uint32_t)sizeof(wh_kind), \
+            (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result), (id), (name), (version), (vendor),   \
+            WH_SDK_VERSION, NULL, WH_ARRAY_COUNT(kinds), 0u, (kinds), (warm_up)                         \
+    }
+
+/** The same descriptor refusing the host (abi_version 0) with `reason`. */
+#define WH_REFUSAL(id, name, version, vendor, kinds, reason)                                                \
+    {                                                                                                    \
+        (uint32_t)sizeof(wh_plugin_descriptor), WH_PLUGIN_MAGIC, 0u, (uint32_t)sizeof(wh_kind),           \
+            (uint32_t)sizeof(wh_entry), (uint32_t)sizeof(wh_result), (id), (name), (version), (vendor),   \
+            WH_SDK_VERSION, (reason), WH_ARRAY_COUNT(kinds), 0u, (kinds), NULL                          \
+    }
+
+/** Defines the descriptor, its refusal and `widgethost_provider_entry`
+ *  (the whole plugin's exported surface) in one line, at file scope. */
+#define WH_DEFINE_PROVIDER(id, name, version, vendor, kinds, warm_up)                                       \
+    static const wh_plugin_descriptor wh_provider_descriptor_ =                                          \
+        WH_DESCRIPTOR(id, name, version, vendor, kinds, warm_up);                                        \
+    static const wh_plugin_descriptor wh_provider_refusal_ = WH_REFUSAL(                                \
+        id, name, version, vendor, kinds, "built for widgethost ABI version 1 (SDK " WH_SDK_VERSION       \
+        "); this host does not offer it: use a host whose ABI range includes 1");                       \
+    WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_offer *offer) {        \
+        return WH_NEGOTIATE(offer) == WH_ABI_VERSION ? &wh_provider_descriptor_ : &wh_provider_refusal_; \
+    }
+
+/* ---------------------------------------------------------------------- */
+/* Result helpers (SDK 1.2)                                               */
+/* ---------------------------------------------------------------------- */
+
+/** An entry at `date` with `content_json` (a NUL-terminated JSON object,
+ *  which must stay valid until the completion returns), no relevance. */
+static inline wh_entry wh_make_entry(double date, const char *content_json) {
+    wh_entry entry;
+    entry.struct_size = (uint32_t)sizeof(wh_entry);
+    entry.flags = 0u;
+    entry.date = date;
+    entry.relevance_score = 0.0;
+    entry.relevance_duration = 0.0;
+    entry.content_json = content_json;
+    entry.content_length = 0u;
+    return entry;
+}
+
+/** The same entry with a relevance (WidgetKit's TimelineEntryRelevance):
+ *  `score` >= 0, held for `duration` seconds from `date` (0: until the next
+ *  entry). */
+static inline wh_entry wh_make_relevant_entry(double date, const char *content_json, double score,
+                                              double duration) {
+    wh_entry entry = wh_make_entry(date, content_json);
+    entry.flags = (uint32_t)WH_ENTRY_HAS_RELEVANCE;
+    entry.relevance_score = score;
+    entry.relevance_duration = duration;
+    return entry;
+}
+
+/** Answers a call with `count` entries (sorted by date, 1..WH_MAX_ENTRIES)
+ *  and, for a timeline, `policy` (a `wh_reload_policy`) and `policy_date`
+ *  (read for WH_POLICY_AFTER only). The host copies everything during the
+ *  call, so `entries` may live on the caller's stack. */
+static inline void wh_complete_entries(wh_complete_fn complete, void *completion_context, const wh_entry *entries,
+                                       uint32_t count, uint32_t policy, double policy_date) {
+    wh_result result;
+    result.struct_size = (uint32_t)sizeof(wh_result);
+    result.status = WH_STATUS_OK;
+    result.entry_count = count;
+    result.entry_size = (uint32_t)sizeof(wh_entry);
+    result.entries = entries;
+    result.policy = policy;
+    result.reserved = 0u;
+    result.policy_date = policy_date;
+    result.error_code = 0;
+    result.reserved2 = 0u;
+    result.error_message = NULL;
+    complete(completion_context, &result);
+}
+
+/** Answers a placeholder or snapshot call with one entry at `date`. */
+static inline void wh_complete_entry(wh_complete_fn complete, void *completion_context, double date,
+                                     const char *content_json) {
+    wh_entry entry = wh_make_entry(date, content_json);
+    wh_complete_entries(complete, completion_context, &entry, 1u, (uint32_t)WH_POLICY_NEVER, 0.0);
+}
+
+/** Answers a call with an error: `code` is the plugin's own (non-zero),
+ *  `message` says what went wrong (valid until this returns). The host
+ *  reports `pluginError(code, message)` and keeps the previous timeline. */
+static inline void wh_complete_error(wh_complete_fn complete, void *completion_context, int32_t code,
+                                     const char *message) {
+    wh_result result;
+    result.struct_size = (uint32_t)sizeof(wh_result);
+    result.status = WH_STATUS_ERROR;
+    result.entry_count = 0u;
+    result.entry_size = (uint32_t)sizeof(wh_entry);
+    result.entries = NULL;
+    result.policy = 0u;
+    result.reserved = 0u;
+    result.policy_date = 0.0;
+    result.error_code = code;
+    result.reserved2 = 0u;
+    result.error_message = message;
+    complete(completion_context, &result);
+}
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,6 @@
-//! Hand-written mirror of `SDK/include/widgethost/provider.h` (ABI v1).
+//! The raw C ABI: a hand-written mirror of `SDK/include/widgethost/provider.h`
+//! (ABI v1, SDK 1.2). Plugins normally use the safe layer (`TimelineProvider`
+//! and `export_plugin!`) instead.
 //!
 //! Every struct is `#[repr(C)]` with the same fields, in the same order, with
 //! the same C types, so the layout is identical to the header's on every
@@ -7,7 +9,6 @@
 //!
 //! Pointers that C allows to be NULL are raw pointers (check before use);
 //! function pointers are `Option<...>` so that NULL is representable.
-#![allow(dead_code)] // the mirror is complete; the plugin uses part of it
 
 use core::ffi::{c_char, c_void};
 
@@ -16,7 +17,15 @@ pub const WH_ABI_VERSION: u32 = 1;
 /// `WH_PLUGIN_MAGIC`: "WHPV" read as a little-endian u32.
 pub const WH_PLUGIN_MAGIC: u32 = 0x5650_4857;
 /// `WH_SDK_VERSION`.
-pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.0.0";
+pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.2.0";
+
+// Limits the host enforces on a result (provider.h, SDK 1.2).
+/// `WH_MAX_ENTRIES`: most entries in one result.
+pub const WH_MAX_ENTRIES: u32 = 400;
+/// `WH_MAX_RESULT_BYTES`: most bytes of entry content in one result.
+pub const WH_MAX_RESULT_BYTES: usize = 10 * 1024 * 1024;
+/// `WH_MIN_ENTRY_SPACING`: entries closer than this (seconds) draw a warning.
+pub const WH_MIN_ENTRY_SPACING: f64 = 300.0;
 
 // wh_family
 pub const WH_FAMILY_SYSTEM_SMALL: u32 = 1 << 0;
@@ -120,11 +129,8 @@ pub struct WhContext {
 }
 
 /// `wh_entry_fn`.
-pub type WhEntryFn = unsafe extern "C" fn(
-    context: *const WhContext,
-    complete: Option<WhCompleteFn>,
-    completion_context: *mut c_void,
-);
+pub type WhEntryFn =
+    unsafe extern "C" fn(context: *const WhContext, complete: Option<WhCompleteFn>, completion_context: *mut c_void);
 
 /// `wh_parameter`: owned by the plugin, constant while loaded.
 #[repr(C)]
@@ -176,7 +182,23 @@ pub struct WhPluginDescriptor {
     pub kind_count: u32,
     pub reserved: u32,
     pub kinds: *const WhKind,
+    /// Appended in SDK 1.1 (still ABI v1): the optional warm-up.
+    pub warm_up: Option<WhWarmUpFn>,
 }
+
+/// `wh_warm_up_context`: owned by the host, valid during the warm-up only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct WhWarmUpContext {
+    pub struct_size: u32,
+    pub abi_version: u32,
+    pub now: f64,
+    pub locale: *const c_char,
+    pub data_directory: *const c_char,
+}
+
+/// `wh_warm_up_fn`.
+pub type WhWarmUpFn = unsafe extern "C" fn(context: *const WhWarmUpContext);
 
 /// `wh_entry_function`: the type of `widgethost_provider_entry`.
 pub type WhEntryFunction = unsafe extern "C" fn(offer: *const WhHostOffer) -> *const WhPluginDescriptor;
@@ -205,7 +227,8 @@ pub unsafe fn negotiate(offer: *const WhHostOffer) -> u32 {
 
 #[cfg(all(test, target_pointer_width = "64"))]
 mod layout_tests {
-    //! The LP64 numbers of SDK/src/abi_layout.c, checked against this mirror.
+    //! The LP64 numbers of SDK/src/abi_layout.c (and of the table in
+    //! docs/abi.md, generated from the header), checked against this mirror.
     use super::*;
     use core::mem::{align_of, offset_of, size_of};
 
@@ -300,8 +323,18 @@ mod layout_tests {
     }
 
     #[test]
+    fn warm_up_context() {
+        assert_eq!(size_of::<WhWarmUpContext>(), 32);
+        assert_eq!(offset_of!(WhWarmUpContext, struct_size), 0);
+        assert_eq!(offset_of!(WhWarmUpContext, abi_version), 4);
+        assert_eq!(offset_of!(WhWarmUpContext, now), 8);
+        assert_eq!(offset_of!(WhWarmUpContext, locale), 16);
+        assert_eq!(offset_of!(WhWarmUpContext, data_directory), 24);
+    }
+
+    #[test]
     fn plugin_descriptor() {
-        assert_eq!(size_of::<WhPluginDescriptor>(), 88);
+        assert_eq!(size_of::<WhPluginDescriptor>(), 96);
         assert_eq!(offset_of!(WhPluginDescriptor, struct_size), 0);
         assert_eq!(offset_of!(WhPluginDescriptor, magic), 4);
         assert_eq!(offset_of!(WhPluginDescriptor, abi_version), 8);
@@ -317,6 +350,7 @@ mod layout_tests {
         assert_eq!(offset_of!(WhPluginDescriptor, kind_count), 72);
         assert_eq!(offset_of!(WhPluginDescriptor, reserved), 76);
         assert_eq!(offset_of!(WhPluginDescriptor, kinds), 80);
+        assert_eq!(offset_of!(WhPluginDescriptor, warm_up), 88);
     }
 
     #[test]

@@ -1,0 +1,1 @@
+../../../src/abi_layout.c
