@@ -49,7 +49,8 @@ struct SingleCallArguments: ParsableArguments {
                         call: JSONReport.call(call, output))))
         } else {
             if let plugin = output.plugin {
-                print("\(plugin.name) \(plugin.version) (\(plugin.id)), kind \(kind), \(family)")
+                print(
+                    TerminalText.escaped("\(plugin.name) \(plugin.version) (\(plugin.id)), kind \(kind), \(family)"))
             }
             print(TextReport.call(call, output, indent: "", verbose: options.verbose))
         }

@@ -2,8 +2,14 @@ import WidgetHostIsolation
 import WidgetHostModel
 
 /// Human-readable rendering of plugins, calls and failures.
+/// Every string a report prints passes `TerminalText.escaped`: a plugin's
+/// names, messages, entries and log cannot drive the terminal (issue 14).
 enum TextReport {
     static func plugin(_ plugin: PluginDescription, range: ClosedRange<UInt32>) -> String {
+        TerminalText.escaped(rawPlugin(plugin, range: range))
+    }
+
+    private static func rawPlugin(_ plugin: PluginDescription, range: ClosedRange<UInt32>) -> String {
         var lines: [String] = []
         let vendor = plugin.vendor.isEmpty ? "" : " by \(plugin.vendor)"
         lines.append("Plugin   \(plugin.name) \(plugin.version) (\(plugin.id))\(vendor)")
@@ -21,6 +27,10 @@ enum TextReport {
     }
 
     static func kindHeader(_ kind: KindDescription) -> String {
+        TerminalText.escaped(rawKindHeader(kind))
+    }
+
+    private static func rawKindHeader(_ kind: KindDescription) -> String {
         var lines: [String] = []
         lines.append("")
         lines.append("Kind \(kind.id)  \"\(kind.displayName)\"")
@@ -48,6 +58,10 @@ enum TextReport {
     /// One call, as a block: a status line, the entries, the policy, warnings,
     /// the failure and (verbose) the log.
     static func call(_ call: PluginCall, _ output: CallOutput, indent: String, verbose: Bool) -> String {
+        TerminalText.escaped(rawCall(call, output, indent: indent, verbose: verbose))
+    }
+
+    private static func rawCall(_ call: PluginCall, _ output: CallOutput, indent: String, verbose: Bool) -> String {
         var lines: [String] = []
         let name = call.entryPoint.description + (call.isPreview ? " (preview)" : "")
         let padded = name.padding(toLength: 22)
@@ -97,6 +111,10 @@ enum TextReport {
     }
 
     static func logLines(_ log: CapturedLog, indent: String) -> [String] {
+        rawLogLines(log, indent: indent).map(TerminalText.escaped)
+    }
+
+    private static func rawLogLines(_ log: CapturedLog, indent: String) -> [String] {
         var lines: [String] = []
         for (name, text) in [("stdout", log.stdout), ("stderr", log.stderr)] where !text.isEmpty {
             for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(
@@ -126,6 +144,10 @@ enum TextReport {
     }
 
     static func failure(_ failure: PluginFailure) -> String {
+        TerminalText.escaped(rawFailure(failure))
+    }
+
+    private static func rawFailure(_ failure: PluginFailure) -> String {
         "error: \(failure.message)\nhint:  \(failure.hint)"
     }
 }

@@ -13,7 +13,7 @@ struct UntrustedAnswerTests {
     static func call(_ variant: String, timeout: Double = 5) -> PluginCall {
         PluginCall(
             .timeline, kind: "test.fixture", family: .systemSmall, now: Date().timeIntervalSince1970,
-            timeout: timeout, configuration: ["variant": "\"\(variant)\""], dataDirectory: TestSupport.dataDirectory)
+            timeout: timeout, locale: variant, dataDirectory: TestSupport.dataDirectory)
     }
 
     static func run(_ fixture: String, _ call: PluginCall, mode: IsolationMode) -> CallOutput {
@@ -55,7 +55,7 @@ struct UntrustedAnswerTests {
     /// error (not a broken frame that would count as a crash).
     @Test(arguments: modes)
     func aHugeErrorMessageIsCutAndStaysAPluginError(mode: IsolationMode) {
-        let output = Self.run("huge_error", Self.call(""), mode: mode)
+        let output = Self.run("huge_error", Self.call("en-US"), mode: mode)
         guard case .pluginError(let code, let message) = output.failure?.reason else {
             Issue.record("\(mode): \(String(describing: output.failure?.reason))")
             return

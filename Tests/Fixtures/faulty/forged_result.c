@@ -1,6 +1,6 @@
 /* forged_result: the timeline writes its own RESULT frame on fd 3 (the
  * channel), bypassing the runner's checks, then never completes. The
- * configuration's "variant" picks the lie:
+ * call's locale picks the lie:
  *   "count"  (default) claims 1000 entries and carries none;
  *   "large"  carries one entry of 11 MiB of content;
  *   "date"   carries one entry dated 1e300, with policy after(1e19).
@@ -30,10 +30,11 @@ static size_t putf(unsigned char *at, double d) {
 }
 
 static void timeline(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
-    FX_UNUSED(complete, completion_context);
-    const char *config = ctx->configuration_json ? ctx->configuration_json : "";
-    int large = strstr(config, "large") != NULL;
-    int date = strstr(config, "date") != NULL;
+    (void)complete;
+    (void)completion_context;
+    const char *variant = ctx->locale ? ctx->locale : "";
+    int large = strcmp(variant, "large") == 0;
+    int date = strcmp(variant, "date") == 0;
     size_t content = large ? (11u << 20) : 2;
     size_t capacity = 16 + 64 + 64 + content;
     unsigned char *frame = calloc(1, capacity);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static void timeline(const wh_context *ctx, wh_complete_fn complete, void *completion_context) {
-    FX_UNUSED(ctx);
+    (void)ctx;
     size_t size = 20u << 20;
     char *message = malloc(size + 1);
     if (message) {
