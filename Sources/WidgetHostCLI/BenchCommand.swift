@@ -171,6 +171,11 @@ struct ModeResult {
     var cold = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// The entry point alone, measured in the child (successful calls), in ns.
     var provider = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
+    /// Calls made right after a failed call of the same caller, in ns: what a
+    /// timeout or crash costs the next call (a warm standby should keep it
+    /// near the median).
+    var afterFailure = Histogram<UInt64>(
+        highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// Fork server timeouts: deadline to SIGKILL of the child's group, in ns.
     var lateness = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
     /// What the calls cost in CPU time, by process.
@@ -179,6 +184,7 @@ struct ModeResult {
     mutating func add(_ other: ModeResult) {
         histogram.add(other.histogram)
         cold.add(other.cold)
+        afterFailure.add(other.afterFailure)
         lateness.add(other.lateness)
         provider.add(other.provider)
         for (code, count) in other.failures { failures[code, default: 0] += count }
@@ -226,9 +232,12 @@ struct Bench: Sendable {
             // One engine per mode and caller: the code every other command runs.
             let engines = modes.map { IsolationEngine(plugin: plugin, options: options, mode: $0) }
             func once(_ index: Int) -> CallOutput { engines[index].call(call) }
+            var lastFailed = modes.map { _ in false }
             /// Records one call: `latency` goes into the histogram, `busy` is the call alone.
             func record(_ index: Int, latency: UInt64, busy: UInt64, hostCPU: Double, _ output: CallOutput) {
                 _ = results[index].histogram.record(latency)
+                if lastFailed[index] { _ = results[index].afterFailure.record(latency) }
+                lastFailed[index] = output.failure != nil
                 results[index].cpu.record(hostSeconds: hostCPU, output)
                 results[index].busyNanoseconds += busy
                 results[index].calls += 1
@@ -460,6 +469,13 @@ enum BenchReport {
             line += pad(String(Int(callsPerSecond(result, concurrency: bench.concurrency).rounded())), 10)
             lines.append(line)
         }
+        for result in results where result.afterFailure.totalCount > 0 {
+            let after = result.afterFailure.valueAtPercentile(50)
+            let median = max(result.histogram.valueAtPercentile(50), 1)
+            lines.append(
+                "after a failure (\(result.mode.rawValue)): the next call p50 \(format(micro(after))) µs, \(format(Double(after) / Double(median)))× the median (\(result.afterFailure.totalCount) calls)"
+            )
+        }
         for result in results where result.cold.totalCount > 0 {
             lines.append(
                 "first call (\(result.mode.rawValue)): cold, starting its worker or server: \(format(micro(result.cold.valueAtPercentile(50)))) µs (not in the figures above)"
@@ -589,6 +605,8 @@ enum BenchReport {
         var cpuMicrosecondsPerCall: BenchCPU.PerCall?
         /// The first call of each caller (starting its worker or server), µs: not in the latencies.
         var coldCallMicroseconds: Double?
+        /// The calls right after a failed call (p50, p99, count), µs; absent without failures.
+        var afterFailureMicroseconds: [String: Double]?
     }
 
     struct Bucket: Encodable {
@@ -628,7 +646,14 @@ enum BenchReport {
                             "p99": micro(result.lateness.valueAtPercentile(99)), "max": micro(result.lateness.max),
                         ],
                     cpuMicrosecondsPerCall: result.cpu.perCall,
-                    coldCallMicroseconds: result.cold.totalCount == 0 ? nil : micro(result.cold.valueAtPercentile(50)))
+                    coldCallMicroseconds: result.cold.totalCount == 0 ? nil : micro(result.cold.valueAtPercentile(50)),
+                    afterFailureMicroseconds: result.afterFailure.totalCount == 0
+                        ? nil
+                        : [
+                            "p50": micro(result.afterFailure.valueAtPercentile(50)),
+                            "p99": micro(result.afterFailure.valueAtPercentile(99)),
+                            "count": Double(result.afterFailure.totalCount),
+                        ])
             },
             ratios: ratios(results), load: Load(run.schedule))
     }

@@ -320,6 +320,13 @@ final class WorkerPool {
     /// The worker for the next call, loaded: the active one if it may go on,
     /// else a standby (promoted), else a new one (a cold start).
     func ready(engine: IsolationEngine) -> Result<WorkerProcess, PluginFailure> {
+        if let worker = active, worker.awaitLoad() != nil {
+            // A promoted standby that failed to load: try the next.
+            noteWarmUp(worker)
+            worker.terminate()
+            engine.workerRetired(worker)
+            active = nil
+        }
         if let worker = active {
             let why: String? =
                 !worker.isReadyForCall()
@@ -396,7 +403,12 @@ final class WorkerPool {
             output.childExit +=
                 "; replaced: \(resident >> 20) MiB resident, over the \(recycling.maxResidentBytes >> 20) MiB cap"
         }
-        // The standbys are started after the answer, off the call's path.
+        // A retired worker's successor is chosen now, and the standbys are
+        // started after the answer, off the next call's path.
+        if active == nil, !standbys.isEmpty {
+            active = standbys.removeFirst()
+            activeLimit = engine.callLimit()
+        }
         topUpStandbys(engine: engine)
         return output
     }
