@@ -90,16 +90,17 @@ enum ExitStatus {
     /// a missing file, a kind or family the plugin does not have, a
     /// configuration that does not fit its parameters.
     static let usage = ExitCode(2)
-    /// widgethost itself could not do the job: no runner, a sandbox layer
-    /// that could not be applied.
+    /// widgethost itself could not do the job (`PluginFailure.isHostFault`):
+    /// no runner, out of descriptors or memory, a sandbox layer that could
+    /// not be applied.
     static let hostFault = ExitCode(3)
 
     /// The status for one failure.
     static func of(_ failure: PluginFailure) -> ExitCode {
+        if failure.isHostFault { return hostFault }
         switch failure.reason {
-        case .runnerUnavailable, .sandboxFailed: hostFault
-        case .fileNotFound, .notReadable, .unknownKind, .unsupportedFamily, .badConfiguration: usage
-        default: pluginFailed
+        case .fileNotFound, .notReadable, .unknownKind, .unsupportedFamily, .badConfiguration: return usage
+        default: return pluginFailed
         }
     }
 

@@ -47,7 +47,7 @@ public enum WarmUpOutcome: Sendable, Equatable {
         switch self {
         case .none: "none (the plugin exports no warm_up)"
         case .ran(let seconds):
-            "ran once per worker (or fork server) in \(Timestamp.duration(seconds)), before its first call"
+            "ran once in \(Timestamp.duration(seconds)), before the first call (in each worker, or in the fork server)"
         case .failed(let reason): "FAILED: \(reason)"
         }
     }
