@@ -165,6 +165,14 @@ static int still_standby(live_child *child, int *early_deaths) {
  * channel. */
 void serve(void) {
     pid_t server = getpid();
+    /* No plugin code may run in the server once it serves: a handler the
+     * plugin installed (in a constructor or its warm_up) could otherwise
+     * write on fd 3 when a child exits. Every signal goes back to its
+     * default, SIGPIPE stays ignored, SIGSYS keeps the sandbox's reporter. */
+    for (int signal_number = 1; signal_number < NSIG; signal_number++) {
+        if (signal_number == SIGKILL || signal_number == SIGSTOP || signal_number == SIGSYS) continue;
+        signal(signal_number, signal_number == SIGPIPE ? SIG_IGN : SIG_DFL);
+    }
     /* The off switch (IsolationOptions.prefault): no plan, no training. */
     const char *prefault_setting = getenv("WIDGETHOST_PREFAULT");
     if (!prefault_setting || (strcmp(prefault_setting, "off") != 0 && strcmp(prefault_setting, "0") != 0))
