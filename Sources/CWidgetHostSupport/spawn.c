@@ -61,6 +61,44 @@ pid_t wh_pidfd_target(int fd, pid_t *parent) {
     return pid;
 }
 
+int wh_descends_from(pid_t pid, pid_t ancestor, int depth) {
+    for (int level = 0; level < depth && pid > 1; level++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "re");
+        if (!f) return 0;
+        char stat[512];
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = 0;
+        char *close_paren = strrchr(stat, ')');
+        char state;
+        int ppid;
+        if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return 0;
+        if ((pid_t)ppid == ancestor) return 1;
+        pid = (pid_t)ppid;
+    }
+    return 0;
+}
+
+pid_t wh_deepest_descendant(pid_t pid, int depth) {
+    for (int level = 0; level < depth; level++) {
+        char path[80];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+        FILE *f = fopen(path, "re");
+        if (!f) break;
+        int first = 0, count = 0, next;
+        while (fscanf(f, "%d", &next) == 1) {
+            if (count++ == 0) first = next;
+        }
+        fclose(f);
+        /* Only a single line of descent: a relay and its init have one child. */
+        if (count != 1) break;
+        pid = (pid_t)first;
+    }
+    return pid;
+}
+
 /* Moves fd above the range the child's dup2 targets use (0..3), so that a
  * dup2 onto itself (which would keep FD_CLOEXEC set) cannot happen. */
 static int lift(int fd, int *owned) {

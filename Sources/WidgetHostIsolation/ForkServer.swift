@@ -79,7 +79,11 @@ public final class ForkServer {
     /// first: pid, the host's end of the child's own channel (non-blocking)
     /// and a pidfd of the child, both from CHILD_STARTED.
     private var standbys: [Standby] = []
-    private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32)
+    /// `pid` as the server named it (its own PID namespace's view, used
+    /// only to talk to the server: CALL_ENDED, CHILD_EXITED), `group` the
+    /// child's pid in the host's namespace as the kernel reports it for the
+    /// pidfd (the process group the child leads), used for every kill.
+    private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32, group: pid_t)
     /// Wait statuses from CHILD_EXITED, by pid (only recent ones are kept).
     private var exitStatuses: [pid_t: Int32] = [:]
     /// CPU time used so far by the servers this instance started and their
@@ -404,7 +408,7 @@ public final class ForkServer {
         let deadline = monotonicSeconds() + call.effectiveTimeout
 
         // The standby the server announced: a child waiting on its own channel.
-        var taken: (pid: pid_t, fd: Int32, pidfd: Int32)?
+        var taken: Standby?
         var attempts = 0
         var restarted = false
         /// The server died since the last call (its children with it): start
@@ -457,7 +461,7 @@ public final class ForkServer {
                 }
             }
         }
-        guard let (child, childChannel, childPidfd) = taken else { fatalError("unreachable") }
+        guard let (child, childChannel, childPidfd, group) = taken else { fatalError("unreachable") }
         defer {
             close(childChannel)
             close(childPidfd)
@@ -543,7 +547,7 @@ public final class ForkServer {
                 // anything else, so the kill is as close to it as possible.
                 // The child itself, through its pidfd (a pid could be reused);
                 // the server kills its process group at CALL_ENDED.
-                killCallGroup(child, pidfd: childPidfd)
+                killCallGroup(group, pidfd: childPidfd)
                 lastTimeoutLateness = monotonicSeconds() - deadline
                 failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
                 exit = "killed by SIGKILL (timeout)"
@@ -584,7 +588,7 @@ public final class ForkServer {
             }
         }
 
-        killCallGroup(child, pidfd: childPidfd)
+        killCallGroup(group, pidfd: childPidfd)
         // The server forks the next standby now, no longer competing with
         // the call for a CPU (best effort: a full socket only delays it).
         if server > 0 {
@@ -598,7 +602,7 @@ public final class ForkServer {
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
         return output(
             startedAt: startedAt, result: failureValue == nil ? result : nil, failure: failureValue,
-            exit: exit, group: child, providerSeconds: providerSeconds)
+            exit: exit, group: group, providerSeconds: providerSeconds)
     }
 
     /// The oldest standby, waiting for the server to announce one if needed.
@@ -633,10 +637,11 @@ public final class ForkServer {
             case WH_MSG_CHILD_STARTED.rawValue:
                 // The server runs plugin code (its warm_up), so this message
                 // may be forged: the pid it carries is never used. The child
-                // is what the kernel says the pidfd refers to, and it must be
-                // the server's own child; the channel must be a socket, and
-                // the host makes it non-blocking itself.
-                _ = reader.u32()
+                // is what the kernel says the pidfd refers to, and it must
+                // descend from the runner the host started (with the
+                // sandbox's PID namespace: relay, init, server, child); the
+                // channel must be a socket, made non-blocking by the host.
+                let announced = pid_t(bitPattern: reader.u32())
                 guard receivedFds.count >= 2 else {
                     return .failure(.protocolViolation("CHILD_STARTED without the child's channel and pidfd"))
                 }
@@ -646,17 +651,20 @@ public final class ForkServer {
                 let pid = wh_pidfd_target(pidfd, &parent)
                 var info = stat()
                 let isSocket = fstat(channelFd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
-                guard pid > 0, parent == server, isSocket,
+                guard pid > 0, wh_descends_from(pid, server, 3) != 0, isSocket,
                     fcntl(channelFd, F_SETFL, fcntl(channelFd, F_GETFL) | O_NONBLOCK) == 0
                 else {
                     close(channelFd)
                     close(pidfd)
+                    // A server that died since (its children orphaned, or
+                    // gone) forged nothing: its death is handled as such.
+                    if !serverAlive() { continue }
                     return .failure(
                         .protocolViolation(
                             "the fork server announced a call child that is not its own child with a socket (a forged CHILD_STARTED)"
                         ))
                 }
-                standbys.append((pid, channelFd, pidfd))
+                standbys.append((announced, channelFd, pidfd, pid))
             case WH_MSG_CHILD_EXITED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())
                 let status = reader.i32()
@@ -691,14 +699,15 @@ public final class ForkServer {
         return true
     }
 
-    /// Kills a call child and its process group. The pid was checked when
-    /// the child was announced (the kernel's, not the message's); the group
-    /// is killed only while the pidfd says that very process is still the
-    /// server's child (its pid cannot have been reused), else the child alone
-    /// through its pidfd. The server kills the group too, at CALL_ENDED.
+    /// Kills a call child and its process group. `child` is the host's pid
+    /// of it, checked when it was announced (the kernel's, not the
+    /// message's); the group is killed only while the pidfd says that very
+    /// process still descends from the runner (its pid cannot have been
+    /// reused), else the child alone through its pidfd. The server kills the
+    /// group too, at CALL_ENDED.
     private func killCallGroup(_ child: pid_t, pidfd: Int32) {
         var parent: pid_t = -1
-        if wh_pidfd_target(pidfd, &parent) == child, parent == server {
+        if wh_pidfd_target(pidfd, &parent) == child, wh_descends_from(child, server, 3) != 0 {
             kill(-child, SIGCONT)
             kill(-child, SIGKILL)
         }

@@ -45,6 +45,16 @@ int wh_pidfd_kill(int pidfd, int signal);
  *  child sent before acting on it. */
 pid_t wh_pidfd_target(int fd, pid_t *parent);
 
+/** Whether `ancestor` is `pid`'s parent, grandparent, ... up to `depth`
+ *  generations (the kernel's word, from /proc/PID/stat). */
+int wh_descends_from(pid_t pid, pid_t ancestor, int depth);
+
+/** Follows `pid`'s only child, and that child's only child, up to `depth`
+ *  generations (/proc/PID/task/PID/children), and returns the last: the
+ *  runner that serves calls when the sandbox put a relay and a namespace's
+ *  init above it; `pid` itself when it has no single child. */
+pid_t wh_deepest_descendant(pid_t pid, int depth);
+
 /** Decodes a wait status: returns 1 if the process exited (code in *value),
  *  2 if a signal killed it (signal in *value, *core set), 0 otherwise. */
 int wh_wait_status(int status, int *value, int *core);
