@@ -93,9 +93,11 @@ public final class ForkServer {
     private var receivedFds: [Int32] = []
     /// Call children the server announced and no call used yet, oldest
     /// first: pid, the host's end of the child's own channel (non-blocking)
-    /// and a pidfd of the child, both from CHILD_STARTED.
+    /// and a pidfd of the child, both from CHILD_STARTED, and the child's
+    /// process group as the host sees it (`group`, from the pidfd: with the
+    /// sandbox's PID namespace `pid` is the server's view; 0 if unknown).
     private var standbys: [Standby] = []
-    private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32)
+    private typealias Standby = (pid: pid_t, fd: Int32, pidfd: Int32, group: pid_t)
     /// Wait statuses from CHILD_EXITED, by pid (only recent ones are kept).
     private var exitStatuses: [pid_t: Int32] = [:]
     /// CPU time used so far by the servers this instance started and their
@@ -217,7 +219,7 @@ public final class ForkServer {
         guard server > 0 else { return 0 }
         close(channel)
         for standby in standbys {
-            kill(-standby.pid, SIGKILL)
+            if standby.group > 1 { kill(-standby.group, SIGKILL) }
             close(standby.fd)
             close(standby.pidfd)
         }
@@ -462,7 +464,7 @@ public final class ForkServer {
         let deadline = monotonicSeconds() + call.effectiveTimeout
 
         // The standby the server announced: a child waiting on its own channel.
-        var taken: (pid: pid_t, fd: Int32, pidfd: Int32)?
+        var taken: Standby?
         var attempts = 0
         var restarted = false
         /// The server died since the last call (its children with it): start
@@ -495,7 +497,7 @@ public final class ForkServer {
                     taken = standby
                 } else {
                     // It died before it got the call: nothing ran, take the next.
-                    kill(-standby.pid, SIGKILL)
+                    if standby.group > 1 { kill(-standby.group, SIGKILL) }
                     close(standby.fd)
                     close(standby.pidfd)
                     if !restarted && !serverAlive() {
@@ -515,7 +517,7 @@ public final class ForkServer {
                 }
             }
         }
-        guard let (child, childChannel, childPidfd) = taken else { fatalError("unreachable") }
+        guard let (child, childChannel, childPidfd, group) = taken else { fatalError("unreachable") }
         defer {
             close(childChannel)
             close(childPidfd)
@@ -599,7 +601,7 @@ public final class ForkServer {
             if waited == .timedOut {
                 // Nothing was readable at the deadline: kill first, before
                 // anything else, so the kill is as close to it as possible.
-                kill(-child, SIGKILL)
+                if group > 1 { kill(-group, SIGKILL) }
                 lastTimeoutLateness = monotonicSeconds() - deadline
                 failure = .timedOut(phase: phase, limit: call.effectiveTimeout)
                 exit = "killed by SIGKILL (timeout)"
@@ -637,8 +639,10 @@ public final class ForkServer {
             }
         }
 
-        kill(-child, SIGCONT)
-        kill(-child, SIGKILL)
+        if group > 1 {
+            kill(-group, SIGCONT)
+            kill(-group, SIGKILL)
+        }
         // The server forks the next standby now, no longer competing with
         // the call for a CPU (best effort: a full socket only delays it).
         if server > 0 {
@@ -652,7 +656,25 @@ public final class ForkServer {
         let failureValue = failure.map { PluginFailure(plugin: pluginPath, reason: $0) }
         return output(
             startedAt: startedAt, result: failureValue == nil ? result : nil, failure: failureValue,
-            exit: exit, group: child, providerSeconds: providerSeconds)
+            exit: exit, group: group, providerSeconds: providerSeconds)
+    }
+
+    /// The pid of a pidfd's process in the host's PID namespace ("Pid:" of
+    /// its fdinfo, which the kernel translates for the reader), or 0 when
+    /// unknown (the process is gone, or not in the host's namespace).
+    static func hostPid(ofPidfd pidfd: Int32) -> pid_t {
+        let fd = open("/proc/self/fdinfo/\(pidfd)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 512)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return 0 }
+        let info = String(decoding: bytes[..<count], as: UTF8.self)
+        for line in info.split(separator: "\n") where line.hasPrefix("Pid:") {
+            let value = line.dropFirst(4).drop(while: { $0 == " " || $0 == "\t" })
+            if let pid = Int32(value), pid > 1 { return pid }
+        }
+        return 0
     }
 
     /// The oldest standby, waiting for the server to announce one if needed.
@@ -689,7 +711,9 @@ public final class ForkServer {
                 guard receivedFds.count >= 2 else {
                     return .failure(.protocolViolation("CHILD_STARTED without the child's channel and pidfd"))
                 }
-                standbys.append((pid, receivedFds[0], receivedFds[1]))
+                // Sandbox PID namespace: the pid in the message is the
+                // server's view; the host's comes from the pidfd.
+                standbys.append((pid, receivedFds[0], receivedFds[1], Self.hostPid(ofPidfd: receivedFds[1])))
                 receivedFds.removeFirst(2)
             case WH_MSG_CHILD_EXITED.rawValue:
                 let pid = pid_t(bitPattern: reader.u32())

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,7 +161,7 @@ static void probe_seccomp(int fd) {
     wh_sandbox_policy p = {0};
     char error[128] = "";
     int skipped = 0;
-    if (wh_apply_seccomp(&p, error, sizeof error, &skipped) != 0 || skipped) {
+    if (wh_apply_seccomp(&p, 0, error, sizeof error, &skipped) != 0 || skipped) {
         say(fd, "%s", skipped ? "the kernel has no seccomp filter mode" : error);
         _exit(1);
     }
@@ -241,13 +243,73 @@ static void probe_pids(int fd) {
 
 static void probe_netns(int fd) {
     const char *how = NULL;
-    int rc = wh_enter_netns(&how);
+    int rc = wh_unshare(CLONE_NEWNET, &how);
     if (rc != 0) {
         say(fd, "unshare: %s (unprivileged user namespaces may be disabled)", strerror(-rc));
         _exit(1);
     }
     say(fd, "%s: no interface but a down loopback", how);
     _exit(0);
+}
+
+static void probe_pidns(int fd) {
+    const char *how = NULL;
+    int rc = wh_unshare(CLONE_NEWPID, &how);
+    if (rc != 0) {
+        say(fd, "unshare(CLONE_NEWPID): %s (unprivileged user namespaces may be disabled)", strerror(-rc));
+        _exit(1);
+    }
+    char error[128] = "";
+    if (wh_pidns_split(error, sizeof error) != 0 || getpid() != 2 || getppid() != 1) {
+        say(fd, "the runner did not become PID 2 under its own init: %s", error);
+        _exit(1);
+    }
+    say(fd, "%s: the runner is PID 2 under an init of its own; what a plugin starts dies with it", how);
+    _exit(0);
+}
+
+static void probe_mountns(int fd) {
+    const char *how = NULL;
+    int rc = wh_unshare(CLONE_NEWNS | CLONE_NEWPID, &how);
+    char data[] = "/tmp/widgethost-check-XXXXXX", error[256] = "";
+    if (rc != 0 || !mkdtemp(data)) {
+        say(fd, "unshare(CLONE_NEWNS): %s", strerror(rc ? -rc : errno));
+        _exit(1);
+    }
+    wh_sandbox_policy p = {0};
+    p.plugin_path = "/nonexistent/plugin.so";
+    p.data_directory = data;
+    int skipped = 0;
+    if (wh_pidns_split(error, sizeof error) != 0 || wh_apply_view(&p, 1, error, sizeof error, &skipped) != 0 ||
+        skipped) {
+        say(fd, "%s", skipped ? "mounts refused: no private mount namespace" : error);
+        rmdir(data);
+        _exit(1);
+    }
+    /* Outside the view nothing is there; inside, only the data directory
+     * takes a change. */
+    int hidden = access("/var", F_OK) != 0 && access("/home", F_OK) != 0;
+    int read_only = chmod("/usr", 0755) != 0 && errno == EROFS;
+    int writable = chmod(data, 0700) == 0;
+    if (!hidden || !read_only || !writable) {
+        say(fd, "the view leaks: /var or /home visible %d, /usr writable %d, data directory read-only %d", !hidden,
+            !read_only, !writable);
+        _exit(1);
+    }
+    say(fd, "%s: a read-only root of the system paths, the plugin and its data directory (writable); a /proc of "
+            "its own processes", how);
+    _exit(0);
+}
+
+/* A JSON string (quotes, backslashes and controls escaped). */
+static void json_string(FILE *out, const char *text) {
+    fputc('"', out);
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+        else if ((unsigned char)*c < 0x20) fprintf(out, "\\u%04x", (unsigned char)*c);
+        else fputc(*c, out);
+    }
+    fputc('"', out);
 }
 
 int wh_sandbox_check(FILE *out, int json) {
@@ -257,27 +319,43 @@ int wh_sandbox_check(FILE *out, int json) {
     } layers[] = {
         {"session", probe_session}, {"rlimits", probe_rlimits}, {"no_new_privs", probe_nnp},
         {"landlock", probe_landlock}, {"seccomp", probe_seccomp}, {"netns", probe_netns},
-        {"pids", probe_pids},
+        {"pids", probe_pids}, {"pidns", probe_pidns}, {"mountns", probe_mountns},
     };
     int all = 1;
-    if (json) fprintf(out, "[");
+    /* schemaVersion 2: an object with the layers and the holes (1 was the
+     * bare array of layers). */
+    if (json) fprintf(out, "{\"schemaVersion\":2,\"layers\":[");
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
         check_result r = run_probe(layers[i].probe);
         all &= r.active;
         if (json) {
-            fprintf(out, "%s{\"layer\":\"%s\",\"active\":%s,\"detail\":\"", i ? "," : "", layers[i].name,
+            fprintf(out, "%s{\"layer\":\"%s\",\"active\":%s,\"detail\":", i ? "," : "", layers[i].name,
                     r.active ? "true" : "false");
-            for (const char *c = r.detail; *c; c++) {
-                if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
-                else if ((unsigned char)*c < 0x20) fprintf(out, "\\u%04x", (unsigned char)*c);
-                else fputc(*c, out);
-            }
-            fprintf(out, "\"}");
+            json_string(out, r.detail);
+            fprintf(out, "}");
         } else {
             fprintf(out, "%-13s %-12s %s\n", layers[i].name, r.active ? "active" : "unavailable", r.detail);
         }
     }
-    if (json) fprintf(out, "]\n");
+    fflush(out);
+    wh_hole_result holes[16];
+    int count = wh_check_holes(holes, sizeof holes / sizeof holes[0]);
+    if (json) fprintf(out, "],\"holes\":[");
+    else fprintf(out, "\nholes, each tried live from inside the sandbox:\n");
+    for (int i = 0; i < count; i++) {
+        const char *state = holes[i].open > 0 ? "open" : holes[i].open == 0 ? "closed" : "not tried";
+        all &= holes[i].open == 0;
+        const char *detail = holes[i].detail;
+        if (strncmp(detail, "open: ", 6) == 0) detail += 6;
+        if (json) {
+            fprintf(out, "%s{\"hole\":\"%s\",\"state\":\"%s\",\"detail\":", i ? "," : "", holes[i].name, state);
+            json_string(out, detail);
+            fprintf(out, "}");
+        } else {
+            fprintf(out, "%-13s %-12s %s\n", holes[i].name, state, detail);
+        }
+    }
+    if (json) fprintf(out, "]}\n");
     fflush(out);
     return all ? 0 : 1;
 }

@@ -93,7 +93,7 @@ static int landlock_allow(int ruleset, const char *path, uint64_t access, uint64
 
 /* What a plugin may read (and execute: a plugin may run system tools,
  * which inherit every layer). */
-static const char *const system_read_paths[] = {
+const char *const wh_system_read_paths[] = {
     "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/opt",
     /* the loader, time zones, name resolution, TLS roots, users */
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
@@ -103,9 +103,9 @@ static const char *const system_read_paths[] = {
     /* what libc, the Swift runtime and Foundation read about the machine */
     "/sys/devices/system/cpu",
     /* /proc read-only: libdispatch (Swift concurrency) reads /proc/<tid>/stat
-     * of its worker threads and traps if it cannot. Other processes' private
-     * entries (mem, environ, fd, ...) stay closed: they need ptrace access,
-     * which Landlock refuses across domains. */
+     * of its worker threads and traps if it cannot. With the PID namespace
+     * and the view (sandbox_pidns.c, sandbox_view.c) it is a /proc of the
+     * plugin's own processes only. */
     "/proc",
     NULL};
 
@@ -135,7 +135,7 @@ int wh_apply_landlock(const wh_sandbox_policy *p, char *error, size_t error_size
     }
     uint64_t handled = attr.handled_access_fs;
     int rc = 0;
-    for (const char *const *path = system_read_paths; *path && rc == 0; path++)
+    for (const char *const *path = wh_system_read_paths; *path && rc == 0; path++)
         rc = landlock_allow(ruleset, *path, WH_LL_READ_EXEC, handled);
     if (rc == 0) rc = landlock_allow(ruleset, "/dev/null", WH_LL_FS_READ_FILE | WH_LL_FS_WRITE_FILE, handled);
     if (rc == 0) rc = landlock_allow(ruleset, "/dev/zero", WH_LL_FS_READ_FILE, handled);
@@ -179,4 +179,13 @@ int wh_apply_landlock(const wh_sandbox_policy *p, char *error, size_t error_size
     }
     close(ruleset);
     return 0;
+}
+int wh_landlock_scope_to_self(void) {
+    if (wh_landlock_abi() < 6) return -1;
+    struct wh_ll_ruleset_attr attr = {0, 0, WH_LL_SCOPE_ABSTRACT_UNIX | WH_LL_SCOPE_SIGNAL};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0) return -1;
+    int rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+    close(ruleset);
+    return rc == 0 ? 0 : -1;
 }

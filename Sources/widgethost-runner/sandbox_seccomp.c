@@ -43,8 +43,21 @@ static const char *const eperm_syscalls[] = {
     "perf_event_open", "keyctl", "add_key", "request_key", "unshare", "setns", "userfaultfd",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "name_to_handle_at", "fanotify_init",
     "acct", "quotactl", "syslog", "adjtimex", "chroot", "lookup_dcookie", "vhangup",
-    /* leaving the process group would let a grandchild outlive the call */
+    /* copying another process's descriptor (its channel to the host), or
+     * comparing them */
+    "pidfd_getfd", "kcmp",
+    /* leaving the process group would let a grandchild outlive the call
+     * (a fork server allows setpgid(0, 0) alone, for its call children) */
     "setsid", "setpgid", NULL};
+
+/* File metadata by path or descriptor: EPERM when the runner has no
+ * read-only view (sandbox_view.c) that keeps them to the data directory
+ * with EROFS; seccomp cannot see which file a path or descriptor names, so
+ * then every file's metadata is frozen, the data directory's too. */
+static const char *const metadata_syscalls[] = {
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "setxattrat", "removexattrat", "utime", "utimes", "futimesat", "utimensat", NULL};
 
 /* ------------------------------------------------------------------ */
 /* Naming the forbidden call: a SIGSYS handler                         */
@@ -99,7 +112,11 @@ static void on_sigsys(int signal, siginfo_t *info, void *context) {
         n += put_u32(frame + n, (uint32_t)WH_WIRE_VERSION | (uint32_t)WH_MSG_FORBIDDEN_SYSCALL << 16);
         n += put_u32(frame + n, (uint32_t)payload);
         n += put_u32(frame + n, 0);
-        n += put_u32(frame + n, (uint32_t)syscall(SYS_getpid));
+        /* The runner itself, PID 2 of its namespace, is known to the host
+         * by the pid the host spawned (sandbox_pidns.c). */
+        pid_t pid = (pid_t)syscall(SYS_getpid);
+        if (wh_sandbox_runner_pid && pid == wh_sandbox_runner_pid) pid = wh_sandbox_host_pid;
+        n += put_u32(frame + n, (uint32_t)pid);
         n += put_u32(frame + n, nr);
         n += put_u32(frame + n, arch);
         n += put_u32(frame + n, (uint32_t)name_length);
@@ -125,14 +142,23 @@ int wh_install_sigsys_handler(void) {
     return sigaction(SIGSYS, &action, NULL);
 }
 
+/* Calls newer than libseccomp 2.5's tables: one number on every
+ * architecture (the unified table since Linux 5.x). */
+static const struct {
+    const char *name;
+    int nr;
+} newer_syscalls[] = {{"fchmodat2", 452}, {"setxattrat", 463}, {"removexattrat", 466}};
+
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned count,
                 const struct scmp_arg_cmp *args) {
     int nr = seccomp_syscall_resolve_name(name);
+    for (size_t i = 0; nr == __NR_SCMP_ERROR && i < sizeof newer_syscalls / sizeof newer_syscalls[0]; i++)
+        if (strcmp(name, newer_syscalls[i].name) == 0) nr = newer_syscalls[i].nr;
     if (nr == __NR_SCMP_ERROR) return 0; /* not on this architecture */
     return seccomp_rule_add_array(ctx, action, nr, count, args);
 }
 
-int wh_apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_size, int *skipped) {
+int wh_apply_seccomp(const wh_sandbox_policy *p, int deny_metadata, char *error, size_t error_size, int *skipped) {
     if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
         *skipped = 1;
         fprintf(stderr, "widgethost-runner: sandbox: seccomp unavailable (kernel without CONFIG_SECCOMP)\n");
@@ -162,9 +188,18 @@ int wh_apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_size,
         rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), "rt_sigaction", 2, a);
     }
     for (const char *const *n = eperm_syscalls; *n && rc == 0; n++) {
-        if (p->fork_server && strcmp(*n, "setpgid") == 0) continue; /* sealed per call child */
+        if (p->fork_server && strcmp(*n, "setpgid") == 0) {
+            /* Only setpgid(0, 0), for the call children (each then seals
+             * it with wh_sandbox_seal_process_group). */
+            struct scmp_arg_cmp pid = SCMP_A0(SCMP_CMP_NE, 0), group = SCMP_A1(SCMP_CMP_NE, 0);
+            rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 1, &pid);
+            if (rc == 0) rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 1, &group);
+            continue;
+        }
         rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
     }
+    for (const char *const *n = metadata_syscalls; deny_metadata && *n && rc == 0; n++)
+        rc = rule(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
     /* personality: only the query (0xffffffff); changing it (e.g.
      * READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE) fails. */
     if (rc == 0) {
@@ -207,6 +242,11 @@ int wh_apply_seccomp(const wh_sandbox_policy *p, char *error, size_t error_size,
 }
 
 int wh_sandbox_seal_process_group(void) {
+    /* A Landlock domain of its own that scopes signals (where Landlock
+     * applies, ABI 6): the call can no longer signal, ptrace (read
+     * /proc/PID/mem) or pidfd_getfd its fork server, the standbys or init;
+     * kill(getppid()) and kill(-1) reach only what the call started. */
+    if (wh_landlock_scoping) wh_landlock_scope_to_self();
     /* A hand-written filter rather than libseccomp: this runs in every call
      * child, so it must cost microseconds. No architecture check is needed:
      * the process-wide filter already kills calls of a foreign ABI. */
