@@ -1,3 +1,4 @@
+import CWidgetHostSupport
 import Foundation
 import Testing
 import WidgetHostIsolation
@@ -201,6 +202,29 @@ struct SandboxContainmentTests {
         // Its own files keep their metadata calls (the view leaves the data
         // directory writable).
         #expect(content["inside_chmod"] == .number(0), "\(content)")
+        decoys.expectUntouched(by: output)
+        trap.expectContained(output)
+    }
+
+    /// The fallback where no mount namespace can be made: seccomp refuses
+    /// every metadata call, the data directory's too.
+    @Test(arguments: ContainmentRunner.all)
+    func withoutTheViewSeccompRefusesEveryMetadataCall(runner: ContainmentRunner) throws {
+        let decoys = try Decoys()
+        let trap = HostileTrap()
+        var policy = SandboxPolicy.standard
+        policy.layers &= ~UInt32(WH_SANDBOX_MOUNTNS.rawValue)
+        let output = runner.run("metadata_outside", call: Self.call(trap, path: decoys.file), sandbox: policy)
+        let content = members(output)
+        #expect(output.failure == nil, "\(String(describing: output.failure))")
+        for name in ["chmod", "fchmodat", "fchmodat2", "chown", "setxattr", "utimensat"] {
+            #expect(content[name] == .number(Double(EPERM)), "\(name): \(content)")
+        }
+        // By descriptor: EPERM, or -1 where Landlock refused opening it.
+        for name in ["fchmod", "fchown", "futimens"] {
+            #expect([.number(Double(EPERM)), .number(-1)].contains(content[name]), "\(name): \(content)")
+        }
+        #expect(content["inside_chmod"] == .number(Double(EPERM)), "\(content)")
         decoys.expectUntouched(by: output)
         trap.expectContained(output)
     }
