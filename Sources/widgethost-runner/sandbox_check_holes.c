@@ -32,9 +32,9 @@
 /* What the checker set up outside the sandbox. */
 typedef struct hole_setup {
     char root[64];        /* a temporary directory */
-    char data[96];        /* root/data: the probe's data directory */
-    char file[96];        /* root/outside/decoy: mode 0600 */
-    char socket_path[96]; /* root/outside/control.sock, listening */
+    char data[80];         /* root/data: the probe's data directory */
+    char file[104];        /* root/outside/decoy: mode 0600 */
+    char socket_path[104]; /* root/outside/control.sock, listening (sun_path: 108) */
     int listener;
     pid_t decoy;          /* /bin/sleep with WH_CHECK_MARKER=<marker> */
     char marker[32];
@@ -235,7 +235,7 @@ static int set_up(hole_setup *s) {
     snprintf(s->marker, sizeof s->marker, "%08lx%06lx", (unsigned long)now.tv_nsec, (unsigned long)getpid());
     snprintf(s->root, sizeof s->root, "/tmp/widgethost-check-XXXXXX");
     if (!mkdtemp(s->root)) return -1;
-    char outside[96];
+    char outside[80];
     snprintf(s->data, sizeof s->data, "%s/data", s->root);
     snprintf(outside, sizeof outside, "%s/outside", s->root);
     snprintf(s->file, sizeof s->file, "%s/decoy", outside);
@@ -273,7 +273,7 @@ static void tear_down(hole_setup *s) {
     if (s->listener >= 0) close(s->listener);
     unlink(s->socket_path);
     unlink(s->file);
-    char path[128];
+    char path[160];
     snprintf(path, sizeof path, "%s/outside", s->root);
     rmdir(path);
     DIR *data = opendir(s->data);
