@@ -3,18 +3,28 @@ import Foundation
 import WidgetHostIsolation
 
 /// `widgethost sandbox-check`: which sandbox layers this kernel gives a
-/// plugin call, each tried in a throwaway child by `widgethost-runner
+/// plugin call, each tried in a throwaway child, and whether each hole a
+/// hostile plugin could use (issue 14: another process's environ, file
+/// metadata outside the data directory, pidfd_getfd, setsid, a surviving
+/// process, a pathname Unix socket) is closed, each tried live from inside
+/// the whole sandbox against decoys outside it, by `widgethost-runner
 /// --sandbox-check` (see docs/sandbox.md).
 struct SandboxCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox-check",
-        abstract: "Show which sandbox layers are active on this machine, and why one is not.",
+        abstract: "Show which sandbox layers are active on this machine, and try each known hole live.",
         discussion: """
-            Prints one line per layer (session, rlimits, no_new_privs, landlock, seccomp, netns, pids): active or \
-            unavailable, and the detail. Exits 0 if every layer is active, 1 otherwise.
+            Prints one line per layer (session, rlimits, no_new_privs, landlock, seccomp, netns, pids, pidns, \
+            mountns): active or unavailable, and the detail; then one line per hole (proc_environ, chmod_outside, \
+            pidfd_getfd, setsid, survivor, unix_socket), tried from inside the sandbox against decoys outside it: \
+            closed or open. Exits 0 if every layer is active and every hole closed, 1 otherwise.
             """)
 
-    @Flag(help: "Print a JSON array of {layer, active, detail} instead of text.")
+    @Flag(
+        help: """
+            Print JSON instead of text: {schemaVersion: 2, layers: [{layer, active, detail}], \
+            holes: [{hole, state, detail}]}.
+            """)
     var json = false
 
     func run() throws {

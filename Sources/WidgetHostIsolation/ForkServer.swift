@@ -77,7 +77,9 @@ public final class ForkServer {
     private var receivedFds: [Int32] = []
     /// Call children the server announced and no call used yet, oldest
     /// first: pid, the host's end of the child's own channel (non-blocking)
-    /// and a pidfd of the child, both from CHILD_STARTED.
+    /// and a pidfd of the child, both from CHILD_STARTED, and the child's
+    /// process group as the host sees it (`group`, from the pidfd: with the
+    /// sandbox's PID namespace `pid` is the server's view; 0 if unknown).
     private var standbys: [Standby] = []
     /// `pid` as the server named it (its own PID namespace's view, used
     /// only to talk to the server: CALL_ENDED, CHILD_EXITED), `group` the

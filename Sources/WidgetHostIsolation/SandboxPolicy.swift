@@ -19,7 +19,11 @@ import CWidgetHostSupport
 /// options.sandbox.maxTasks = 64                                  // processes + threads
 /// ```
 public struct SandboxPolicy: Sendable, Hashable {
-    /// The layers, as `wh_sandbox_layer` bits (`WH_SANDBOX_*`).
+    /// The layers, as `wh_sandbox_layer` bits (`WH_SANDBOX_*`): rlimits,
+    /// no_new_privs, Landlock, seccomp, the network namespace, the pids
+    /// cgroup, the PID namespace (`WH_SANDBOX_PIDNS`: what the plugin starts
+    /// dies with its runner) and the mount namespace (`WH_SANDBOX_MOUNTNS`:
+    /// a minimal read-only root with only the data directory writable).
     public var layers: UInt32
     /// `RLIMIT_AS` (0 leaves the inherited limit).
     public var addressSpaceBytes: UInt64

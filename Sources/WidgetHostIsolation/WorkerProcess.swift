@@ -25,6 +25,11 @@ final class WorkerProcess {
     let profile: SandboxProfile
     /// The runner's pid: the host's own child, also its process group id.
     let pid: pid_t
+    /// The process that loaded the plugin and serves the calls: `pid`, or,
+    /// inside the sandbox's PID namespace, its only grandchild (relay →
+    /// init → runner), in the host's namespace; found once loaded, for its
+    /// memory and CPU time.
+    private var servingPid: pid_t = 0
     /// Monotonic time it was started.
     let startedAt: Double
     /// The plugin as this worker loaded it (after ``awaitLoad()``).
@@ -40,8 +45,11 @@ final class WorkerProcess {
     /// For the last call that timed out: seconds from its deadline to the
     /// SIGKILL of the worker's process group.
     private(set) var lastTimeoutLateness: Double?
-    /// CPU time (user + system) of the reaped worker, from `wait4`.
+    /// CPU time (user + system) of the reaped worker, from `wait4` (with the
+    /// PID namespace this covers the relay and, through it, its children
+    /// only if they were reaped, so the last reading while alive is kept too).
     private var finalCPUSeconds: Double?
+    private var lastCPUSeconds = 0.0
 
     private let pidfd: Int32
     private var channel: Int32
@@ -168,6 +176,7 @@ final class WorkerProcess {
                 }
             }
             if plugin != nil && !warmingUp {
+                servingPid = wh_deepest_descendant(pid, 2)
                 loaded = true
                 idleSince = monotonicSeconds()
                 return nil
@@ -361,7 +370,7 @@ final class WorkerProcess {
     /// The worker's resident memory in bytes (`/proc/PID/statm`), nil if unreadable.
     func residentBytes() -> Int? {
         guard isUsable, !reaped else { return nil }
-        if statm < 0 { statm = open("/proc/\(pid)/statm", O_RDONLY | O_CLOEXEC) }
+        if statm < 0 { statm = open("/proc/\(servingPid > 0 ? servingPid : pid)/statm", O_RDONLY | O_CLOEXEC) }
         guard statm >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 96)
         let count = buffer.withUnsafeMutableBytes { pread(statm, $0.baseAddress, $0.count, 0) }
@@ -375,10 +384,17 @@ final class WorkerProcess {
     /// process CPU clock while it lives, `wait4`'s figure once reaped.
     func cpuSeconds() -> Double {
         if let finalCPUSeconds { return finalCPUSeconds }
-        var clock = clockid_t()
-        var time = timespec()
-        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else { return 0 }
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        // The relay and the namespace's init sleep; the serving runner works.
+        let processes = servingPid > 0 && servingPid != pid ? [pid, servingPid] : [pid]
+        var total = 0.0
+        for process in processes {
+            var clock = clockid_t()
+            var time = timespec()
+            guard clock_getcpuclockid(process, &clock) == 0, clock_gettime(clock, &time) == 0 else { continue }
+            total += Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        }
+        lastCPUSeconds = max(lastCPUSeconds, total)
+        return lastCPUSeconds
     }
 
     /// What the plugin printed since the last call (or since the load), after
@@ -432,7 +448,10 @@ final class WorkerProcess {
         var usage = rusage()
         var got: pid_t
         repeat { got = wait4(pid, &status, 0, &usage) } while got < 0 && errno == EINTR
-        if got == pid { finalCPUSeconds = CPUUsage.seconds(usage.ru_utime) + CPUUsage.seconds(usage.ru_stime) }
+        if got == pid {
+            let waited = CPUUsage.seconds(usage.ru_utime) + CPUUsage.seconds(usage.ru_stime)
+            finalCPUSeconds = max(waited, lastCPUSeconds)
+        }
         reaped = true
         exitStatus = status
         if pidfd >= 0 { close(pidfd) }

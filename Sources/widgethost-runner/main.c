@@ -109,9 +109,11 @@ int main(int argc, char **argv) {
              * next call, and gets a CPU as soon as one is free (still a
              * small share under sustained load, where SCHED_IDLE could
              * starve teardowns and pile up dying children). */
-            /* A warm worker: collect any process the call started that has
-             * exited, so none stays a zombie until the worker is recycled. */
-            if (g_mode == WH_RUNNER_WORKER)
+            /* A warm worker, its answer sent: no process the call started
+             * lives on into the next call (in the sandbox's PID namespace
+             * every one is killed and reaped); without the namespace, at
+             * least none stays a zombie until the worker is recycled. */
+            if (g_mode == WH_RUNNER_WORKER && wh_sandbox_end_strays() < 0)
                 while (waitpid(-1, NULL, WNOHANG) > 0) {
                 }
             if (g_call_child) {

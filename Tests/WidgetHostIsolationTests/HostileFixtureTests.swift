@@ -179,7 +179,7 @@ struct HostileFixtureTests {
         let trap = HostileTrap()
         let output = trap.run("write_outside", path: trap.outsidePath)
         let content = members(output)
-        #expect(content["outside"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(content["outside"]), "\(content)")
         #expect(content["inside"] == .number(0))
         #expect(FileManager.default.fileExists(atPath: trap.dataDirectory + "/inside.txt"))
         trap.expectContained(output)
@@ -188,7 +188,7 @@ struct HostileFixtureTests {
     @Test func readingAPlantedSecretIsDenied() {
         let trap = HostileTrap()
         let output = trap.run("read_secret", path: trap.secretPath)
-        #expect(members(output)["errno"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(members(output)["errno"]))
         trap.expectContained(output)
     }
 
@@ -285,6 +285,14 @@ struct HostileFixtureTests {
         trap.expectContained(blocked)
     }
 
+    /// How the sandbox refuses a path outside the plugin's grants: not in
+    /// its view (ENOENT; EROFS for a new file in a directory of the view's
+    /// read-only skeleton), or refused by Landlock (EACCES) where the
+    /// mount namespace layer is unavailable (docs/sandbox.md).
+    static func isDenial(_ value: JSONValue?) -> Bool {
+        [ENOENT, EROFS, EACCES].map { JSONValue.number(Double($0)) }.contains(value)
+    }
+
     /// AUDIT_ARCH_* of this machine (what si_arch says for a native call),
     /// and the numbers of ptrace and mount (asm/unistd_64.h; Glibc's SYS_*
     /// macros are not imported into Swift).
@@ -305,7 +313,7 @@ struct HostileFixtureTests {
         _ = FileManager.default.createFile(atPath: fonts + "/font.txt", contents: Data("glyphs".utf8))
         // Refused by default.
         let refused = trap.run("read_secret", path: fonts + "/font.txt")
-        #expect(members(refused)["errno"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(members(refused)["errno"]))
         // Allowed with the extra path; the planted secret next to it is not.
         var policy = SandboxPolicy.standard
         policy.extraReadOnlyPaths = [fonts, trap.home + "/does-not-exist", "relative/dir"]
@@ -315,11 +323,11 @@ struct HostileFixtureTests {
         #expect(allowed.log.stderr.contains("does-not-exist: No such file or directory; not granted"))
         #expect(allowed.log.stderr.contains("relative/dir is not absolute; not granted"))
         let secret = trap.run("read_secret", path: trap.secretPath, sandbox: policy)
-        #expect(members(secret)["errno"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(members(secret)["errno"]))
         trap.expectContained(secret)
         // Read-only: writing there is refused.
         let write = trap.run("write_outside", path: fonts + "/new.txt", sandbox: policy)
-        #expect(members(write)["outside"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(members(write)["outside"]))
         #expect(!FileManager.default.fileExists(atPath: fonts + "/new.txt"))
     }
 
@@ -343,7 +351,7 @@ struct HostileFixtureTests {
         #expect(FileManager.default.fileExists(atPath: cache + "/forked.txt"))
         // Elsewhere outside the data directory stays refused.
         let elsewhere = trap.run("write_outside", path: trap.outsidePath, sandbox: policy)
-        #expect(members(elsewhere)["outside"] == .number(Double(EACCES)))
+        #expect(Self.isDenial(members(elsewhere)["outside"]))
         trap.expectContained(elsewhere)
     }
 
@@ -386,15 +394,10 @@ struct HostileFixtureTests {
         let fields = record.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int32($0) }
         #expect(fields.count == 2)
         #expect(fields.last == 0, "setsid() succeeded in the sandbox")
-        if let pid = fields.first {
-            var alive = kill(pid, 0) == 0
-            let deadline = Date().addingTimeInterval(5)
-            while alive && Date() < deadline {
-                usleep(20_000)
-                alive = kill(pid, 0) == 0 && !TestSupport.isZombie(pid)
-            }
-            #expect(!alive, "the grandchild \(pid) outlived the call")
-        }
+        // Its pid is its PID namespace's: it is found by the name it gave
+        // itself (from its data directory's name).
+        let name = "wh" + String(trap.dataDirectory.suffix(8))
+        #expect(TestSupport.survivors(named: name).isEmpty, "the grandchild \(name) outlived the call")
         trap.expectContained(output)
     }
 }

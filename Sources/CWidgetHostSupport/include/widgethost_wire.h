@@ -164,7 +164,15 @@ typedef enum wh_sandbox_layer {
     /** A pids cgroup (pids.max = LOAD's max_tasks) around the runner and
      *  all it starts: a process limit that binds root too. */
     WH_SANDBOX_PIDS = 1u << 5,
-    WH_SANDBOX_ALL = 0x3fu
+    /** A PID namespace whose init is the runner's own: every process a
+     *  plugin starts dies with the runner, and /proc (with
+     *  WH_SANDBOX_MOUNTNS) shows only the plugin's processes. */
+    WH_SANDBOX_PIDNS = 1u << 6,
+    /** A mount namespace with a minimal read-only root: the system paths,
+     *  the plugin, its data directory (the only writable place) and the
+     *  policy's extra paths; no other path, socket or device. */
+    WH_SANDBOX_MOUNTNS = 1u << 7,
+    WH_SANDBOX_ALL = 0xffu
 } wh_sandbox_layer;
 
 /** Default rlimits (overridable per plugin through LOAD). */
