@@ -174,9 +174,7 @@ void serve(void) {
         signal(signal_number, signal_number == SIGPIPE ? SIG_IGN : SIG_DFL);
     }
     /* The off switch (IsolationOptions.prefault): no plan, no training. */
-    const char *prefault_setting = getenv("WIDGETHOST_PREFAULT");
-    if (!prefault_setting || (strcmp(prefault_setting, "off") != 0 && strcmp(prefault_setting, "0") != 0))
-        prefault_parse_maps();
+    if (prefault_enabled()) prefault_parse_maps();
     g_train_pending = g_training != NULL;
     live_child live[WH_MAX_LIVE_CHILDREN];
     size_t live_count = 0;

@@ -281,6 +281,7 @@ void handle_load(reader *r) {
     /* A warm worker runs the warm-up once and then answers every call
      * itself (main's loop): threads are no obstacle, nothing is forked. */
     if (mode == WH_RUNNER_WORKER && warm_up && warm_up_wanted) run_warm_up(warm_up, policy.data_directory);
+    if (mode == WH_RUNNER_WORKER && prefault_enabled()) prefault_worker();
     if (policy.fork_server && threads == 1) {
         if (warm_up && warm_up_wanted) threads = run_warm_up(warm_up, policy.data_directory);
         if (threads == 1) {

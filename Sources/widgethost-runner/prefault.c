@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "runner.h"
@@ -238,4 +239,32 @@ int prefault_learn(void) {
 void prefault(void) {
     for (size_t i = 0; i < g_run_count; i++)
         madvise((void *)g_runs[i].start, g_runs[i].length, g_runs[i].advice);
+}
+
+/* The off switch: WIDGETHOST_PREFAULT=off (or 0) in the runner's
+ * environment (IsolationOptions.prefault). */
+int prefault_enabled(void) {
+    const char *setting = getenv("WIDGETHOST_PREFAULT");
+    return !setting || (strcmp(setting, "off") != 0 && strcmp(setting, "0") != 0);
+}
+
+/* A warm worker, once loaded (and warmed): map in every page of the
+ * program's and the plugin's file-backed mappings (code and read-only data)
+ * before the first call, so that call does not fault them in one by one.
+ * A standby does this while it waits, off any call's path; a worker that
+ * replaces one that timed out then answers its first call about as fast as
+ * the others. Best effort (a kernel before 5.14 lacks the advice). */
+void prefault_worker(void) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return;
+    char line[512];
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        char perms[8];
+        int path_at = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
+        if (perms[0] != 'r' || perms[1] == 'w' || path_at <= 0 || line[path_at] != '/') continue;
+        madvise((void *)start, end - start, WH_MADV_POPULATE_READ);
+    }
+    fclose(maps);
 }

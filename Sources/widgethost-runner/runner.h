@@ -130,9 +130,13 @@ void serve(void);
 extern int g_train; /* in a call child: record the pages the call touched */
 extern uint8_t *g_training;
 extern size_t g_training_size;
+/** Whether prefaulting is on (WIDGETHOST_PREFAULT is not off or 0). */
+int prefault_enabled(void);
 void prefault_parse_maps(void);
 void prefault_record(void);
 int prefault_learn(void);
 void prefault(void);
+/** Worker mode: populates the file-backed read-only mappings once. */
+void prefault_worker(void);
 
 #endif
