@@ -77,7 +77,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             if error.isUsageError { throw UsageError(error.description) }
             FileHandleOutput.standardError("error: \(error.description)\n")
-            throw ExitCode(1)
+            throw ExitCode(error.exitStatus)
         }
         let status = daemon.run()
         if status != 0 { throw ExitCode(status) }

@@ -60,6 +60,8 @@ public final class Daemon {
     var stopping = false
     var server: ControlServer?
     private let signalDescriptor: Int32
+    /// The state file's lock, held for the daemon's life.
+    let lock: StateLock
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
     private var clockWatch: ClockWatch
@@ -76,8 +78,9 @@ public final class Daemon {
     private init(
         options: DaemonOptions, configuration: DaemonConfiguration, logger: Logger, store: StateStore,
         scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double, server: ControlServer,
-        signals: Int32
+        signals: Int32, lock: StateLock
     ) throws(DaemonError) {
+        self.lock = lock
         self.server = server
         self.signalDescriptor = signals
         self.options = options
@@ -109,6 +112,13 @@ public final class Daemon {
         // readable events of the loop in every thread started afterwards.
         let signals = wh_signalfd_open()
         guard signals >= 0 else { throw .system("signalfd", errno: errno) }
+        // One daemon per state file, checked before anything is touched.
+        do {
+            try makeParentDirectory(of: options.statePath)
+        } catch {
+            throw .state(path: options.statePath, detail: "\(error)")
+        }
+        let lock = try StateLock.acquire(for: options.statePath)
         // Listen before touching the state: a socket that cannot be created
         // (another daemon, a bad path) stops the start with nothing changed.
         let server = try ControlServer(path: options.socketPath, logger: logger)
@@ -116,8 +126,10 @@ public final class Daemon {
         defer { if !started { server.close() } }
         let store: StateStore
         do {
-            try makeParentDirectory(of: options.statePath)
             store = try StateStore(path: options.statePath)
+        } catch let error as StateStoreError {
+            if case .newerSchema = error { throw .newerState(error.description) }
+            throw .state(path: options.statePath, detail: "\(error)")
         } catch {
             throw .state(path: options.statePath, detail: "\(error)")
         }
@@ -129,7 +141,14 @@ public final class Daemon {
         let now = clock.now()
         let scheduler: ReloadScheduler
         do {
-            let stored = try store.loadSchedulerState()
+            // A row that fails its checks (a time past 9999 a plugin once
+            // returned, a hand-edited value) is set aside, never trapped on.
+            let (stored, setAside) = try store.loadSchedulerStateSettingAsideBadRows(at: now)
+            for row in setAside {
+                logger.error(
+                    "state: set aside \(row) (moved to the rejected_row table of \(options.statePath)); a still-configured instance starts afresh"
+                )
+            }
             let sample = clock.sample()
             let last = try store.lastClockSample()
             let reconciliation = RestartPlanner.reconcile(
@@ -158,7 +177,7 @@ public final class Daemon {
         }
         let daemon = try Daemon(
             options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
-            workers: workers, startedAt: now, server: server, signals: signals)
+            workers: workers, startedAt: now, server: server, signals: signals, lock: lock)
         started = true
         return daemon
     }

@@ -212,11 +212,10 @@ public struct DaemonConfiguration: Sendable {
         var failurePolicy = FailurePolicy()
         if let value = top["failures"] {
             let m = try reader.members(value, "failures", allowed: ["quarantineAfterCrashes"])
-            if let count = try reader.number(m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes") {
-                guard count >= 1, count.rounded() == count else {
-                    throw reader.fail("failures.quarantineAfterCrashes", "expected a whole number ≥ 1")
-                }
-                failurePolicy.quarantineAfterCrashes = Int(count)
+            if let count = try reader.integer(
+                m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes", in: 1...1_000_000)
+            {
+                failurePolicy.quarantineAfterCrashes = count
             }
         }
         return DaemonConfiguration(
@@ -251,10 +250,8 @@ public struct DaemonConfiguration: Sendable {
         func limit(_ name: String, _ key: WritableKeyPath<SandboxPolicy, UInt64>, scale: UInt64 = 1)
             throws(DocumentError)
         {
-            guard let number = try reader.number(m[name], "\(field).\(name)") else { return }
-            guard number >= 1, number.rounded() == number, number < 1e12 else {
-                throw reader.fail("\(field).\(name)", "expected a whole number ≥ 1")
-            }
+            // At most 2^40 (of MiB: 2^60 bytes), so the product fits in UInt64.
+            guard let number = try reader.integer(m[name], "\(field).\(name)", in: 1...(1 << 40)) else { return }
             policy[keyPath: key] = UInt64(number) * scale
         }
         policy.extraReadOnlyPaths = try paths("readOnlyPaths")

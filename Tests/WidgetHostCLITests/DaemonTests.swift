@@ -3,7 +3,8 @@ import Testing
 import WidgetHostCenter
 import WidgetHostControl
 import WidgetHostScheduler
-import WidgetHostStore
+
+@testable import WidgetHostStore
 
 /// A real `widgethost run` process, its log in a file, its socket in a short temp dir.
 final class DaemonProcess {
@@ -307,7 +308,11 @@ struct DaemonTests {
                 #"{"plugins":[{"path":"@BUILD@/libCharacterPlugin.so"}],"instances":[{"id":"a","plugin":"libCharacterPlugin.so","kind":"com.widgethost.leaderboard","family":"systemHuge"}]}"#,
                 #"instances[0].family: unknown family "systemHuge""#
             ),
-            (#"{"instances": [}"#, "host.json: not valid JSON"),
+            (#"{"instances": [}"#, "host.json:1:16: not valid JSON"),
+            (
+                "{\"instances\": [],\n \"failures\": {\"quarantineAfterCrashes\": 1e300}}",
+                "host.json:2:41: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 1e300"
+            ),
             ("{\"instances\": [],\n  \"colour\": 1}", "host.json:2:13: colour: unknown field"),
         ]
         for (index, (text, expected)) in cases.enumerated() {
