@@ -119,6 +119,11 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable {
     case shuttingDown = "shutting-down"
     /// The connecting process belongs to another user.
     case permissionDenied = "permission-denied"
+    /// The daemon cannot write its state (disk full, read-only, I/O error):
+    /// the request changed nothing; retry later.
+    case storageUnavailable = "storage-unavailable"
+    /// The daemon holds as many connections as it takes: retry later.
+    case tooManyConnections = "too-many-connections"
     case internalError = "internal-error"
 }
 

@@ -6,6 +6,9 @@ public struct HostStatus: Sendable, Hashable, Codable {
     public var instances: [InstanceStatus]
     /// Plugin files refused until they change or are unquarantined.
     public var quarantined: [QuarantinedPlugin]
+    /// Why the daemon cannot write its state, while it cannot (reloads are
+    /// paused and changing requests refused until it can); nil when it can.
+    public var storageProblem: String?
 
     public init(time: Double, plugins: [PluginStatus], instances: [InstanceStatus], quarantined: [QuarantinedPlugin]) {
         self.time = time

@@ -83,11 +83,14 @@ extension Daemon {
             } else {
                 events = apps.map { .reloadAllTimelines(app: $0) }
             }
-            response.scheduled = apply(
-                events, at: now, kind: "request",
-                message:
-                    "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
-            )
+            guard
+                let scheduled = apply(
+                    events, at: now, kind: "request",
+                    message:
+                        "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
+                )
+            else { return storageUnavailable(request) }
+            response.scheduled = scheduled
         case .event:
             guard let name = request.event, let event = ControlEvent(rawValue: name) else {
                 return fail(
@@ -128,8 +131,11 @@ extension Daemon {
                 }
             }
             let subject = request.app ?? request.instance
-            response.scheduled = apply(
-                [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            guard
+                let scheduled = apply(
+                    [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            else { return storageUnavailable(request) }
+            response.scheduled = scheduled
             response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
         case .view:
             guard let visible = request.visible else {
@@ -138,9 +144,11 @@ extension Daemon {
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
             case .success(let id):
-                apply(
-                    [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
-                    message: "\(id) \(visible ? "shown" : "hidden")")
+                guard
+                    apply(
+                        [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
+                        message: "\(id) \(visible ? "shown" : "hidden")") != nil
+                else { return storageUnavailable(request) }
                 response.message = "\(id) is now \(visible ? "visible" : "hidden")"
                 if let next = scheduler.plannedReload(of: id, at: now) {
                     response.message! += "; next reload \(Timestamp.relative(next.time, to: now)) (\(next.trigger))"
@@ -163,13 +171,19 @@ extension Daemon {
             guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }
             let worker = workers.values.first { $0.path == path || $0.name == path }
             let file = worker?.path ?? path
-            do {
-                let removed = try store.unquarantine(path: file, at: now)
-                guard removed || worker?.state == .quarantined else {
-                    return fail(.unknownPlugin, "\(file) is not quarantined")
-                }
-            } catch {
-                return fail(.internalError, "could not clear the quarantine: \(error)")
+            var removed = false
+            guard
+                commit(
+                    "the end of the quarantine of \(file)",
+                    { tx in
+                        removed = try tx.unquarantine(path: file)
+                        if removed {
+                            try tx.appendEvent(time: now, instanceID: nil, kind: "unquarantine", message: file)
+                        }
+                    })
+            else { return storageUnavailable(request) }
+            guard removed || worker?.state == .quarantined else {
+                return fail(.unknownPlugin, "\(file) is not quarantined")
             }
             if let worker {
                 worker.load()
@@ -182,6 +196,14 @@ extension Daemon {
             }
         }
         return response
+    }
+
+    /// The answer to a request whose change could not be stored (it was undone).
+    func storageUnavailable(_ request: ControlRequest) -> ControlResponse {
+        .failure(
+            id: request.id, .storageUnavailable,
+            "the daemon cannot write its state (\(storage.fault ?? "unknown")); nothing was changed: retry when storage is back (`widgethost status` shows it)"
+        )
     }
 
     /// The instances that gained a pending request since `before`.

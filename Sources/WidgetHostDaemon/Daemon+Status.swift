@@ -36,7 +36,9 @@ extension Daemon {
                 path: $0.file.path, size: $0.file.size, mtime: $0.file.mtime, reason: $0.reason, since: $0.since,
                 crashes: $0.crashCount)
         }
-        return HostStatus(time: now, plugins: plugins, instances: instances, quarantined: quarantined)
+        var status = HostStatus(time: now, plugins: plugins, instances: instances, quarantined: quarantined)
+        status.storageProblem = storage.fault.map { "unavailable since \(Timestamp.iso8601(storage.since)): \($0)" }
+        return status
     }
 
     /// Why an instance has or has not reloaded (the `explain` operation).

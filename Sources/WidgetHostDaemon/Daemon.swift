@@ -59,6 +59,8 @@ public final class Daemon {
     let startedAt: Double
     var stopping = false
     var server: ControlServer?
+    /// Whether the state database takes writes (``StorageHealth``).
+    var storage = StorageHealth()
     private let signalDescriptor: Int32
     /// The state file's lock, held for the daemon's life.
     let lock: StateLock
@@ -121,7 +123,12 @@ public final class Daemon {
         let lock = try StateLock.acquire(for: options.statePath)
         // Listen before touching the state: a socket that cannot be created
         // (another daemon, a bad path) stops the start with nothing changed.
-        let server = try ControlServer(path: options.socketPath, logger: logger)
+        let descriptors = raiseDescriptorLimit(logger: logger)
+        let server = try ControlServer(
+            path: options.socketPath,
+            limits: ControlServer.Limits(
+                connections: configuration.daemon.maximumConnections ?? max(16, descriptors - max(64, descriptors / 8))),
+            logger: logger)
         var started = false
         defer { if !started { server.close() } }
         let store: StateStore
@@ -294,6 +301,23 @@ public final class Daemon {
         return fresh
     }
 
+    /// Raises the soft RLIMIT_NOFILE to the hard limit (each idle control
+    /// connection holds one descriptor); returns the limit in force.
+    static func raiseDescriptorLimit(logger: Logger) -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            let soft = limit.rlim_cur
+            limit.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+                logger.info("descriptor limit raised from \(soft) to \(limit.rlim_max) (RLIMIT_NOFILE)")
+            } else {
+                limit.rlim_cur = soft
+            }
+        }
+        return Int(min(limit.rlim_cur, 1 << 30))
+    }
+
     static func makeParentDirectory(of path: String) throws {
         var directory = ""
         for component in path.split(separator: "/").dropLast() {
@@ -329,10 +353,13 @@ public final class Daemon {
                 configurationReloadPending = false
                 reloadConfiguration()
             }
-            if !stopping { issueDueReloads(at: clock.now()) }
+            retryStorageIfDue()
+            if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
 
-            // Sleep until the next due event: no timer at all when nothing is scheduled.
-            let wake = stopping ? nil : scheduler.nextWakeup()
+            // Sleep until the next due event: no timer at all when nothing is
+            // scheduled, nor while the store takes no writes (reloads are
+            // paused; the retry below wakes the loop).
+            let wake = stopping || !storage.isAvailable ? nil : scheduler.nextWakeup()
             if wake != armedFor {
                 wh_timerfd_arm(timerDescriptor, wake ?? -1)
                 armedFor = wake
@@ -343,7 +370,8 @@ public final class Daemon {
                 pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout].compactMap { $0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeouts.min() ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 logger.critical("poll failed: \(String(cString: strerror(errno)))")
@@ -375,6 +403,7 @@ public final class Daemon {
                 for request in server.service(descriptors[3...]) {
                     server.reply(to: request.connection, with: respond(to: request))
                 }
+                server.reapClosing()
             }
         }
         finishShutdown()
@@ -420,11 +449,15 @@ public final class Daemon {
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
         let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"
-        do {
-            try store.saveSchedulerState(scheduler.state)
-            try store.appendEvent(time: now, kind: "configuration", message: note)
-        } catch {
-            logger.error("could not save the state after reloading the configuration: \(error)")
+        let snapshot = scheduler.state
+        if !commit(
+            "the reloaded configuration",
+            { tx in
+                try tx.replaceSchedulerState(snapshot)
+                try tx.appendEvent(time: now, instanceID: nil, kind: "configuration", message: note)
+            })
+        {
+            storage.dirtyAll = true
         }
         logger.notice("SIGHUP: \(note)")
     }
@@ -445,11 +478,15 @@ public final class Daemon {
         if waitingForCalls {
             for worker in workers.values { worker.stop() }
         }
-        do {
-            try store.recordClockSample(clock.sample())
-            try store.appendEvent(time: clock.now(), kind: "stop", message: "stopped")
-        } catch {
-            logger.error("could not record the shutdown: \(error)")
+        let sample = clock.sample()
+        commit("the shutdown") { tx in
+            try tx.recordClockSample(sample)
+            try tx.appendEvent(time: sample.wallClock, instanceID: nil, kind: "stop", message: "stopped")
+        }
+        if !storage.isAvailable {
+            logger.error(
+                "stopped with the state database unavailable: the reloads completed since \(Timestamp.iso8601(storage.since)) were not stored and run again at the next start"
+            )
         }
         server?.close()
         logger.notice("stopped; state is in \(options.statePath)")
@@ -475,12 +512,17 @@ public final class Daemon {
         let note =
             "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
         logger.notice("\(note)")
-        do {
-            try store.saveSchedulerState(scheduler.state)
-            try store.recordClockSample(clock.sample())
-            try store.appendEvent(time: now, kind: "clock", message: note)
-        } catch {
-            logger.error("could not save the state after a clock jump: \(error)")
+        let snapshot = scheduler.state
+        let sample = clock.sample()
+        if !commit(
+            "the clock jump",
+            { tx in
+                try tx.replaceSchedulerState(snapshot)
+                try tx.recordClockSample(sample)
+                try tx.appendEvent(time: now, instanceID: nil, kind: "clock", message: note)
+            })
+        {
+            storage.dirtyAll = true
         }
     }
 }

@@ -172,6 +172,12 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Checkpoints the WAL into the database and truncates it (tests use it
+    /// so that the next write must grow the files).
+    func checkpoint() throws {
+        try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     /// Runs `sql` as is, in one transaction (tests use it to damage rows).
     func execute(sql: String) throws {
         try writer.write { db in try db.execute(sql: sql) }

@@ -107,3 +107,194 @@ struct DaemonStateFaultTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
     }
 }
+
+/// CPU time (user + system, seconds) the process has used, from /proc/PID/stat.
+func cpuSeconds(of pid: Int32) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return 0 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3, utime 14, stime 15 (1-based) → 11, 12 here.
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// A non-blocking connection to `path` (nil when the listener's backlog is full).
+func connectWithoutWaiting(_ path: String) -> Int32? {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        let bytes = Array(path.utf8)
+        raw.copyBytes(from: bytes)
+        raw[bytes.count] = 0
+    }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard result == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
+/// A configuration with one instance that reloads once at start and then rarely.
+let quietConfiguration = """
+    {
+      "plugins": [{ "name": "countdown", "path": "@BUILD@/libCountdownPlugin.so" }],
+      "instances": [
+        { "id": "new-year", "plugin": "countdown", "kind": "com.widgethost.countdown", "app": "com.example.calendar" }
+      ]
+    }
+    """
+
+/// The real daemon against a full disk and exhausted descriptors (issue 16).
+@Suite("widgethost run: host faults", .serialized)
+struct DaemonHostFaultTests {
+    /// The state on a small tmpfs filled to the brim: the daemon stops
+    /// acting on what it cannot store (reloads pause, changing requests get
+    /// `storage-unavailable` and change nothing), logs once, keeps answering
+    /// `status`, and resumes by itself when space returns; every
+    /// acknowledged change survives a `kill -9` afterwards.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount")))
+    func aFullDiskPausesTheDaemonAndItResumesByItself() throws {
+        let daemon = try DaemonProcess("full-disk", configuration: busyConfiguration, stateDirectory: "fs")
+        let mountPoint = daemon.directory + "/fs"
+        #expect(CLI.shell("mount -t tmpfs -o size=6m,mode=0700 widgethost-test \(mountPoint)").status == 0)
+        defer { _ = CLI.shell("umount -l \(mountPoint)") }
+        try daemon.start()
+        try waitUntil("the leaderboard reloaded by its policy 3 times") {
+            daemon.reloadLines("board").filter { $0.contains("reason=policy") }.count >= 3
+        }
+        // Acknowledged changes: panda's visibility, toggled; the last `ok` must survive.
+        var visible = true
+        func toggle() throws -> ControlResponse {
+            try daemon.send(ControlRequest(.view, instance: "panda", visible: !visible))
+        }
+        for _ in 0..<3 where try toggle().ok { visible.toggle() }
+
+        // Every byte of the file system taken, right after the WAL was emptied
+        // (so the next write must grow a file).
+        try StateStore(path: daemon.state).checkpoint()
+        _ = CLI.shell("dd if=/dev/zero of=\(mountPoint)/filler bs=64k 2>/dev/null; sync")
+        var refused: ControlResponse?
+        try waitUntil("a change is refused with storage-unavailable") {
+            let answer = try toggle()
+            if answer.ok { visible.toggle() } else { refused = answer }
+            return refused != nil
+        }
+        #expect(refused?.error?.code == .storageUnavailable, "\(String(describing: refused))")
+        #expect(refused?.error?.message.contains("nothing was changed") == true)
+        let reloadsWhenFull = daemon.reloadLines("board").count
+        let pid = try #require(daemon.process?.processIdentifier)
+        let cpuBefore = cpuSeconds(of: pid)
+        sleep(3)
+        let used = cpuSeconds(of: pid) - cpuBefore
+        #expect(used < 1.0, "paused, the loop does not spin: \(used) s of CPU in 3 s")
+        // Status still answers, from memory, and says why; the refused change was undone.
+        let status = try daemon.status()
+        #expect(status.storageProblem?.contains("unavailable since") == true)
+        #expect(try #require(status.instances.first { $0.id == "panda" }).visible == visible)
+        #expect(daemon.reloadLines("board").count <= reloadsWhenFull + 1, "reloads are paused")
+        #expect(daemon.logText.components(separatedBy: "storage unavailable:").count - 1 == 1, "logged once")
+        #expect(daemon.process?.isRunning == true)
+
+        // Space returns: the daemon resumes by itself.
+        #expect(CLI.shell("rm -f \(mountPoint)/filler").status == 0)
+        try waitUntil("a change is accepted again", timeout: 30) {
+            let answer = try toggle()
+            if answer.ok { visible.toggle() }
+            return answer.ok
+        }
+        #expect(daemon.logText.contains("storage available again after"))
+        #expect(try daemon.status().storageProblem == nil)
+        try waitUntil("the leaderboard reloads again") { daemon.reloadLines("board").count > reloadsWhenFull + 2 }
+        #expect(
+            daemon.reloadLines("board").allSatisfy { !$0.contains("crashed") }, "no plugin is blamed for the disk")
+        #expect(try daemon.status().plugins.allSatisfy { $0.state == "loaded" && $0.crashes == 0 })
+
+        // Nothing acknowledged was lost.
+        daemon.kill9()
+        let stored = try StateStore(path: daemon.state).loadSchedulerState()
+        #expect(try #require(stored.instances.first { $0.instance.id == "panda" }).instance.isVisible == visible)
+    }
+
+    /// More clients than the daemon takes: the extra ones are told
+    /// `too-many-connections`; the daemon raises its soft descriptor limit,
+    /// keeps answering and reloading.
+    @Test func aConnectionCapRefusesClearly() throws {
+        let daemon = try DaemonProcess("cap", configuration: busyConfiguration)
+        let process = try daemon.start(descriptorLimit: 128)
+        // The cap with a limit of 128: 128 - 64 kept for plugins and the state = 64.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        var refusals = 0
+        try waitUntil("150 clients connected") {
+            if let fd = connectWithoutWaiting(daemon.socket) { held.append(fd) }  // nil: the backlog is full, retry
+            return held.count == 150
+        }
+        try waitUntil("the extra clients are told why") {
+            refusals = 0
+            for fd in held {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT | MSG_PEEK))
+                if count > 0, String(decoding: buffer[..<count], as: UTF8.self).contains("too-many-connections") {
+                    refusals += 1
+                }
+            }
+            return refusals >= 150 - 64 - 2
+        }
+        #expect(daemon.logText.contains("refused a control connection"))
+        #expect(daemon.logText.components(separatedBy: "refused a control connection").count - 1 <= 2, "logged once")
+        // The daemon goes on: an accepted connection is answered, reloads go on.
+        let before = daemon.reloadLines("board").count
+        try waitUntil("the leaderboard reloads while the connections are held") {
+            daemon.reloadLines("board").count > before + 2
+        }
+        for fd in held { close(fd) }
+        held = []
+        try waitUntil("new clients are accepted again") { (try? daemon.hello())?.ok == true }
+        #expect(try daemon.status().plugins.allSatisfy { $0.crashes == 0 })
+        #expect(process.isRunning)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// Descriptors exhausted (a connection limit set above RLIMIT_NOFILE):
+    /// `accept` fails with EMFILE; the daemon refuses the waiting client,
+    /// pauses accepting instead of spinning (CPU stays low), logs once, and
+    /// accepts again when descriptors are freed.
+    @Test func outOfDescriptorsTheDaemonBacksOffInsteadOfSpinning() throws {
+        let daemon = try DaemonProcess(
+            "emfile",
+            configuration: quietConfiguration.replacingOccurrences(
+                of: "\"instances\"", with: "\"daemon\": { \"maximumConnections\": 5000 },\n  \"instances\""))
+        let process = try daemon.start(descriptorLimit: 96)
+        try waitUntil("the countdown has its first timeline") {
+            try daemon.status().instances.first?.shows != nil
+        }
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<200 {
+            guard let fd = connectWithoutWaiting(daemon.socket) else { continue }
+            held.append(fd)
+        }
+        try waitUntil("the daemon says it is out of descriptors") {
+            daemon.logText.contains("out of file descriptors")
+        }
+        let pid = process.processIdentifier
+        let cpuBefore = cpuSeconds(of: pid)
+        sleep(3)
+        let used = cpuSeconds(of: pid) - cpuBefore
+        #expect(used < 1.0, "the loop does not spin: \(used) s of CPU in 3 s")
+        #expect(daemon.logText.components(separatedBy: "out of file descriptors").count - 1 <= 3)
+        for fd in held { close(fd) }
+        held = []
+        try waitUntil("new clients are accepted again") { (try? daemon.hello())?.ok == true }
+        #expect(try daemon.status().plugins.allSatisfy { $0.state == "loaded" && $0.crashes == 0 })
+        #expect(daemon.stop() == 0)
+    }
+}
