@@ -67,8 +67,10 @@ public final class Daemon {
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
     private var clockWatch: ClockWatch
-    /// SIGHUP arrived: read the configuration again once no reload is in flight.
+    /// SIGHUP arrived: read the configuration again at the next turn of the loop.
     private var configurationReloadPending = false
+    /// After SIGTERM: when the calls still running are given up (monotonic).
+    private var shutdownDeadline: Double?
 
     /// A reload that ended: the call's output, or why the plugin could not be called.
     struct Completion: Sendable {
@@ -348,8 +350,23 @@ public final class Daemon {
             let now = clock.now()
             noticeClockJump(now: now)
             for completion in completions.take() { finish(completion) }
-            if stopping && inFlight.isEmpty { break }
-            if configurationReloadPending && inFlight.isEmpty && !stopping {
+            if stopping {
+                // Calls queued were dropped at SIGTERM (still in flight in the
+                // file: they run after the restart); the running ones have the grace period.
+                if !workers.values.contains(where: \.isCalling) {
+                    for completion in completions.take() { finish(completion) }
+                    break
+                }
+                if let deadline = shutdownDeadline, wh_monotonic_seconds() >= deadline {
+                    let running = workers.values.filter(\.isCalling).map(\.name).sorted()
+                    logger.warning(
+                        "grace period of \(Timestamp.duration(configuration.daemon.shutdownGracePeriod)) over: killing the calls still running (\(running.joined(separator: ", "))); their reloads run again after the restart"
+                    )
+                    finishShutdown(waitingForCalls: false)
+                    return 0
+                }
+            }
+            if configurationReloadPending && !stopping {
                 configurationReloadPending = false
                 reloadConfiguration()
             }
@@ -370,7 +387,10 @@ public final class Daemon {
                 pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
-            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout].compactMap { $0 }
+            let graceTimeout = shutdownDeadline.map {
+                Int32(max(0, min(60_000, ($0 - wh_monotonic_seconds()) * 1000)).rounded(.up))
+            }
+            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout].compactMap { $0 }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeouts.min() ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -466,8 +486,13 @@ public final class Daemon {
     /// finish (each is bounded by its timeout).
     func beginShutdown(reason: String) {
         stopping = true
+        shutdownDeadline = wh_monotonic_seconds() + configuration.daemon.shutdownGracePeriod
         _ = wh_sd_notify("STOPPING=1")
-        logger.notice("\(reason): shutting down after \(inFlight.count) in-flight reloads")
+        for worker in workers.values { worker.cancelQueuedCalls() }
+        let running = workers.values.filter(\.isCalling).count
+        logger.notice(
+            "\(reason): shutting down; \(running) running calls may finish within \(Timestamp.duration(configuration.daemon.shutdownGracePeriod)); \(max(0, inFlight.count - running)) queued reloads stay in the state and run after the restart"
+        )
         server?.stopListening()
     }
 
@@ -476,7 +501,7 @@ public final class Daemon {
     /// for: their runners die with the host (`PR_SET_PDEATHSIG`).
     func finishShutdown(waitingForCalls: Bool = true) {
         if waitingForCalls {
-            for worker in workers.values { worker.stop() }
+            for worker in workers.values { worker.stopAndWait() }
         }
         let sample = clock.sample()
         commit("the shutdown") { tx in

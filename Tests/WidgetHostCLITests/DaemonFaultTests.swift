@@ -298,3 +298,52 @@ struct DaemonHostFaultTests {
         #expect(daemon.stop() == 0)
     }
 }
+
+/// Signals while a plugin call never ends (issue 16).
+@Suite("widgethost run: signals under load", .serialized)
+struct DaemonSignalTests {
+    /// A call that never returns (a busy loop, timeout 10 minutes) neither
+    /// delays SIGHUP (applied at once, not after the call) nor SIGTERM
+    /// (the running call gets the grace period, then the daemon exits 0; the
+    /// reload stays in flight in the state and runs after the restart).
+    @Test func sighupAndSigtermDoNotWaitForAHungCall() throws {
+        let configuration = """
+            {
+              "plugins": [{ "name": "hang", "path": "@FIXTURES@/hang.so" },
+                          { "name": "countdown", "path": "@BUILD@/libCountdownPlugin.so" }],
+              "daemon": { "shutdownGracePeriod": "1s" },
+              "instances": [
+                { "id": "stuck", "plugin": "hang", "kind": "test.fixture", "timeout": "10m" }
+              ]
+            }
+            """
+        let daemon = try DaemonProcess("hung", configuration: configuration)
+        let process = try daemon.start()
+        try waitUntil("the hung call is running") {
+            try daemon.status().instances.first { $0.id == "stuck" }?.inFlight == true
+        }
+        // SIGHUP adds an instance: applied while the call hangs.
+        let added = configuration.replacingOccurrences(
+            of: #""timeout": "10m" }"#,
+            with:
+                #""timeout": "10m" }, { "id": "new-year", "plugin": "countdown", "kind": "com.widgethost.countdown" }"#
+        ).replacingOccurrences(of: "@BUILD@", with: CLI.buildDirectory).replacingOccurrences(
+            of: "@FIXTURES@", with: CLI.fixtures)
+        try added.write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        try waitUntil("new-year has its first timeline while the call still hangs") {
+            try daemon.status().instances.first { $0.id == "new-year" }?.shows != nil
+        }
+        #expect(try daemon.status().instances.first { $0.id == "stuck" }?.inFlight == true)
+
+        // SIGTERM: the hung call gets 1 s, then the daemon exits 0.
+        let started = Date()
+        #expect(daemon.stop() == 0)
+        #expect(Date().timeIntervalSince(started) < 60, "not the call's 10-minute timeout")
+        #expect(daemon.logText.contains("grace period of 1.0s over: killing the calls still running (hang)"))
+        let stored = try StateStore(path: daemon.state).loadSchedulerState()
+        #expect(
+            try #require(stored.instances.first { $0.instance.id == "stuck" }).inFlight != nil,
+            "the reload stays in flight in the state: it runs again after the restart")
+    }
+}
