@@ -60,6 +60,8 @@ extension Daemon {
                 mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
             }
         }
+        // Reloads that failed at once (plugin unavailable, kind backing off) are committed together.
+        finishAll([])
     }
 
     /// The worker of `plugin` if it can take calls. A quarantined or failed
@@ -76,7 +78,41 @@ extension Daemon {
         return worker.state == .loaded ? worker : nil
     }
 
-    /// A reload ended: completes it in the scheduler, commits the new state,
+    /// The reloads that ended since the last turn of the loop: each
+    /// completed in the scheduler and logged, then all committed in one
+    /// transaction (group commit).
+    func finishAll(_ done: [Completion]) {
+        for completion in done { finish(completion) }
+        let batch = completionBatch
+        completionBatch = []
+        guard !batch.isEmpty else { return }
+        let ids = Set(batch.map(\.instanceID))
+        guard storage.isAvailable else {
+            storage.dirty.formUnion(ids)
+            for entry in batch { logger.warning("\(entry.line) (not stored yet: the state file takes no writes)") }
+            return
+        }
+        let now = clock.now()
+        let sample = clock.sample()
+        let states = ids.sorted().compactMap { scheduler.instanceState($0) }
+        let stored = commit(
+            batch.count == 1 ? "the end of the reload of \(batch[0].instanceID)" : "\(batch.count) reloads ended"
+        ) { tx in
+            for state in states { try tx.upsert(state) }
+            try tx.observe(now)
+            try tx.recordClockSample(sample)
+            for entry in batch {
+                try tx.appendEvent(time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message)
+            }
+        }
+        if !stored { storage.dirty.formUnion(ids) }
+        for entry in batch {
+            let line = stored ? entry.line : entry.line + " (not stored yet: the state file takes no writes)"
+            if entry.ok && stored { logger.info("\(line)") } else { logger.warning("\(line)") }
+        }
+    }
+
+    /// A reload ended: completes it in the scheduler, queues its commit,
     /// logs one line, and counts crashes toward quarantine.
     func finish(_ completion: Completion) {
         let now = clock.now()
@@ -93,30 +129,20 @@ extension Daemon {
         scheduler.complete(completion.instanceID, with: outcome, at: now)
         if let state = scheduler.instanceState(completion.instanceID) {
             let text = ReloadLine.outcome(output, unavailable: completion.unavailable, state: state)
-            let sample = clock.sample()
-            // Not stored now: owed, and written with the first write that
+            // Written with the other completions of this turn (``finishAll(_:)``);
+            // not stored, it is owed and written with the first write that
             // succeeds (until then the reload stays in flight in the file, so
             // a restart runs it again: nothing is lost either way).
-            if storage.isAvailable
-                && commit(
-                    "the end of the reload of \(completion.instanceID)",
-                    { tx in
-                        try tx.upsert(state)
-                        try tx.observe(now)
-                        try tx.recordClockSample(sample)
-                        try tx.appendEvent(
-                            time: now, instanceID: completion.instanceID,
-                            kind: output?.result == nil ? "failure" : "timeline", message: text)
-                    })
-            {
-            } else {
-                storage.dirty.insert(completion.instanceID)
-            }
             let latency = wh_monotonic_seconds() - flight.started
             let line = ReloadLine.text(
                 decision: flight.decision, latency: latency, outcome: text,
                 next: scheduler.plannedReload(of: completion.instanceID, at: now))
-            if output?.result != nil { logger.info("\(line)") } else { logger.warning("\(line)") }
+            // Logged once committed (``finishAll(_:)``): a reload in the log is in the state file.
+            completionBatch.append(
+                (
+                    completion.instanceID, kind: output?.result == nil ? "failure" : "timeline", message: text,
+                    line: line, ok: output?.result != nil
+                ))
         }
         guard let worker = workers[flight.decision.plugin], let output else { return }
         let failed = output.result == nil
@@ -159,33 +185,43 @@ extension Daemon {
         logger.error("plugin \(worker.name) quarantined after \(worker.crashes) crashes: \(failure.message)")
     }
 
-    /// Feeds events to the scheduler and commits what they changed, in one
-    /// transaction, before the loop acts on them. Returns the instances that
-    /// got a new reload request, or nil when the change could not be stored:
-    /// then the scheduler is as it was before (nothing acknowledged is lost,
-    /// nothing unstored is acted on).
+    /// Feeds events to the scheduler and commits what they changed before
+    /// the loop acts on them. Returns the instances that got a new reload
+    /// request, or nil when the change could not be stored: then the
+    /// scheduler is as it was before (nothing acknowledged is lost, nothing
+    /// unstored is acted on). Inside ``answer(_:on:)`` the commit is left to
+    /// the batch (group commit).
     func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String]? {
         let saved = scheduler
         let before = scheduler.state
         for event in events { scheduler.handle(event, at: now) }
-        guard commitChanges(since: before, at: now, kind: kind, message: message) else {
+        if requestBatch != nil {
+            requestBatch!.events.append((kind, message))
+            return requested(since: before)
+        }
+        guard commitChanges(since: before, at: now, events: [(kind, message)]) else {
             scheduler = saved
             return nil
         }
         return requested(since: before)
     }
 
-    /// Commits the instances, apps and free ledger that differ from `before`.
-    func commitChanges(since before: SchedulerState, at now: Double, kind: String, message: String) -> Bool {
+    /// Commits the instances, apps and free ledger that differ from `before`,
+    /// with one event-log line per change, in one transaction.
+    func commitChanges(since before: SchedulerState, at now: Double, events: [(kind: String, message: String)])
+        -> Bool
+    {
         let after = scheduler.state
         var old: [String: InstanceState] = [:]
         for s in before.instances { old[s.instance.id] = s }
-        return commit(message) { tx in
+        return commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
             for s in after.instances where old[s.instance.id] != s { try tx.upsert(s) }
             if before.apps != after.apps { try tx.replaceApps(after.apps) }
             if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
             try tx.observe(now)
-            try tx.appendEvent(time: now, instanceID: nil, kind: kind, message: message)
+            for event in events {
+                try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
+            }
         }
     }
 }

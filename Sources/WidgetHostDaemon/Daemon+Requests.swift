@@ -7,7 +7,39 @@ import WidgetHostStore
     import Glibc
 #endif
 
+/// The changes made by the requests of one turn of the loop, committed together.
+struct RequestBatch {
+    var events: [(kind: String, message: String)] = []
+}
+
 extension Daemon {
+    /// Answers the requests read in one turn of the loop with one commit
+    /// (group commit: one `synchronous=FULL` transaction for every change
+    /// they made), then sends the answers, so an `ok` is never sent before
+    /// its change is on disk. When the commit fails, every change of the
+    /// batch is undone and the requests that made one are answered
+    /// `storage-unavailable`.
+    func answer(_ incoming: [ControlServer.Incoming], on server: ControlServer) {
+        let saved = scheduler
+        let before = scheduler.state
+        requestBatch = RequestBatch()
+        var answers: [(connection: Int32, response: ControlResponse, changed: Bool)] = []
+        for request in incoming {
+            let changes = requestBatch?.events.count ?? 0
+            let response = respond(to: request)
+            answers.append((request.connection, response, (requestBatch?.events.count ?? 0) > changes))
+        }
+        let events = requestBatch?.events ?? []
+        requestBatch = nil
+        if !events.isEmpty && !commitChanges(since: before, at: clock.now(), events: events) {
+            scheduler = saved
+            answers = answers.map {
+                $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
+            }
+        }
+        for answer in answers { server.reply(to: answer.connection, with: answer.response) }
+    }
+
     /// Answers one control request. Never throws: a bad request gets an error
     /// response and the daemon goes on.
     func respond(to incoming: ControlServer.Incoming) -> ControlResponse {
@@ -89,7 +121,7 @@ extension Daemon {
                     message:
                         "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
                 )
-            else { return storageUnavailable(request) }
+            else { return storageUnavailable(id: request.id) }
             response.scheduled = scheduled
         case .event:
             guard let name = request.event, let event = ControlEvent(rawValue: name) else {
@@ -134,7 +166,7 @@ extension Daemon {
             guard
                 let scheduled = apply(
                     [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
-            else { return storageUnavailable(request) }
+            else { return storageUnavailable(id: request.id) }
             response.scheduled = scheduled
             response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
         case .view:
@@ -148,14 +180,17 @@ extension Daemon {
                     apply(
                         [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
                         message: "\(id) \(visible ? "shown" : "hidden")") != nil
-                else { return storageUnavailable(request) }
+                else { return storageUnavailable(id: request.id) }
                 response.message = "\(id) is now \(visible ? "visible" : "hidden")"
                 if let next = scheduler.plannedReload(of: id, at: now) {
                     response.message! += "; next reload \(Timestamp.relative(next.time, to: now)) (\(next.trigger))"
                 }
             }
         case .status:
-            response.status = status(at: now)
+            switch status(at: now, limit: request.limit, after: request.after, only: request.instances) {
+            case .success(let status): response.status = status
+            case .failure(let error): return fail(error.code, error.message)
+            }
         case .explain:
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
@@ -181,7 +216,7 @@ extension Daemon {
                             try tx.appendEvent(time: now, instanceID: nil, kind: "unquarantine", message: file)
                         }
                     })
-            else { return storageUnavailable(request) }
+            else { return storageUnavailable(id: request.id) }
             guard removed || worker?.state == .quarantined else {
                 return fail(.unknownPlugin, "\(file) is not quarantined")
             }
@@ -199,9 +234,9 @@ extension Daemon {
     }
 
     /// The answer to a request whose change could not be stored (it was undone).
-    func storageUnavailable(_ request: ControlRequest) -> ControlResponse {
+    func storageUnavailable(id: Int?) -> ControlResponse {
         .failure(
-            id: request.id, .storageUnavailable,
+            id: id, .storageUnavailable,
             "the daemon cannot write its state (\(storage.fault ?? "unknown")); nothing was changed: retry when storage is back (`widgethost status` shows it)"
         )
     }

@@ -61,6 +61,10 @@ public final class Daemon {
     var server: ControlServer?
     /// Whether the state database takes writes (``StorageHealth``).
     var storage = StorageHealth()
+    /// The requests of this turn of the loop, while they are answered (``answer(_:on:)``).
+    var requestBatch: RequestBatch?
+    /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
+    var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32
     /// The state file's lock, held for the daemon's life.
     let lock: StateLock
@@ -285,8 +289,10 @@ public final class Daemon {
         }
         state.instances.removeAll { !wanted.contains($0.instance.id) }
         var fresh: [WidgetInstance] = []
+        var positions: [String: Int] = [:]
+        for (position, s) in state.instances.enumerated() { positions[s.instance.id] = position }
         for widget in widgets {
-            guard let position = state.instances.firstIndex(where: { $0.instance.id == widget.id }) else {
+            guard let position = positions[widget.id] else {
                 fresh.append(widget)
                 continue
             }
@@ -349,12 +355,12 @@ public final class Daemon {
         while true {
             let now = clock.now()
             noticeClockJump(now: now)
-            for completion in completions.take() { finish(completion) }
+            finishAll(completions.take())
             if stopping {
                 // Calls queued were dropped at SIGTERM (still in flight in the
                 // file: they run after the restart); the running ones have the grace period.
                 if !workers.values.contains(where: \.isCalling) {
-                    for completion in completions.take() { finish(completion) }
+                    finishAll(completions.take())
                     break
                 }
                 if let deadline = shutdownDeadline, wh_monotonic_seconds() >= deadline {
@@ -420,9 +426,8 @@ public final class Daemon {
                 }
             }
             if let server {
-                for request in server.service(descriptors[3...]) {
-                    server.reply(to: request.connection, with: respond(to: request))
-                }
+                let incoming = server.service(descriptors[3...])
+                if !incoming.isEmpty { answer(incoming, on: server) }
                 server.reapClosing()
             }
         }

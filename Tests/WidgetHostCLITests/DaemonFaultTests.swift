@@ -347,3 +347,55 @@ struct DaemonSignalTests {
             "the reload stays in flight in the state: it runs again after the restart")
     }
 }
+
+/// `status` at any size (issue 16): pages with a cursor, a summary of all.
+@Suite("widgethost run: status at any size", .serialized)
+struct DaemonStatusPagingTests {
+    @Test func statusIsPagedWithACursorAndSummarised() throws {
+        // 1,500 instances of a plugin that fails to load: no calls, cheap to start.
+        let instances = (0..<1500).map {
+            #"{ "id": "w\#($0)", "plugin": "broken", "kind": "test.fixture", "visible": \#($0 % 2 == 0) }"#
+        }
+        let daemon = try DaemonProcess(
+            "paging",
+            configuration: """
+                { "plugins": [{ "name": "broken", "path": "@FIXTURES@/ctor_crash.so" }],
+                  "instances": [\(instances.joined(separator: ",\n"))] }
+                """)
+        try daemon.start()
+        var ids: [String] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let answer = try daemon.send(ControlRequest(.status, limit: 500, after: cursor))
+            let status = try #require(answer.status, "\(String(describing: answer.error))")
+            #expect(status.summary?.instances == 1500)
+            #expect(status.summary?.visible == 750)
+            #expect(status.summary?.unavailable == 1500)
+            #expect(status.instances.count <= 500)
+            ids += status.instances.map(\.id)
+            cursor = status.nextCursor
+            pages += 1
+        } while cursor != nil && pages < 10
+        #expect(pages == 3)
+        #expect(ids == (0..<1500).map { "w\($0)" }, "every instance once, in order")
+
+        let stale = try daemon.send(ControlRequest(.status, after: "gone"))
+        #expect(stale.error?.code == .badArgument)
+        let tooMany = try daemon.send(ControlRequest(.status, limit: 1_000_000))
+        #expect(tooMany.error?.code == .badArgument)
+
+        // The CLI: the first page and the summary by default, every instance with --all.
+        let socket = ["--socket", daemon.socket]
+        let first = try CLI.run(["status"] + socket)
+        #expect(first.stdout.contains("1500 instances: 750 visible"))
+        #expect(first.stdout.contains("(the first 1000 of 1500; `widgethost status --all`"))
+        let all = try CLI.json(try CLI.run(["status", "--all", "--json"] + socket).stdout)
+        #expect((all["instances"] as? [Any])?.count == 1500)
+        #expect(all["schemaVersion"] as? Int == 1)
+        #expect(all["nextCursor"] == nil)
+        let two = try CLI.json(try CLI.run(["status", "w7", "w1400", "--json"] + socket).stdout)
+        #expect((two["instances"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["w7", "w1400"])
+        #expect(daemon.stop() == 0)
+    }
+}
