@@ -166,6 +166,13 @@ final class ControlServer {
                     "this daemon belongs to uid \(owner); uid \(peer.uid) may not control it")
                 continue
             }
+            if let reason = PeerCheck.refusal(pid: peer.pid) {
+                logger.warning("refused a control connection from pid \(peer.pid): \(reason)")
+                refuse(
+                    connection, .permissionDenied,
+                    "control connections from inside a plugin sandbox are refused: \(reason)")
+                continue
+            }
             guard connections.count < limits.connections else {
                 refusedSinceLog += 1
                 if refusedSinceLog == 1 {

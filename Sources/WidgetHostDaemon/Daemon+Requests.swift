@@ -197,10 +197,16 @@ extension Daemon {
             case .success(let id): response.explanation = explanation(of: id, at: now)
             }
         case .configurations:
+            // An instance's settings (which may hold a plugin's secrets) go to
+            // its app only: a request that names no app gets `{}` for each.
             response.configurations = scheduler.getCurrentConfigurations(app: request.app).map {
                 WidgetConfiguration(
                     id: $0.id, kind: $0.kind, family: $0.family.name, app: $0.app, plugin: $0.plugin,
-                    configuration: $0.configuration, dataDirectory: workers[$0.plugin]?.dataDirectory)
+                    configuration: request.app == $0.app ? $0.configuration : "{}",
+                    dataDirectory: workers[$0.plugin]?.dataDirectory)
+            }
+            if request.app == nil {
+                response.message = "settings are shown to each instance's app only: pass \"app\" to see them"
             }
         case .unquarantine:
             guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }

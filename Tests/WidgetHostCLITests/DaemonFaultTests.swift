@@ -399,3 +399,35 @@ struct DaemonStatusPagingTests {
         #expect(daemon.stop() == 0)
     }
 }
+
+/// Plugins do not reach the control socket (issue 14, item 4, the daemon's side).
+@Suite("widgethost run: clients inside a sandbox", .serialized)
+struct DaemonPeerTests {
+    /// A client in another PID namespace (as a plugin's call is) or another
+    /// user namespace is refused, though its uid is the daemon's; a client
+    /// beside the daemon is answered. Settings go to an instance's app only.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func clientsInAnotherPidOrUserNamespaceAreRefused() throws {
+        let daemon = try DaemonProcess("peer", configuration: busyConfiguration)
+        try daemon.start()
+        let command = "'\(CLI.executable)' configurations --app com.example.game --socket '\(daemon.socket)'"
+        let pidNamespace = CLI.shell("/usr/bin/unshare --pid --fork \(command)")
+        #expect(pidNamespace.status == 1)
+        #expect(
+            pidNamespace.output.contains("control connections from inside a plugin sandbox are refused"),
+            "\(pidNamespace.output)")
+        #expect(!pidNamespace.output.contains("panda"), "nothing about the instances is told")
+        let userNamespace = CLI.shell("/usr/bin/unshare --user --map-root-user \(command)")
+        #expect(userNamespace.status == 1)
+        #expect(userNamespace.output.contains("another user namespace"), "\(userNamespace.output)")
+        #expect(daemon.logText.contains("refused a control connection from pid"))
+
+        // Beside the daemon: answered; the settings only to the instance's app.
+        let mine = try daemon.send(ControlRequest(.configurations, app: "com.example.game"))
+        #expect(mine.configurations?.count == 2)
+        let anyone = try daemon.send(ControlRequest(.configurations))
+        #expect(anyone.configurations?.count == 3)
+        #expect(anyone.configurations?.allSatisfy { $0.configuration == "{}" } == true)
+        #expect(daemon.stop() == 0)
+    }
+}
