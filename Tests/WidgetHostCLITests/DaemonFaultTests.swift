@@ -431,3 +431,28 @@ struct DaemonPeerTests {
         #expect(daemon.stop() == 0)
     }
 }
+
+@Suite("widgethost run: logging to the journal", .serialized)
+struct DaemonJournalTests {
+    /// With standard error on the journal (`JOURNAL_STREAM` names it), every
+    /// line starts with its syslog priority and has no timestamp.
+    @Test func linesCarryTheirPriorityWhenStandardErrorIsTheJournal() throws {
+        let daemon = try DaemonProcess("journal", configuration: quietConfiguration)
+        _ = FileManager.default.createFile(atPath: daemon.log, contents: nil)
+        var info = stat()
+        #expect(stat(daemon.log, &info) == 0)
+        try daemon.start(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"])
+        #expect(daemon.stop() == 0)
+        let lines = daemon.logText.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>widgethost: [WidgetHostDaemon] widgethost daemon ") })
+        #expect(lines.contains { $0.hasPrefix("<5>widgethost: [WidgetHostDaemon] SIGTERM: shutting down") })
+        #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(lines)")
+
+        // A JOURNAL_STREAM that is not standard error (inherited by a child whose
+        // output was redirected) is ignored.
+        let other = try DaemonProcess("journal-other", configuration: quietConfiguration)
+        try other.start(environment: ["JOURNAL_STREAM": "1:2"])
+        #expect(other.stop() == 0)
+        #expect(other.logText.split(separator: "\n").allSatisfy { !$0.hasPrefix("<") })
+    }
+}
