@@ -212,10 +212,9 @@ extension Daemon {
         -> Bool
     {
         let after = scheduler.state
-        var old: [String: InstanceState] = [:]
-        for s in before.instances { old[s.instance.id] = s }
+        let changed = changedInstances(since: before)
         return commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
-            for s in after.instances where old[s.instance.id] != s { try tx.upsert(s) }
+            for s in changed { try tx.upsert(s) }
             if before.apps != after.apps { try tx.replaceApps(after.apps) }
             if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
             try tx.observe(now)

@@ -249,11 +249,43 @@ extension Daemon {
 
     /// The instances that gained a pending request since `before`.
     func requested(since before: SchedulerState) -> [String] {
-        var old: [String: PendingRequest] = [:]
-        for s in before.instances { old[s.instance.id] = s.request }
-        return scheduler.state.instances.compactMap { s in
-            guard let request = s.request, old[s.instance.id] != request else { return nil }
+        let after = scheduler.state.instances
+        let old = before.instances
+        // The usual case: the same instances in the same order, compared in place.
+        if old.count == after.count {
+            var ids: [String] = []
+            var aligned = true
+            for index in after.indices {
+                guard old[index].instance.id == after[index].instance.id else {
+                    aligned = false
+                    break
+                }
+                if let request = after[index].request, old[index].request != request {
+                    ids.append(after[index].instance.id)
+                }
+            }
+            if aligned { return ids }
+        }
+        var previous: [String: PendingRequest] = [:]
+        for s in old { previous[s.instance.id] = s.request }
+        return after.compactMap { s in
+            guard let request = s.request, previous[s.instance.id] != request else { return nil }
             return s.instance.id
         }
+    }
+
+    /// The instances of the scheduler that differ from `before` (in place
+    /// when the instances are the same, in the same order; by id otherwise).
+    func changedInstances(since before: SchedulerState) -> [InstanceState] {
+        let after = scheduler.state.instances
+        let old = before.instances
+        if old.count == after.count
+            && zip(old, after).allSatisfy({ $0.instance.id == $1.instance.id })
+        {
+            return zip(old, after).compactMap { $0 != $1 ? $1 : nil }
+        }
+        var previous: [String: InstanceState] = [:]
+        for s in old { previous[s.instance.id] = s }
+        return after.filter { previous[$0.instance.id] != $0 }
     }
 }
