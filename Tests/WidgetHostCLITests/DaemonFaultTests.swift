@@ -278,12 +278,12 @@ struct DaemonHostFaultTests {
         }
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }
-        for _ in 0..<200 {
-            guard let fd = connectWithoutWaiting(daemon.socket) else { continue }
-            held.append(fd)
-        }
-        try waitUntil("the daemon says it is out of descriptors") {
-            daemon.logText.contains("out of file descriptors")
+        // Connect until the daemon runs out (a full backlog refuses a connect: retried on the next poll).
+        try waitUntil("the daemon says it is out of descriptors", timeout: 60) {
+            for _ in 0..<20 where held.count < 400 {
+                if let fd = connectWithoutWaiting(daemon.socket) { held.append(fd) }
+            }
+            return daemon.logText.contains("out of file descriptors")
         }
         let pid = process.processIdentifier
         let cpuBefore = cpuSeconds(of: pid)
