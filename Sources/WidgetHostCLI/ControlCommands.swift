@@ -71,9 +71,16 @@ struct ReloadCommand: ParsableCommand {
         if (kind == nil) == !all { throw ValidationError("give either --kind KIND or --all") }
     }
 
+    @Flag(help: "Print JSON for machines: schemaVersion, scheduled (instance ids), message.")
+    var json = false
+
     func run() throws {
         let response = try connection.send(ControlRequest(.reload, kind: kind, app: app))
         let ids = response.scheduled ?? []
+        if json {
+            print(JSONReport.encode(ChangeDocument(response)))
+            return
+        }
         if let message = response.message {
             print(message)
         } else if ids.isEmpty {
@@ -138,8 +145,12 @@ struct EventCommand: ParsableCommand {
         let request = ControlRequest(
             .event, app: event.subject == .app ? subject : nil, instance: event.subject == .instance ? subject : nil,
             event: event, session: session)
-        print(try connection.send(request).message ?? "ok")
+        let response = try connection.send(request)
+        print(json ? JSONReport.encode(ChangeDocument(response)) : response.message ?? "ok")
     }
+
+    @Flag(help: "Print JSON for machines: schemaVersion, scheduled (instance ids), message.")
+    var json = false
 }
 
 /// `widgethost view`: an instance became visible or hidden.
@@ -172,8 +183,12 @@ struct ViewCommand: ParsableCommand {
     }
 
     func run() throws {
-        print(try connection.send(ControlRequest(.view, instance: instance, visible: visible)).message ?? "ok")
+        let response = try connection.send(ControlRequest(.view, instance: instance, visible: visible))
+        print(json ? JSONReport.encode(ChangeDocument(response)) : response.message ?? "ok")
     }
+
+    @Flag(help: "Print JSON for machines: schemaVersion, scheduled (instance ids), message.")
+    var json = false
 }
 
 /// `widgethost status`.
@@ -198,23 +213,28 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Show each displayed entry's whole content, not its first 80 characters.")
     var full = false
 
-    @Flag(help: "Print JSON for machines.")
+    @Flag(help: "Print JSON for machines (the protocol's status object, with schemaVersion).")
     var json = false
+
+    @Flag(help: "Every instance, however many (by default: the first 1000, and the summary).")
+    var all = false
 
     @OptionGroup var connection: SocketOption
 
     func run() throws {
-        guard var status = try connection.send(ControlRequest(.status)).status else { throw ExitCode(1) }
-        if !instances.isEmpty {
-            let known = Set(status.instances.map(\.id))
-            for id in instances where !known.contains(id) {
-                throw UsageError(
-                    "no instance \"\(id)\"; configured: \(status.instances.map(\.id).joined(separator: ", "))")
-            }
-            status.instances = status.instances.filter { instances.contains($0.id) }
+        // Pages of at most 1000 instances (docs/control-protocol.md), fetched
+        // until done with --all or named instances, else the first page.
+        var request = ControlRequest(.status)
+        request.instances = instances.isEmpty ? nil : instances
+        guard var status = try connection.send(request).status else { throw ExitCode(1) }
+        while all || !instances.isEmpty, let cursor = status.nextCursor {
+            request.after = cursor
+            guard let page = try connection.send(request).status else { throw ExitCode(1) }
+            status.instances += page.instances
+            status.nextCursor = page.nextCursor
         }
         if json {
-            print(JSONReport.encode(status))
+            print(JSONReport.encode(Versioned(status)))
         } else {
             print(DaemonReport.status(status, full: full))
         }
@@ -313,5 +333,32 @@ struct UnquarantineCommand: ParsableCommand {
         } catch {
             throw UsageError("\(state): \(error)")
         }
+    }
+}
+
+/// `--json` of `reload`, `event` and `view`: what the daemon scheduled.
+struct ChangeDocument: Encodable {
+    var schemaVersion = JSONReport.schemaVersion
+    /// The instances that got a reload request.
+    var scheduled: [String]
+    var message: String?
+
+    init(_ response: ControlResponse) {
+        scheduled = response.scheduled ?? []
+        message = response.message
+    }
+}
+
+/// A document with `schemaVersion` beside its own fields (`status --json`).
+struct Versioned<Document: Encodable>: Encodable {
+    let document: Document
+    init(_ document: Document) { self.document = document }
+
+    private enum Keys: String, CodingKey { case schemaVersion }
+
+    func encode(to encoder: any Encoder) throws {
+        try document.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(JSONReport.schemaVersion, forKey: .schemaVersion)
     }
 }

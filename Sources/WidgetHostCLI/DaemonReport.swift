@@ -6,7 +6,16 @@ enum DaemonReport {
     static func status(_ status: HostStatus, full: Bool = false) -> String {
         let now = status.time
         func at(_ time: Double) -> String { "\(Timestamp.iso8601(time)) (\(Timestamp.relative(time, to: now)))" }
-        var lines = ["status at \(Timestamp.iso8601(now))", "", "plugins:"]
+        var lines = ["status at \(Timestamp.iso8601(now))"]
+        if let problem = status.storageProblem {
+            lines.append("STATE FILE NOT WRITABLE (\(problem)): reloads are paused, changes refused")
+        }
+        if let summary = status.summary {
+            lines.append(
+                "\(summary.instances) instances: \(summary.visible) visible, \(summary.inFlight) reloading, \(summary.failing) failing, \(summary.unavailable) unavailable"
+            )
+        }
+        lines += ["", "plugins:"]
         for plugin in status.plugins {
             var line = "  \(plugin.name)  \(plugin.state)"
             if let identifier = plugin.identifier { line += "  \(identifier) \(plugin.version ?? "")" }
@@ -21,6 +30,11 @@ enum DaemonReport {
         }
         lines.append("")
         lines.append("instances:")
+        if status.nextCursor != nil, let summary = status.summary {
+            lines.append(
+                "  (the first \(status.instances.count) of \(summary.instances); `widgethost status --all` for every one, or name them)"
+            )
+        }
         for instance in status.instances {
             lines.append(
                 "  \(instance.id)  \(instance.plugin) \(instance.kind) \(instance.family)  app=\(instance.app)  \(instance.visible ? "visible" : "hidden")"

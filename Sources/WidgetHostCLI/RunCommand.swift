@@ -57,7 +57,14 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         // Before any thread starts: signals become readable events of the loop.
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        // Under systemd, standard error is the journal: lines carry their priority (`<4>`).
+        let journal = JournalLogHandler.isJournal
         LoggingSystem.bootstrap { label in
+            if journal {
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -77,7 +84,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             if error.isUsageError { throw UsageError(error.description) }
             FileHandleOutput.standardError("error: \(error.description)\n")
-            throw ExitCode(1)
+            throw ExitCode(error.exitStatus)
         }
         let status = daemon.run()
         if status != 0 { throw ExitCode(status) }

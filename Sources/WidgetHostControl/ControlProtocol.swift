@@ -20,6 +20,11 @@ public enum ControlProtocol {
     public static let version = 1
     /// The longest request or response line, in bytes (newline included).
     public static let maximumLineBytes = 4 << 20
+    /// Instances in a `status` page when the request gives no `limit`.
+    public static let defaultStatusPage = 1000
+    /// The bytes of instances a `status` page holds at most: a page stops
+    /// early (with `nextCursor`) rather than pass it, far below the frame limit.
+    public static let statusPageBytes = 1 << 20
 }
 
 /// The operations a client may ask for.
@@ -82,12 +87,21 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     public var session: String?
     public var visible: Bool?
     public var path: String?
+    /// `status`: at most this many instances in the answer (1-10,000; default
+    /// ``ControlProtocol/defaultStatusPage``); the answer stays under the frame limit whatever it is.
+    public var limit: Int?
+    /// `status`: continue after this cursor (`status.nextCursor` of the previous page).
+    public var after: String?
+    /// `status`: only these instances.
+    public var instances: [String]?
 
     public init(
         _ operation: ControlOperation, id: Int? = nil, kind: String? = nil, app: String? = nil,
         instance: String? = nil, event: ControlEvent? = nil, session: String? = nil, visible: Bool? = nil,
-        path: String? = nil
+        path: String? = nil, limit: Int? = nil, after: String? = nil
     ) {
+        self.limit = limit
+        self.after = after
         self.v = ControlProtocol.version
         self.id = id
         self.op = operation.rawValue
@@ -119,6 +133,11 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable {
     case shuttingDown = "shutting-down"
     /// The connecting process belongs to another user.
     case permissionDenied = "permission-denied"
+    /// The daemon cannot write its state (disk full, read-only, I/O error):
+    /// the request changed nothing; retry later.
+    case storageUnavailable = "storage-unavailable"
+    /// The daemon holds as many connections as it takes: retry later.
+    case tooManyConnections = "too-many-connections"
     case internalError = "internal-error"
 }
 

@@ -6,6 +6,13 @@ public struct HostStatus: Sendable, Hashable, Codable {
     public var instances: [InstanceStatus]
     /// Plugin files refused until they change or are unquarantined.
     public var quarantined: [QuarantinedPlugin]
+    /// Why the daemon cannot write its state, while it cannot (reloads are
+    /// paused and changing requests refused until it can); nil when it can.
+    public var storageProblem: String?
+    /// Counts over every instance, whatever the page holds.
+    public var summary: StatusSummary?
+    /// More instances follow: ask again with `"after": nextCursor`.
+    public var nextCursor: String?
 
     public init(time: Double, plugins: [PluginStatus], instances: [InstanceStatus], quarantined: [QuarantinedPlugin]) {
         self.time = time
@@ -165,6 +172,26 @@ public struct InstanceExplanation: Sendable, Hashable, Codable {
         self.backoffUntil = backoffUntil
         self.nextReload = nextReload
         self.nextReason = nextReason
+        self.unavailable = unavailable
+    }
+}
+
+/// Counts over every instance of the daemon (`status.summary`), so that a
+/// client sees the whole picture from one page.
+public struct StatusSummary: Sendable, Hashable, Codable {
+    public var instances: Int
+    public var visible: Int
+    public var inFlight: Int
+    /// Instances whose last reload failed.
+    public var failing: Int
+    /// Instances whose plugin cannot be called (failed to load, quarantined).
+    public var unavailable: Int
+
+    public init(instances: Int, visible: Int, inFlight: Int, failing: Int, unavailable: Int) {
+        self.instances = instances
+        self.visible = visible
+        self.inFlight = inFlight
+        self.failing = failing
         self.unavailable = unavailable
     }
 }

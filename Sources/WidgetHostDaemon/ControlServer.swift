@@ -1,3 +1,4 @@
+import CWidgetHostSupport
 import Logging
 import SystemPackage
 import WidgetHostControl
@@ -8,24 +9,60 @@ import WidgetHostControl
 
 /// The daemon's end of the control socket: accepts connections from the
 /// daemon's own user only, splits their input into request lines, and
-/// writes responses. Non-blocking; driven by the daemon's poll loop.
+/// queues responses. Driven by the daemon's poll loop; never blocks it:
+///
+/// - every socket is non-blocking; a response goes to the connection's
+///   write buffer and out as the client reads. A client that stops reading
+///   is dropped once its buffer holds more than ``Limits/outputBytes`` or
+///   nothing has drained for ``Limits/stallSeconds``.
+/// - at most ``Limits/connections`` connections; one more is accepted,
+///   told `too-many-connections`, and closed.
+/// - when `accept` fails for lack of descriptors (EMFILE, ENFILE), a spare
+///   descriptor is given up to accept and refuse the waiting client, and
+///   the listener is left alone for a growing pause (10 ms to 1 s): no
+///   spinning, one log line per episode.
 final class ControlServer {
+    /// The server's limits.
+    struct Limits: Sendable {
+        /// Connections held at once.
+        var connections: Int
+        /// Bytes queued for a client that does not read before it is dropped.
+        var outputBytes = 16 << 20
+        /// Seconds a client may leave queued output undrained.
+        var stallSeconds = 10.0
+    }
+
     let path: String
     let logger: Logger
+    var limits: Limits
     private var listener: FileDescriptor?
     private var connections: [Int32: Connection] = [:]
     private let owner = geteuid()
+    /// A descriptor kept open to be given up when the process runs out.
+    private var spare: Int32 = -1
+    /// Accepting is paused until this monotonic time (descriptors ran out).
+    private var acceptPausedUntil: Double?
+    private var acceptPause = 0.01
+    /// Peers refused since the last log line (to log a burst once).
+    private var refusedSinceLog = 0
 
     final class Connection {
         let descriptor: Int32
         let uid: uid_t
         let pid: pid_t
         var input: [UInt8] = []
+        var output: [UInt8] = []
+        var written = 0
+        /// When queued output last moved (monotonic), while there is some.
+        var lastDrained: Double = 0
+        /// The client ended its input: closed once its answers are out.
+        var closing = false
         init(descriptor: Int32, uid: uid_t, pid: pid_t) {
             self.descriptor = descriptor
             self.uid = uid
             self.pid = pid
         }
+        var pending: Int { output.count - written }
     }
 
     /// A parsed request and the connection to answer on.
@@ -35,33 +72,69 @@ final class ControlServer {
         var id: Int?
     }
 
-    init(path: String, logger: Logger) throws(DaemonError) {
+    init(path: String, limits: Limits, logger: Logger) throws(DaemonError) {
         self.path = path
         self.logger = logger
+        self.limits = limits
         do {
             listener = try ControlListener.listen(at: path)
         } catch {
             throw .socket(error.description)
         }
+        spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
-    /// The descriptors to poll: the listener, then each connection.
+    /// How many connections are open.
+    var connectionCount: Int { connections.count }
+
+    /// The descriptors to poll: the listener (unless accepting is paused),
+    /// then each connection (for output too when it has some queued).
     var descriptors: [pollfd] {
         var list: [pollfd] = []
-        if let listener { list.append(pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)) }
-        for fd in connections.keys.sorted() { list.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+        if let listener, acceptPausedUntil == nil {
+            list.append(pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0))
+        }
+        for (fd, connection) in connections {
+            let events = (connection.closing ? 0 : Int16(POLLIN)) | (connection.pending > 0 ? Int16(POLLOUT) : 0)
+            list.append(pollfd(fd: fd, events: events, revents: 0))
+        }
         return list
     }
 
-    /// Accepts new connections and reads the ready ones; returns the complete requests.
+    /// Milliseconds until the server needs the loop again without an event
+    /// (the end of an accept pause, a stalled client's deadline); nil when never.
+    var acceptPauseTimeout: Int32? {
+        let now = wh_monotonic_seconds()
+        var deadlines: [Double] = []
+        if let until = acceptPausedUntil { deadlines.append(until) }
+        if let stalled = connections.values.filter({ $0.pending > 0 }).map(\.lastDrained).min() {
+            deadlines.append(stalled + limits.stallSeconds)
+        }
+        guard let next = deadlines.min() else { return nil }
+        return Int32(max(0, min(60_000, (next - now) * 1000)).rounded(.up))
+    }
+
+    /// Accepts new connections, writes queued output, reads the ready
+    /// connections; returns the complete requests.
     func service(_ ready: ArraySlice<pollfd>) -> [Incoming] {
+        let now = wh_monotonic_seconds()
+        if let until = acceptPausedUntil, now >= until { acceptPausedUntil = nil }
         var requests: [Incoming] = []
         for item in ready where item.revents != 0 {
             if item.fd == listener?.rawValue {
                 acceptAll()
             } else if let connection = connections[item.fd] {
-                requests += read(connection)
+                if item.revents & Int16(POLLOUT) != 0 && !flush(connection) { continue }
+                if connection.closing { continue }
+                if item.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { requests += read(connection) }
             }
+        }
+        for connection in connections.values
+        where connection.pending > 0 && now - connection.lastDrained > limits.stallSeconds {
+            logger.warning(
+                "dropped the control client pid \(connection.pid): it left \(connection.pending) bytes of answers unread for \(Int(limits.stallSeconds)) s"
+            )
+            drop(connection)
         }
         return requests
     }
@@ -69,31 +142,99 @@ final class ControlServer {
     private func acceptAll() {
         guard let listener else { return }
         while true {
-            let fd = accept(listener.rawValue, nil, nil)
-            guard fd >= 0 else { return }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            let fd = Self.accept(listener)
+            guard fd >= 0 else {
+                let code = errno
+                if code == EMFILE || code == ENFILE { outOfDescriptors(code) }
+                return  // EAGAIN: nothing more waiting; other errors concern that one client
+            }
+            if acceptPause > 0.01 {
+                logger.notice("descriptors available again: accepting control connections")
+                acceptPause = 0.01
+            }
             guard let peer = ControlListener.peer(of: FileDescriptor(rawValue: fd)) else {
                 Glibc.close(fd)
                 continue
             }
-            // A client that stops reading must not stall the daemon for long.
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let connection = Connection(descriptor: fd, uid: peer.uid, pid: peer.pid)
             guard peer.uid == owner else {
                 logger.warning(
                     "refused a control connection from uid \(peer.uid) (pid \(peer.pid)): only uid \(owner) may use this daemon"
                 )
-                send(
-                    .failure(
-                        id: nil, .permissionDenied,
-                        "this daemon belongs to uid \(owner); uid \(peer.uid) may not control it"), on: connection)
-                Glibc.close(fd)
+                refuse(
+                    connection, .permissionDenied,
+                    "this daemon belongs to uid \(owner); uid \(peer.uid) may not control it")
                 continue
             }
+            if let reason = PeerCheck.refusal(pid: peer.pid) {
+                logger.warning("refused a control connection from pid \(peer.pid): \(reason)")
+                refuse(
+                    connection, .permissionDenied,
+                    "control connections from inside a plugin sandbox are refused: \(reason)")
+                continue
+            }
+            guard connections.count < limits.connections else {
+                refusedSinceLog += 1
+                if refusedSinceLog == 1 {
+                    logger.warning(
+                        "refused a control connection (pid \(peer.pid)): \(connections.count) are open, the most this daemon takes (\"daemon\": {\"maximumConnections\"})"
+                    )
+                }
+                refuse(
+                    connection, .tooManyConnections,
+                    "the daemon holds \(connections.count) connections, the most it takes; close one or retry later")
+                continue
+            }
+            if refusedSinceLog > 1 {
+                logger.notice("accepting control connections again (\(refusedSinceLog) refused at the limit)")
+            }
+            refusedSinceLog = 0
             connections[fd] = connection
         }
+    }
+
+    /// EMFILE/ENFILE: refuse the waiting client with the spare descriptor,
+    /// and pause accepting (10 ms doubling to 1 s) instead of spinning on a
+    /// listener that stays readable.
+    private func outOfDescriptors(_ code: Int32) {
+        if acceptPause <= 0.01 {
+            logger.error(
+                "out of file descriptors (\(String(cString: strerror(code))), \(connections.count) control connections open): not accepting for a moment; raise LimitNOFILE or lower \"maximumConnections\""
+            )
+        }
+        if spare >= 0, let listener {
+            Glibc.close(spare)
+            spare = -1
+            let fd = Self.accept(listener)
+            if fd >= 0 {
+                refuse(
+                    Connection(descriptor: fd, uid: 0, pid: 0), .tooManyConnections,
+                    "the daemon is out of file descriptors; retry later")
+            }
+            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
+        acceptPausedUntil = wh_monotonic_seconds() + acceptPause
+        acceptPause = min(1, acceptPause * 2)
+    }
+
+    /// `accept(2)`, the descriptor made close-on-exec and non-blocking.
+    private static func accept(_ listener: FileDescriptor) -> Int32 {
+        let fd = Glibc.accept(listener.rawValue, nil, nil)
+        if fd >= 0 {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        return fd
+    }
+
+    /// Sends one error (best effort, never waiting) and closes.
+    private func refuse(_ connection: Connection, _ code: ControlErrorCode, _ message: String) {
+        if let bytes = try? ControlCoding.encode(ControlResponse.failure(id: nil, code, message)) {
+            _ = bytes.withUnsafeBytes {
+                Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+        }
+        Glibc.close(connection.descriptor)
     }
 
     private func read(_ connection: Connection) -> [Incoming] {
@@ -106,29 +247,41 @@ final class ControlServer {
                 if connection.input.count > ControlProtocol.maximumLineBytes { break }
                 continue
             }
-            if count == 0 || (errno != EAGAIN && errno != EINTR) { closed = true }
             if count < 0 && errno == EINTR { continue }
+            if count == 0 || errno != EAGAIN { closed = true }
             break
         }
         var requests: [Incoming] = []
-        while let newline = connection.input.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = Array(connection.input[..<newline])
-            connection.input.removeSubrange(...newline)
+        var start = 0
+        while let newline = connection.input[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let line = connection.input[start..<newline]
+            start = newline + 1
             if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { continue }
-            requests.append(parse(line, connection: connection.descriptor))
+            requests.append(Self.parse(Array(line), connection: connection.descriptor))
         }
+        connection.input.removeSubrange(..<start)
         if connection.input.count > ControlProtocol.maximumLineBytes {
-            send(
-                .failure(id: nil, .tooLarge, "a request line is longer than \(ControlProtocol.maximumLineBytes) bytes"),
-                on: connection)
-            drop(connection)
-        } else if closed {
-            drop(connection)
+            reply(
+                to: connection.descriptor,
+                with: .failure(
+                    id: nil, .tooLarge, "a request line is longer than \(ControlProtocol.maximumLineBytes) bytes"))
+            connection.input = []
+            closed = true
+        }
+        if closed {
+            // Answer what was asked before the end of input, then close (``reapClosing()``).
+            if requests.isEmpty { drop(connection) } else { connection.closing = true }
         }
         return requests
     }
 
-    private func parse(_ line: [UInt8], connection: Int32) -> Incoming {
+    /// Closes the connections whose client ended its input, once their answers are out.
+    func reapClosing() {
+        for connection in connections.values where connection.closing && connection.pending == 0 { drop(connection) }
+    }
+
+    /// Decodes one request line (the control-protocol decoder, also fuzzed).
+    static func parse(_ line: [UInt8], connection: Int32) -> Incoming {
         do {
             let request = try ControlCoding.decode(ControlRequest.self, from: line)
             return Incoming(connection: connection, request: .success(request), id: request.id)
@@ -144,37 +297,59 @@ final class ControlServer {
         }
     }
 
-    /// Writes a response; a client that went away is dropped.
+    /// Queues a response and writes what the socket takes now. A client
+    /// whose unread answers pass ``Limits/outputBytes`` is dropped.
     func reply(to descriptor: Int32, with response: ControlResponse) {
         guard let connection = connections[descriptor] else { return }
-        if !send(response, on: connection) { drop(connection) }
+        let bytes: [UInt8]
+        do {
+            bytes = try ControlCoding.encode(response)
+        } catch {
+            logger.error("could not encode a response: \(error)")
+            return
+        }
+        if connection.pending == 0 {
+            connection.output = bytes
+            connection.written = 0
+            connection.lastDrained = wh_monotonic_seconds()
+        } else {
+            connection.output += bytes
+        }
+        guard flush(connection) else { return }
+        if connection.pending > limits.outputBytes {
+            logger.warning(
+                "dropped the control client pid \(connection.pid): \(connection.pending) bytes of answers unread (limit \(limits.outputBytes))"
+            )
+            drop(connection)
+        }
     }
 
-    @discardableResult
-    private func send(_ response: ControlResponse, on connection: Connection) -> Bool {
-        guard let bytes = try? ControlCoding.encode(response) else { return false }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(connection.descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+    /// Writes queued output until the socket would block; false when the
+    /// client went away (it is dropped).
+    private func flush(_ connection: Connection) -> Bool {
+        while connection.pending > 0 {
+            let written = connection.output.withUnsafeBytes {
+                Glibc.send(
+                    connection.descriptor, $0.baseAddress! + connection.written, connection.pending,
+                    Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if written > 0 {
-                offset += written
+                connection.written += written
+                connection.lastDrained = wh_monotonic_seconds()
                 continue
             }
             if written < 0 && errno == EINTR { continue }
-            if written < 0 && errno == EAGAIN {
-                // Non-blocking socket with a full buffer: wait a little for the client to read.
-                var item = pollfd(fd: connection.descriptor, events: Int16(POLLOUT), revents: 0)
-                if poll(&item, 1, 2000) > 0 { continue }
-            }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
+            drop(connection)
             return false
         }
+        connection.output = []
+        connection.written = 0
         return true
     }
 
     private func drop(_ connection: Connection) {
-        connections.removeValue(forKey: connection.descriptor)
+        guard connections.removeValue(forKey: connection.descriptor) != nil else { return }
         Glibc.close(connection.descriptor)
     }
 
@@ -189,7 +364,12 @@ final class ControlServer {
     /// Closes everything and removes the socket file.
     func close() {
         stopListening()
-        for connection in connections.values { Glibc.close(connection.descriptor) }
+        for connection in connections.values {
+            _ = flush(connection)
+            Glibc.close(connection.descriptor)
+        }
         connections.removeAll()
+        if spare >= 0 { Glibc.close(spare) }
+        spare = -1
     }
 }

@@ -7,42 +7,61 @@ import WidgetHostStore
 extension Daemon {
     /// Issues every reload due at `now`: commits the decision (ledger,
     /// in-flight mark, event), then hands the call to the plugin's queue.
+    ///
+    /// Every decision due at `now` is committed in one transaction (group
+    /// commit: one `synchronous=FULL` sync for the lot) before any call is
+    /// made. When the store cannot take it, the scheduler is put back as it
+    /// was: nothing is issued that could not be stored.
     func issueDueReloads(at now: Double) {
-        for batch in scheduler.dueReloads(at: now) {
-            for decision in batch.decisions {
-                guard let state = scheduler.instanceState(decision.instanceID) else { continue }
-                do {
-                    try store.recordReload(decision, instance: state, freeLedger: scheduler.state.freeLedger)
-                } catch {
-                    logger.error("could not record the reload of \(decision.instanceID): \(error)")
-                }
-                inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
-                guard let instance = instances[decision.instanceID], let worker = available(decision.plugin),
-                    let description = worker.description
-                else {
-                    let problem =
-                        "plugin \(decision.plugin) cannot be called: \(workers[decision.plugin]?.problem ?? "it is not configured")"
-                    finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
-                    continue
-                }
-                if let until = worker.backoff(of: instance.kind, at: now) {
-                    let count = worker.kindFailures[instance.kind]?.count ?? 0
-                    let problem =
-                        "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
-                    finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
-                    continue
-                }
-                let call = PluginCall(
-                    .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
-                    configuration: instance.configuration, dataDirectory: worker.dataDirectory,
-                    allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
-                let mailbox = completions
-                let id = decision.instanceID
-                worker.submit(call) { output in
-                    mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
-                }
+        let before = scheduler
+        let decisions = scheduler.dueReloads(at: now).flatMap(\.decisions)
+        guard !decisions.isEmpty else { return }
+        let states = decisions.compactMap { scheduler.instanceState($0.instanceID) }
+        let freeLedger = scheduler.state.freeLedger
+        let stored = commit("\(decisions.count) reloads issued") { tx in
+            for state in states { try tx.upsert(state) }
+            try tx.replaceFreeLedger(freeLedger)
+            try tx.observe(now)
+            for decision in decisions {
+                try tx.appendEvent(
+                    time: decision.time, instanceID: decision.instanceID, kind: "reload",
+                    message: decision.description)
             }
         }
+        guard stored else {
+            scheduler = before
+            return
+        }
+        for decision in decisions {
+            guard scheduler.instanceState(decision.instanceID) != nil else { continue }
+            inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
+            guard let instance = instances[decision.instanceID], let worker = available(decision.plugin),
+                let description = worker.description
+            else {
+                let problem =
+                    "plugin \(decision.plugin) cannot be called: \(workers[decision.plugin]?.problem ?? "it is not configured")"
+                finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
+                continue
+            }
+            if let until = worker.backoff(of: instance.kind, at: now) {
+                let count = worker.kindFailures[instance.kind]?.count ?? 0
+                let problem =
+                    "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
+                finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
+                continue
+            }
+            let call = PluginCall(
+                .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
+                configuration: instance.configuration, dataDirectory: worker.dataDirectory,
+                allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
+            let mailbox = completions
+            let id = decision.instanceID
+            worker.submit(call) { output in
+                mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
+            }
+        }
+        // Reloads that failed at once (plugin unavailable, kind backing off) are committed together.
+        finishAll([])
     }
 
     /// The worker of `plugin` if it can take calls. A quarantined or failed
@@ -53,14 +72,47 @@ extension Daemon {
             logger.notice("plugin \(plugin): the file changed; loading it again")
             worker.load()
             if worker.state == .loaded {
-                try? store.appendEvent(
-                    time: clock.now(), kind: "plugin", message: "\(plugin) loaded again after its file changed")
+                note(kind: "plugin", message: "\(plugin) loaded again after its file changed")
             }
         }
         return worker.state == .loaded ? worker : nil
     }
 
-    /// A reload ended: completes it in the scheduler, commits the new state,
+    /// The reloads that ended since the last turn of the loop: each
+    /// completed in the scheduler and logged, then all committed in one
+    /// transaction (group commit).
+    func finishAll(_ done: [Completion]) {
+        for completion in done { finish(completion) }
+        let batch = completionBatch
+        completionBatch = []
+        guard !batch.isEmpty else { return }
+        let ids = Set(batch.map(\.instanceID))
+        guard storage.isAvailable else {
+            storage.dirty.formUnion(ids)
+            for entry in batch { logger.warning("\(entry.line) (not stored yet: the state file takes no writes)") }
+            return
+        }
+        let now = clock.now()
+        let sample = clock.sample()
+        let states = ids.sorted().compactMap { scheduler.instanceState($0) }
+        let stored = commit(
+            batch.count == 1 ? "the end of the reload of \(batch[0].instanceID)" : "\(batch.count) reloads ended"
+        ) { tx in
+            for state in states { try tx.upsert(state) }
+            try tx.observe(now)
+            try tx.recordClockSample(sample)
+            for entry in batch {
+                try tx.appendEvent(time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message)
+            }
+        }
+        if !stored { storage.dirty.formUnion(ids) }
+        for entry in batch {
+            let line = stored ? entry.line : entry.line + " (not stored yet: the state file takes no writes)"
+            if entry.ok && stored { logger.info("\(line)") } else { logger.warning("\(line)") }
+        }
+    }
+
+    /// A reload ended: completes it in the scheduler, queues its commit,
     /// logs one line, and counts crashes toward quarantine.
     func finish(_ completion: Completion) {
         let now = clock.now()
@@ -77,23 +129,20 @@ extension Daemon {
         scheduler.complete(completion.instanceID, with: outcome, at: now)
         if let state = scheduler.instanceState(completion.instanceID) {
             let text = ReloadLine.outcome(output, unavailable: completion.unavailable, state: state)
-            do {
-                try store.transaction { tx in
-                    try tx.upsert(state)
-                    try tx.observe(now)
-                    try tx.recordClockSample(clock.sample())
-                    try tx.appendEvent(
-                        time: now, instanceID: completion.instanceID,
-                        kind: output?.result == nil ? "failure" : "timeline", message: text)
-                }
-            } catch {
-                logger.error("could not record the end of the reload of \(completion.instanceID): \(error)")
-            }
+            // Written with the other completions of this turn (``finishAll(_:)``);
+            // not stored, it is owed and written with the first write that
+            // succeeds (until then the reload stays in flight in the file, so
+            // a restart runs it again: nothing is lost either way).
             let latency = wh_monotonic_seconds() - flight.started
             let line = ReloadLine.text(
                 decision: flight.decision, latency: latency, outcome: text,
                 next: scheduler.plannedReload(of: completion.instanceID, at: now))
-            if output?.result != nil { logger.info("\(line)") } else { logger.warning("\(line)") }
+            // Logged once committed (``finishAll(_:)``): a reload in the log is in the state file.
+            completionBatch.append(
+                (
+                    completion.instanceID, kind: output?.result == nil ? "failure" : "timeline", message: text,
+                    line: line, ok: output?.result != nil
+                ))
         }
         guard let worker = workers[flight.decision.plugin], let output else { return }
         let failed = output.result == nil
@@ -121,10 +170,12 @@ extension Daemon {
         }
         let reason = failure.code
         guard let file = worker.identity ?? PluginFileIdentity.of(path: worker.path) else { return }
-        do {
-            try store.quarantine(file, reason: reason, crashCount: worker.crashes, at: now)
-        } catch {
-            logger.error("could not record the quarantine of \(worker.path): \(error)")
+        let crashes = worker.crashes
+        commit("the quarantine of \(worker.path)") { tx in
+            let entry = try tx.quarantine(file, reason: reason, crashCount: crashes, at: now)
+            try tx.appendEvent(
+                time: now, instanceID: nil, kind: "quarantine",
+                message: "\(file.path) (\(file.size) bytes): \(reason), \(entry.crashCount) crashes")
         }
         worker.identity = file
         worker.state = .quarantined
@@ -134,32 +185,42 @@ extension Daemon {
         logger.error("plugin \(worker.name) quarantined after \(worker.crashes) crashes: \(failure.message)")
     }
 
-    /// Feeds events to the scheduler and commits what they changed, in one
-    /// transaction, before the loop acts on them. Returns the instances that
-    /// got a new reload request.
-    @discardableResult
-    func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String] {
+    /// Feeds events to the scheduler and commits what they changed before
+    /// the loop acts on them. Returns the instances that got a new reload
+    /// request, or nil when the change could not be stored: then the
+    /// scheduler is as it was before (nothing acknowledged is lost, nothing
+    /// unstored is acted on). Inside ``answer(_:on:)`` the commit is left to
+    /// the batch (group commit).
+    func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String]? {
+        let saved = scheduler
         let before = scheduler.state
         for event in events { scheduler.handle(event, at: now) }
-        commitChanges(since: before, at: now, kind: kind, message: message)
+        if requestBatch != nil {
+            requestBatch!.events.append((kind, message))
+            return requested(since: before)
+        }
+        guard commitChanges(since: before, at: now, events: [(kind, message)]) else {
+            scheduler = saved
+            return nil
+        }
         return requested(since: before)
     }
 
-    /// Commits the instances, apps and free ledger that differ from `before`.
-    func commitChanges(since before: SchedulerState, at now: Double, kind: String, message: String) {
+    /// Commits the instances, apps and free ledger that differ from `before`,
+    /// with one event-log line per change, in one transaction.
+    func commitChanges(since before: SchedulerState, at now: Double, events: [(kind: String, message: String)])
+        -> Bool
+    {
         let after = scheduler.state
-        var old: [String: InstanceState] = [:]
-        for s in before.instances { old[s.instance.id] = s }
-        do {
-            try store.transaction { tx in
-                for s in after.instances where old[s.instance.id] != s { try tx.upsert(s) }
-                if before.apps != after.apps { try tx.replaceApps(after.apps) }
-                if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
-                try tx.observe(now)
-                try tx.appendEvent(time: now, instanceID: nil, kind: kind, message: message)
+        let changed = changedInstances(since: before)
+        return commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
+            for s in changed { try tx.upsert(s) }
+            if before.apps != after.apps { try tx.replaceApps(after.apps) }
+            if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
+            try tx.observe(now)
+            for event in events {
+                try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
             }
-        } catch {
-            logger.error("could not record \(message): \(error)")
         }
     }
 }

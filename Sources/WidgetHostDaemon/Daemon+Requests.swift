@@ -7,7 +7,39 @@ import WidgetHostStore
     import Glibc
 #endif
 
+/// The changes made by the requests of one turn of the loop, committed together.
+struct RequestBatch {
+    var events: [(kind: String, message: String)] = []
+}
+
 extension Daemon {
+    /// Answers the requests read in one turn of the loop with one commit
+    /// (group commit: one `synchronous=FULL` transaction for every change
+    /// they made), then sends the answers, so an `ok` is never sent before
+    /// its change is on disk. When the commit fails, every change of the
+    /// batch is undone and the requests that made one are answered
+    /// `storage-unavailable`.
+    func answer(_ incoming: [ControlServer.Incoming], on server: ControlServer) {
+        let saved = scheduler
+        let before = scheduler.state
+        requestBatch = RequestBatch()
+        var answers: [(connection: Int32, response: ControlResponse, changed: Bool)] = []
+        for request in incoming {
+            let changes = requestBatch?.events.count ?? 0
+            let response = respond(to: request)
+            answers.append((request.connection, response, (requestBatch?.events.count ?? 0) > changes))
+        }
+        let events = requestBatch?.events ?? []
+        requestBatch = nil
+        if !events.isEmpty && !commitChanges(since: before, at: clock.now(), events: events) {
+            scheduler = saved
+            answers = answers.map {
+                $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
+            }
+        }
+        for answer in answers { server.reply(to: answer.connection, with: answer.response) }
+    }
+
     /// Answers one control request. Never throws: a bad request gets an error
     /// response and the daemon goes on.
     func respond(to incoming: ControlServer.Incoming) -> ControlResponse {
@@ -83,11 +115,14 @@ extension Daemon {
             } else {
                 events = apps.map { .reloadAllTimelines(app: $0) }
             }
-            response.scheduled = apply(
-                events, at: now, kind: "request",
-                message:
-                    "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
-            )
+            guard
+                let scheduled = apply(
+                    events, at: now, kind: "request",
+                    message:
+                        "\(request.kind.map { "reloadTimelines(ofKind: \($0))" } ?? "reloadAllTimelines()") by \(request.app ?? "every app")"
+                )
+            else { return storageUnavailable(id: request.id) }
+            response.scheduled = scheduled
         case .event:
             guard let name = request.event, let event = ControlEvent(rawValue: name) else {
                 return fail(
@@ -128,8 +163,11 @@ extension Daemon {
                 }
             }
             let subject = request.app ?? request.instance
-            response.scheduled = apply(
-                [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            guard
+                let scheduled = apply(
+                    [schedulerEvent], at: now, kind: "event", message: name + (subject.map { " \($0)" } ?? ""))
+            else { return storageUnavailable(id: request.id) }
+            response.scheduled = scheduled
             response.message = "\(name): \(response.scheduled?.count ?? 0) instances will reload"
         case .view:
             guard let visible = request.visible else {
@@ -138,38 +176,55 @@ extension Daemon {
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
             case .success(let id):
-                apply(
-                    [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
-                    message: "\(id) \(visible ? "shown" : "hidden")")
+                guard
+                    apply(
+                        [visible ? .instanceShown(id) : .instanceHidden(id)], at: now, kind: "view",
+                        message: "\(id) \(visible ? "shown" : "hidden")") != nil
+                else { return storageUnavailable(id: request.id) }
                 response.message = "\(id) is now \(visible ? "visible" : "hidden")"
                 if let next = scheduler.plannedReload(of: id, at: now) {
                     response.message! += "; next reload \(Timestamp.relative(next.time, to: now)) (\(next.trigger))"
                 }
             }
         case .status:
-            response.status = status(at: now)
+            switch status(at: now, limit: request.limit, after: request.after, only: request.instances) {
+            case .success(let status): response.status = status
+            case .failure(let error): return fail(error.code, error.message)
+            }
         case .explain:
             switch instance() {
             case .failure(let error): return fail(error.code, error.message)
             case .success(let id): response.explanation = explanation(of: id, at: now)
             }
         case .configurations:
+            // An instance's settings (which may hold a plugin's secrets) go to
+            // its app only: a request that names no app gets `{}` for each.
             response.configurations = scheduler.getCurrentConfigurations(app: request.app).map {
                 WidgetConfiguration(
                     id: $0.id, kind: $0.kind, family: $0.family.name, app: $0.app, plugin: $0.plugin,
-                    configuration: $0.configuration, dataDirectory: workers[$0.plugin]?.dataDirectory)
+                    configuration: request.app == $0.app ? $0.configuration : "{}",
+                    dataDirectory: workers[$0.plugin]?.dataDirectory)
+            }
+            if request.app == nil {
+                response.message = "settings are shown to each instance's app only: pass \"app\" to see them"
             }
         case .unquarantine:
             guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }
             let worker = workers.values.first { $0.path == path || $0.name == path }
             let file = worker?.path ?? path
-            do {
-                let removed = try store.unquarantine(path: file, at: now)
-                guard removed || worker?.state == .quarantined else {
-                    return fail(.unknownPlugin, "\(file) is not quarantined")
-                }
-            } catch {
-                return fail(.internalError, "could not clear the quarantine: \(error)")
+            var removed = false
+            guard
+                commit(
+                    "the end of the quarantine of \(file)",
+                    { tx in
+                        removed = try tx.unquarantine(path: file)
+                        if removed {
+                            try tx.appendEvent(time: now, instanceID: nil, kind: "unquarantine", message: file)
+                        }
+                    })
+            else { return storageUnavailable(id: request.id) }
+            guard removed || worker?.state == .quarantined else {
+                return fail(.unknownPlugin, "\(file) is not quarantined")
             }
             if let worker {
                 worker.load()
@@ -184,13 +239,53 @@ extension Daemon {
         return response
     }
 
+    /// The answer to a request whose change could not be stored (it was undone).
+    func storageUnavailable(id: Int?) -> ControlResponse {
+        .failure(
+            id: id, .storageUnavailable,
+            "the daemon cannot write its state (\(storage.fault ?? "unknown")); nothing was changed: retry when storage is back (`widgethost status` shows it)"
+        )
+    }
+
     /// The instances that gained a pending request since `before`.
     func requested(since before: SchedulerState) -> [String] {
-        var old: [String: PendingRequest] = [:]
-        for s in before.instances { old[s.instance.id] = s.request }
-        return scheduler.state.instances.compactMap { s in
-            guard let request = s.request, old[s.instance.id] != request else { return nil }
+        let after = scheduler.state.instances
+        let old = before.instances
+        // The usual case: the same instances in the same order, compared in place.
+        if old.count == after.count {
+            var ids: [String] = []
+            var aligned = true
+            for index in after.indices {
+                guard old[index].instance.id == after[index].instance.id else {
+                    aligned = false
+                    break
+                }
+                if let request = after[index].request, old[index].request != request {
+                    ids.append(after[index].instance.id)
+                }
+            }
+            if aligned { return ids }
+        }
+        var previous: [String: PendingRequest] = [:]
+        for s in old { previous[s.instance.id] = s.request }
+        return after.compactMap { s in
+            guard let request = s.request, previous[s.instance.id] != request else { return nil }
             return s.instance.id
         }
+    }
+
+    /// The instances of the scheduler that differ from `before` (in place
+    /// when the instances are the same, in the same order; by id otherwise).
+    func changedInstances(since before: SchedulerState) -> [InstanceState] {
+        let after = scheduler.state.instances
+        let old = before.instances
+        if old.count == after.count
+            && zip(old, after).allSatisfy({ $0.instance.id == $1.instance.id })
+        {
+            return zip(old, after).compactMap { $0 != $1 ? $1 : nil }
+        }
+        var previous: [String: InstanceState] = [:]
+        for s in old { previous[s.instance.id] = s }
+        return after.filter { previous[$0.instance.id] != $0 }
     }
 }

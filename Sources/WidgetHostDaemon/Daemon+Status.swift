@@ -4,8 +4,18 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 extension Daemon {
-    /// Every plugin and instance at `now` (the `status` operation).
-    func status(at now: Double) -> HostStatus {
+    /// The `status` operation at `now`: every plugin, the summary, and one
+    /// page of instances in configuration order: at most `limit`, after the
+    /// cursor `after`, only `only` when given, and never more than
+    /// ``ControlProtocol/statusPageBytes`` of them (an instance whose
+    /// content alone is larger is sent without `content`). `nextCursor` is
+    /// set when more follow. Only the page's instances are computed, so a
+    /// page costs the same with 100 or 100,000 instances.
+    func status(at now: Double, limit: Int?, after: String?, only: [String]?) -> Result<HostStatus, ControlErrorBody> {
+        let pageSize = limit ?? ControlProtocol.defaultStatusPage
+        guard (1...10_000).contains(pageSize) else {
+            return .failure(ControlErrorBody(.badArgument, "\"limit\" must be from 1 to 10000; got \(pageSize)"))
+        }
         let plugins = configuration.plugins.compactMap { plugin -> PluginStatus? in
             guard let worker = workers[plugin.name] else { return nil }
             return PluginStatus(
@@ -15,28 +25,80 @@ extension Daemon {
                 kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes,
                 backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
         }
-        let instances = scheduler.state.instances.map { s -> InstanceStatus in
-            let id = s.instance.id
-            let explanation = scheduler.explain(id, at: now)
-            let entry = scheduler.displayedEntry(of: id, at: now)
-            let shows = entry.map { (try? JSONValue.parse($0.contentJSON))?.compactText(limit: 80) ?? $0.contentJSON }
-            let next = explanation?.next
-            return InstanceStatus(
-                id: id, plugin: s.instance.plugin, kind: s.instance.kind, family: s.instance.family.name,
-                app: s.instance.app, visible: s.instance.isVisible, shows: shows, content: entry?.contentJSON,
-                entryDate: entry?.date,
-                policy: s.timeline.map { "\($0.policy)" }, budgetUsed: explanation?.countedInWindow ?? 0,
-                budgetAllowance: explanation?.allowance ?? 0, tier: explanation?.tier.rawValue ?? "",
-                nextReload: next?.time, nextReason: next.map(Self.reason), inFlight: s.inFlight != nil,
-                lastReload: s.lastReloadAt, lastFailure: s.lastFailure?.reason,
-                consecutiveFailures: s.consecutiveFailures, unavailable: unavailability(of: s.instance.plugin))
+        let all = scheduler.state.instances
+        var start = all.startIndex
+        if let after {
+            guard let index = all.firstIndex(where: { $0.instance.id == after }) else {
+                return .failure(
+                    ControlErrorBody(
+                        .badArgument, "\"after\": no instance \"\(after)\" (it was removed?); start again without it"))
+            }
+            start = index + 1
+        }
+        let wanted = only.map(Set.init)
+        if let wanted, let missing = wanted.subtracting(all.map(\.instance.id)).sorted().first {
+            return .failure(ControlErrorBody(.unknownInstance, "no instance \"\(missing)\""))
+        }
+        var unavailable: [String: Bool] = [:]
+        for plugin in Set(all.map(\.instance.plugin)) { unavailable[plugin] = unavailability(of: plugin) != nil }
+        let summary = StatusSummary(
+            instances: all.count, visible: all.count { $0.instance.isVisible },
+            inFlight: all.count { $0.inFlight != nil },
+            failing: all.count { $0.consecutiveFailures > 0 },
+            unavailable: all.count { unavailable[$0.instance.plugin] == true })
+        var page: [InstanceStatus] = []
+        var bytes = 0
+        var next: String?
+        var index = start
+        while index < all.endIndex {
+            let s = all[index]
+            index += 1
+            if let wanted, !wanted.contains(s.instance.id) { continue }
+            if page.count == pageSize {
+                next = page.last?.id
+                break
+            }
+            var entry = instanceStatus(s, at: now)
+            var size = (try? ControlCoding.encode(entry).count) ?? 0
+            if size > ControlProtocol.statusPageBytes / 2 {
+                entry.content = nil  // `shows` still has its start
+                size = (try? ControlCoding.encode(entry).count) ?? 0
+            }
+            if !page.isEmpty && bytes + size > ControlProtocol.statusPageBytes {
+                next = page.last?.id
+                break
+            }
+            page.append(entry)
+            bytes += size
         }
         let quarantined = ((try? store.quarantined()) ?? []).map {
             QuarantinedPlugin(
                 path: $0.file.path, size: $0.file.size, mtime: $0.file.mtime, reason: $0.reason, since: $0.since,
                 crashes: $0.crashCount)
         }
-        return HostStatus(time: now, plugins: plugins, instances: instances, quarantined: quarantined)
+        var status = HostStatus(time: now, plugins: plugins, instances: page, quarantined: quarantined)
+        status.storageProblem = storage.fault.map { "unavailable since \(Timestamp.iso8601(storage.since)): \($0)" }
+        status.summary = summary
+        status.nextCursor = next
+        return .success(status)
+    }
+
+    /// One instance as `status` shows it.
+    func instanceStatus(_ s: InstanceState, at now: Double) -> InstanceStatus {
+        let id = s.instance.id
+        let explanation = scheduler.explain(id, at: now)
+        let entry = scheduler.displayedEntry(of: id, at: now)
+        let shows = entry.map { (try? JSONValue.parse($0.contentJSON))?.compactText(limit: 80) ?? $0.contentJSON }
+        let next = explanation?.next
+        return InstanceStatus(
+            id: id, plugin: s.instance.plugin, kind: s.instance.kind, family: s.instance.family.name,
+            app: s.instance.app, visible: s.instance.isVisible, shows: shows, content: entry?.contentJSON,
+            entryDate: entry?.date,
+            policy: s.timeline.map { "\($0.policy)" }, budgetUsed: explanation?.countedInWindow ?? 0,
+            budgetAllowance: explanation?.allowance ?? 0, tier: explanation?.tier.rawValue ?? "",
+            nextReload: next?.time, nextReason: next.map(Self.reason), inFlight: s.inFlight != nil,
+            lastReload: s.lastReloadAt, lastFailure: s.lastFailure?.reason,
+            consecutiveFailures: s.consecutiveFailures, unavailable: unavailability(of: s.instance.plugin))
     }
 
     /// Why an instance has or has not reloaded (the `explain` operation).

@@ -59,12 +59,22 @@ public final class Daemon {
     let startedAt: Double
     var stopping = false
     var server: ControlServer?
+    /// Whether the state database takes writes (``StorageHealth``).
+    var storage = StorageHealth()
+    /// The requests of this turn of the loop, while they are answered (``answer(_:on:)``).
+    var requestBatch: RequestBatch?
+    /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
+    var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32
+    /// The state file's lock, held for the daemon's life.
+    let lock: StateLock
     private var timerDescriptor: Int32 = -1
     /// The last (wall, boottime) pair seen by the loop, to notice clock jumps.
     private var clockWatch: ClockWatch
-    /// SIGHUP arrived: read the configuration again once no reload is in flight.
+    /// SIGHUP arrived: read the configuration again at the next turn of the loop.
     private var configurationReloadPending = false
+    /// After SIGTERM: when the calls still running are given up (monotonic).
+    private var shutdownDeadline: Double?
 
     /// A reload that ended: the call's output, or why the plugin could not be called.
     struct Completion: Sendable {
@@ -76,8 +86,9 @@ public final class Daemon {
     private init(
         options: DaemonOptions, configuration: DaemonConfiguration, logger: Logger, store: StateStore,
         scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double, server: ControlServer,
-        signals: Int32
+        signals: Int32, lock: StateLock
     ) throws(DaemonError) {
+        self.lock = lock
         self.server = server
         self.signalDescriptor = signals
         self.options = options
@@ -109,15 +120,29 @@ public final class Daemon {
         // readable events of the loop in every thread started afterwards.
         let signals = wh_signalfd_open()
         guard signals >= 0 else { throw .system("signalfd", errno: errno) }
+        // One daemon per state file, checked before anything is touched.
+        do {
+            try makeParentDirectory(of: options.statePath)
+        } catch {
+            throw .state(path: options.statePath, detail: "\(error)")
+        }
+        let lock = try StateLock.acquire(for: options.statePath)
         // Listen before touching the state: a socket that cannot be created
         // (another daemon, a bad path) stops the start with nothing changed.
-        let server = try ControlServer(path: options.socketPath, logger: logger)
+        let descriptors = raiseDescriptorLimit(logger: logger)
+        let server = try ControlServer(
+            path: options.socketPath,
+            limits: ControlServer.Limits(
+                connections: configuration.daemon.maximumConnections ?? max(16, descriptors - max(64, descriptors / 8))),
+            logger: logger)
         var started = false
         defer { if !started { server.close() } }
         let store: StateStore
         do {
-            try makeParentDirectory(of: options.statePath)
             store = try StateStore(path: options.statePath)
+        } catch let error as StateStoreError {
+            if case .newerSchema = error { throw .newerState(error.description) }
+            throw .state(path: options.statePath, detail: "\(error)")
         } catch {
             throw .state(path: options.statePath, detail: "\(error)")
         }
@@ -129,7 +154,14 @@ public final class Daemon {
         let now = clock.now()
         let scheduler: ReloadScheduler
         do {
-            let stored = try store.loadSchedulerState()
+            // A row that fails its checks (a time past 9999 a plugin once
+            // returned, a hand-edited value) is set aside, never trapped on.
+            let (stored, setAside) = try store.loadSchedulerStateSettingAsideBadRows(at: now)
+            for row in setAside {
+                logger.error(
+                    "state: set aside \(row) (moved to the rejected_row table of \(options.statePath)); a still-configured instance starts afresh"
+                )
+            }
             let sample = clock.sample()
             let last = try store.lastClockSample()
             let reconciliation = RestartPlanner.reconcile(
@@ -158,7 +190,7 @@ public final class Daemon {
         }
         let daemon = try Daemon(
             options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
-            workers: workers, startedAt: now, server: server, signals: signals)
+            workers: workers, startedAt: now, server: server, signals: signals, lock: lock)
         started = true
         return daemon
     }
@@ -257,8 +289,10 @@ public final class Daemon {
         }
         state.instances.removeAll { !wanted.contains($0.instance.id) }
         var fresh: [WidgetInstance] = []
+        var positions: [String: Int] = [:]
+        for (position, s) in state.instances.enumerated() { positions[s.instance.id] = position }
         for widget in widgets {
-            guard let position = state.instances.firstIndex(where: { $0.instance.id == widget.id }) else {
+            guard let position = positions[widget.id] else {
                 fresh.append(widget)
                 continue
             }
@@ -273,6 +307,23 @@ public final class Daemon {
             }
         }
         return fresh
+    }
+
+    /// Raises the soft RLIMIT_NOFILE to the hard limit (each idle control
+    /// connection holds one descriptor); returns the limit in force.
+    static func raiseDescriptorLimit(logger: Logger) -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            let soft = limit.rlim_cur
+            limit.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+                logger.info("descriptor limit raised from \(soft) to \(limit.rlim_max) (RLIMIT_NOFILE)")
+            } else {
+                limit.rlim_cur = soft
+            }
+        }
+        return Int(min(limit.rlim_cur, 1 << 30))
     }
 
     static func makeParentDirectory(of path: String) throws {
@@ -304,16 +355,34 @@ public final class Daemon {
         while true {
             let now = clock.now()
             noticeClockJump(now: now)
-            for completion in completions.take() { finish(completion) }
-            if stopping && inFlight.isEmpty { break }
-            if configurationReloadPending && inFlight.isEmpty && !stopping {
+            finishAll(completions.take())
+            if stopping {
+                // Calls queued were dropped at SIGTERM (still in flight in the
+                // file: they run after the restart); the running ones have the grace period.
+                if !workers.values.contains(where: \.isCalling) {
+                    finishAll(completions.take())
+                    break
+                }
+                if let deadline = shutdownDeadline, wh_monotonic_seconds() >= deadline {
+                    let running = workers.values.filter(\.isCalling).map(\.name).sorted()
+                    logger.warning(
+                        "grace period of \(Timestamp.duration(configuration.daemon.shutdownGracePeriod)) over: killing the calls still running (\(running.joined(separator: ", "))); their reloads run again after the restart"
+                    )
+                    finishShutdown(waitingForCalls: false)
+                    return 0
+                }
+            }
+            if configurationReloadPending && !stopping {
                 configurationReloadPending = false
                 reloadConfiguration()
             }
-            if !stopping { issueDueReloads(at: clock.now()) }
+            retryStorageIfDue()
+            if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
 
-            // Sleep until the next due event: no timer at all when nothing is scheduled.
-            let wake = stopping ? nil : scheduler.nextWakeup()
+            // Sleep until the next due event: no timer at all when nothing is
+            // scheduled, nor while the store takes no writes (reloads are
+            // paused; the retry below wakes the loop).
+            let wake = stopping || !storage.isAvailable ? nil : scheduler.nextWakeup()
             if wake != armedFor {
                 wh_timerfd_arm(timerDescriptor, wake ?? -1)
                 armedFor = wake
@@ -324,7 +393,11 @@ public final class Daemon {
                 pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            let graceTimeout = shutdownDeadline.map {
+                Int32(max(0, min(60_000, ($0 - wh_monotonic_seconds()) * 1000)).rounded(.up))
+            }
+            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout].compactMap { $0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeouts.min() ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 logger.critical("poll failed: \(String(cString: strerror(errno)))")
@@ -353,9 +426,9 @@ public final class Daemon {
                 }
             }
             if let server {
-                for request in server.service(descriptors[3...]) {
-                    server.reply(to: request.connection, with: respond(to: request))
-                }
+                let incoming = server.service(descriptors[3...])
+                if !incoming.isEmpty { answer(incoming, on: server) }
+                server.reapClosing()
             }
         }
         finishShutdown()
@@ -401,11 +474,15 @@ public final class Daemon {
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
         let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"
-        do {
-            try store.saveSchedulerState(scheduler.state)
-            try store.appendEvent(time: now, kind: "configuration", message: note)
-        } catch {
-            logger.error("could not save the state after reloading the configuration: \(error)")
+        let snapshot = scheduler.state
+        if !commit(
+            "the reloaded configuration",
+            { tx in
+                try tx.replaceSchedulerState(snapshot)
+                try tx.appendEvent(time: now, instanceID: nil, kind: "configuration", message: note)
+            })
+        {
+            storage.dirtyAll = true
         }
         logger.notice("SIGHUP: \(note)")
     }
@@ -414,8 +491,13 @@ public final class Daemon {
     /// finish (each is bounded by its timeout).
     func beginShutdown(reason: String) {
         stopping = true
+        shutdownDeadline = wh_monotonic_seconds() + configuration.daemon.shutdownGracePeriod
         _ = wh_sd_notify("STOPPING=1")
-        logger.notice("\(reason): shutting down after \(inFlight.count) in-flight reloads")
+        for worker in workers.values { worker.cancelQueuedCalls() }
+        let running = workers.values.filter(\.isCalling).count
+        logger.notice(
+            "\(reason): shutting down; \(running) running calls may finish within \(Timestamp.duration(configuration.daemon.shutdownGracePeriod)); \(max(0, inFlight.count - running)) queued reloads stay in the state and run after the restart"
+        )
         server?.stopListening()
     }
 
@@ -424,13 +506,17 @@ public final class Daemon {
     /// for: their runners die with the host (`PR_SET_PDEATHSIG`).
     func finishShutdown(waitingForCalls: Bool = true) {
         if waitingForCalls {
-            for worker in workers.values { worker.stop() }
+            for worker in workers.values { worker.stopAndWait() }
         }
-        do {
-            try store.recordClockSample(clock.sample())
-            try store.appendEvent(time: clock.now(), kind: "stop", message: "stopped")
-        } catch {
-            logger.error("could not record the shutdown: \(error)")
+        let sample = clock.sample()
+        commit("the shutdown") { tx in
+            try tx.recordClockSample(sample)
+            try tx.appendEvent(time: sample.wallClock, instanceID: nil, kind: "stop", message: "stopped")
+        }
+        if !storage.isAvailable {
+            logger.error(
+                "stopped with the state database unavailable: the reloads completed since \(Timestamp.iso8601(storage.since)) were not stored and run again at the next start"
+            )
         }
         server?.close()
         logger.notice("stopped; state is in \(options.statePath)")
@@ -456,12 +542,17 @@ public final class Daemon {
         let note =
             "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"
         logger.notice("\(note)")
-        do {
-            try store.saveSchedulerState(scheduler.state)
-            try store.recordClockSample(clock.sample())
-            try store.appendEvent(time: now, kind: "clock", message: note)
-        } catch {
-            logger.error("could not save the state after a clock jump: \(error)")
+        let snapshot = scheduler.state
+        let sample = clock.sample()
+        if !commit(
+            "the clock jump",
+            { tx in
+                try tx.replaceSchedulerState(snapshot)
+                try tx.recordClockSample(sample)
+                try tx.appendEvent(time: now, instanceID: nil, kind: "clock", message: note)
+            })
+        {
+            storage.dirtyAll = true
         }
     }
 }

@@ -66,12 +66,23 @@ public struct DaemonConfiguration: Sendable {
         public init() {}
     }
 
+    /// The daemon's own limits (`"daemon"` in the file).
+    public struct Settings: Sendable, Hashable {
+        /// Control connections held at once; default: the descriptor limit
+        /// less an eighth (at least 64) kept for plugins and the state file.
+        public var maximumConnections: Int?
+        /// After SIGTERM, how long running calls may go on before they are killed.
+        public var shutdownGracePeriod = 5.0
+        public init() {}
+    }
+
     /// The file, as given.
     public var file: String
     public var plugins: [Plugin]
     public var instances: [Instance]
     public var scheduler: SchedulerConfiguration
     public var failurePolicy: FailurePolicy
+    public var daemon = Settings()
     /// The root under which each plugin without an explicit `dataDirectory`
     /// gets `ROOT/NAME` (default `$XDG_DATA_HOME/widgethost/plugins`).
     public var dataRoot: String?
@@ -116,6 +127,7 @@ public struct DaemonConfiguration: Sendable {
             reader.root, "(top level)",
             allowed: [
                 "description", "plugins", "pluginDirectory", "dataDirectory", "scheduler", "instances", "failures",
+                "daemon",
             ])
         let base = base ?? directory(of: absolute(reader.file, relativeTo: currentDirectory()))
         var plugins: [Plugin] = []
@@ -212,19 +224,32 @@ public struct DaemonConfiguration: Sendable {
         var failurePolicy = FailurePolicy()
         if let value = top["failures"] {
             let m = try reader.members(value, "failures", allowed: ["quarantineAfterCrashes"])
-            if let count = try reader.number(m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes") {
-                guard count >= 1, count.rounded() == count else {
-                    throw reader.fail("failures.quarantineAfterCrashes", "expected a whole number ≥ 1")
-                }
-                failurePolicy.quarantineAfterCrashes = Int(count)
+            if let count = try reader.integer(
+                m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes", in: 1...1_000_000)
+            {
+                failurePolicy.quarantineAfterCrashes = count
             }
         }
-        return DaemonConfiguration(
+        var settings = Settings()
+        if let value = top["daemon"] {
+            let m = try reader.members(value, "daemon", allowed: ["maximumConnections", "shutdownGracePeriod"])
+            settings.maximumConnections = try reader.integer(
+                m["maximumConnections"], "daemon.maximumConnections", in: 1...1_000_000)
+            if let grace = try reader.duration(m["shutdownGracePeriod"], "daemon.shutdownGracePeriod") {
+                guard grace <= 600 else {
+                    throw reader.fail("daemon.shutdownGracePeriod", "must be at most 10 minutes, got \(grace) s")
+                }
+                settings.shutdownGracePeriod = grace
+            }
+        }
+        var configuration = DaemonConfiguration(
             file: reader.file, plugins: plugins, instances: instances,
             scheduler: try SchedulerConfiguration(document: top["scheduler"], reader: reader),
             failurePolicy: failurePolicy,
             dataRoot: try reader.string(top["dataDirectory"], "dataDirectory").map { absolute($0, relativeTo: base) },
             reader: reader)
+        configuration.daemon = settings
+        return configuration
     }
 
     /// A plugin's `"sandbox"` overrides (docs/sandbox.md): extra Landlock
@@ -251,10 +276,8 @@ public struct DaemonConfiguration: Sendable {
         func limit(_ name: String, _ key: WritableKeyPath<SandboxPolicy, UInt64>, scale: UInt64 = 1)
             throws(DocumentError)
         {
-            guard let number = try reader.number(m[name], "\(field).\(name)") else { return }
-            guard number >= 1, number.rounded() == number, number < 1e12 else {
-                throw reader.fail("\(field).\(name)", "expected a whole number ≥ 1")
-            }
+            // At most 2^40 (of MiB: 2^60 bytes), so the product fits in UInt64.
+            guard let number = try reader.integer(m[name], "\(field).\(name)", in: 1...(1 << 40)) else { return }
             policy[keyPath: key] = UInt64(number) * scale
         }
         policy.extraReadOnlyPaths = try paths("readOnlyPaths")

@@ -10,6 +10,10 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case state(path: String, detail: String)
     /// The control socket cannot be created.
     case socket(String)
+    /// Another daemon holds the state file (`pid` 0 when it could not be read).
+    case alreadyRunning(pid: Int32, statePath: String)
+    /// The state file was written by a newer widgethost.
+    case newerState(String)
     case system(String, errno: Int32)
 
     public var description: String {
@@ -18,6 +22,9 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
         case .state(let path, let detail):
             "state database \(path): \(detail); check the path and its permissions, or pass --state"
         case .socket(let detail): "control socket: \(detail)"
+        case .alreadyRunning(let pid, let path):
+            "another widgethost daemon\(pid > 0 ? " (pid \(pid))" : "") is using the state file \(path); stop it first, or give this one another --state"
+        case .newerState(let detail): detail
         case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         }
     }
@@ -26,5 +33,15 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     public var isUsageError: Bool {
         if case .configuration = self { return true }
         return false
+    }
+
+    /// The exit status: 2 for what a restart cannot fix (a configuration
+    /// mistake, another daemon on the same state, a state file from a newer
+    /// version; the systemd unit's `RestartPreventExitStatus=2`), 1 otherwise.
+    public var exitStatus: Int32 {
+        switch self {
+        case .configuration, .alreadyRunning, .newerState: 2
+        default: 1
+        }
     }
 }

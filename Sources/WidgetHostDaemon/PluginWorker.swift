@@ -87,8 +87,20 @@ final class PluginWorker {
         calls.submit(call, done: done)
     }
 
-    /// Stops the fork server once the queued calls are done.
-    func stop() { calls.stop() }
+    /// Stops the fork server once the queued calls are done, without
+    /// waiting for them (the loop never blocks on a plugin).
+    func stop() { calls.stop(wait: false) }
+
+    /// Stops the fork server, waiting for the call running now (shutdown).
+    func stopAndWait() { calls.stop(wait: true) }
+
+    /// Shutdown: calls queued and not yet started are dropped without a
+    /// completion (their reloads stay in flight in the state file, so the
+    /// next start runs them); the one running goes on.
+    func cancelQueuedCalls() { calls.cancelQueued() }
+
+    /// Whether a call of this plugin is running now.
+    var isCalling: Bool { calls.isCalling }
 }
 
 /// The part of a worker that runs off the loop thread: the fork server is
@@ -99,6 +111,8 @@ private final class CallQueue: @unchecked Sendable {
     private let path: String
     private let options: IsolationOptions
     private let mode = Mutex("fork-server")
+    /// Calls running (0 or 1) and whether queued calls are dropped.
+    private let activity = Mutex((running: 0, cancelled: false))
 
     init(label: String, path: String, options: IsolationOptions) {
         queue = DispatchQueue(label: label)
@@ -126,13 +140,30 @@ private final class CallQueue: @unchecked Sendable {
 
     func submit(_ call: PluginCall, done: @escaping @Sendable (CallOutput) -> Void) {
         queue.async { [self] in
+            let go = activity.withLock { state -> Bool in
+                guard !state.cancelled else { return false }
+                state.running += 1
+                return true
+            }
+            guard go else { return }
             let output = server.call(call)
             mode.withLock { $0 = Self.describe(server) }
+            // Posted before the count drops: a loop that sees no call running
+            // finds every completion in its mailbox.
             done(output)
+            activity.withLock { $0.running -= 1 }
         }
     }
 
-    func stop() {
-        queue.sync { _ = server.stop() }
+    var isCalling: Bool { activity.withLock { $0.running > 0 } }
+
+    func cancelQueued() { activity.withLock { $0.cancelled = true } }
+
+    func stop(wait: Bool) {
+        if wait {
+            queue.sync { _ = server.stop() }
+        } else {
+            queue.async { [self] in _ = server.stop() }
+        }
     }
 }

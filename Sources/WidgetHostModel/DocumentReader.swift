@@ -36,6 +36,8 @@ public struct DocumentReader: Sendable {
     public var documentation: String
     /// Where each value starts, keyed by JSON path.
     public var positions: [String: JSONLocator.Position]
+    /// The document's bytes, to read integers from their literal text.
+    private var source: [UInt8]
 
     /// Reads and parses `file`; a missing file or invalid JSON is a ``DocumentError``.
     /// `file` may also be a pipe (`<(...)`, a FIFO) or `-` for standard input:
@@ -76,10 +78,20 @@ public struct DocumentReader: Sendable {
     public init(file: String, text: String, documentation: String) throws(DocumentError) {
         self.file = file
         self.documentation = documentation
+        self.source = Array(text.utf8)
         do {
             root = try JSONValue.parse(text)
         } catch {
-            throw DocumentError("\(file): not valid JSON: \(error.explanation); see \(documentation) for the format")
+            // Where the text stops being JSON, as line:column.
+            var location = ""
+            if let offset = JSONScanner.stopOffset(text) {
+                let before = Array(text.utf8.prefix(offset))
+                let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+                let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+                location = ":\(line):\(column)"
+            }
+            throw DocumentError(
+                "\(file)\(location): not valid JSON: \(error.explanation); see \(documentation) for the format")
         }
         positions = JSONLocator.positions(in: text)
     }
@@ -150,12 +162,73 @@ public struct DocumentReader: Sendable {
         return number
     }
 
-    /// `"90s"`, `"5m"`, `"2h30m"`, `"1d"` or a number of seconds.
+    /// A whole number in `range`, read from its literal text as an integer
+    /// (never through `Double`: `9007199254740993` stays itself, and a literal
+    /// beyond `Int` is refused, not rounded). `3.0` and `1e3` are accepted as
+    /// the whole numbers they are (``Bounds/exactInt(_:)``); nil when absent.
+    ///
+    /// ```swift
+    /// let crashes = try reader.integer(m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes", in: 1...1000)
+    /// ```
+    public func integer(_ value: JSONValue?, _ field: String, in range: ClosedRange<Int>) throws(DocumentError)
+        -> Int?
+    {
+        guard let value else { return nil }
+        guard case .number(let number) = value else {
+            throw fail(
+                field,
+                "expected a whole number from \(range.lowerBound) to \(range.upperBound), found a \(value.typeName)")
+        }
+        let literal = self.literal(at: field)
+        let parsed: Int?
+        if let literal, literal.allSatisfy({ $0 == "-" || $0.isASCII && $0.isNumber }) {
+            parsed = Int(literal)  // nil when beyond Int
+        } else {
+            parsed = Bounds.exactInt(number)
+        }
+        guard let parsed, range.contains(parsed) else {
+            throw fail(
+                field,
+                "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(literal ?? "\(number)")"
+            )
+        }
+        return parsed
+    }
+
+    /// The literal text of the scalar value at `field`, when its position is known.
+    private func literal(at field: String) -> String? {
+        guard let position = positions[field] else { return nil }
+        var line = 1
+        var index = 0
+        while line < position.line, index < source.count {
+            if source[index] == UInt8(ascii: "\n") { line += 1 }
+            index += 1
+        }
+        index += position.column - 1
+        guard index >= 0, index < source.count else { return nil }
+        var end = index
+        while end < source.count, !",]} \n\r\t".utf8.contains(source[end]) { end += 1 }
+        return String(decoding: source[index..<end], as: UTF8.self)
+    }
+
+    /// `"90s"`, `"5m"`, `"2h30m"`, `"1d"` or a number of seconds, from 0 to
+    /// 10 years (``Bounds/isDuration(_:)``): `1e300` or `-5` is refused
+    /// with the field's line, never passed on.
     public func duration(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Double? {
         guard let value else { return nil }
-        if let seconds = try? number(value, field) { return seconds }
-        guard let text = try string(value, field), let seconds = DurationText.parse(text) else {
-            throw fail(field, "expected a duration such as \"90s\", \"5m\", \"2h30m\", \"1d\"")
+        let seconds: Double
+        if let number = try? number(value, field) {
+            seconds = number
+        } else {
+            guard let text = try string(value, field), let parsed = DurationText.parse(text) else {
+                throw fail(field, "expected a duration such as \"90s\", \"5m\", \"2h30m\", \"1d\"")
+            }
+            seconds = parsed
+        }
+        guard Bounds.isDuration(seconds) else {
+            throw fail(
+                field,
+                "expected a duration from 0 to 10 years (in seconds, or as \"90s\", \"5m\", \"1d\"), found \(seconds)")
         }
         return seconds
     }

@@ -37,6 +37,16 @@ struct JSONScanner {
         }
     }
 
+    /// The byte offset where the scanner stopped in a text it does not
+    /// accept (about where the text stops being JSON), or nil when it accepts it.
+    static func stopOffset(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { buffer in
+            var scanner = JSONScanner(bytes: buffer, building: false)
+            return scanner.document() == nil ? min(scanner.index, buffer.count) : nil
+        }
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>, building: Bool) {
         self.bytes = bytes
         self.building = building

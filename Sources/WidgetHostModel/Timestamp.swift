@@ -19,7 +19,8 @@ public enum Timestamp {
 
     /// A short human form of a duration: `850µs`, `12.3ms`, `4.0s`, `5m`, `2h30m`, `3d4h`.
     public static func duration(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "\(seconds)" }
+        // Beyond ±10^15 s (about 30 million years) `Int(value)` could trap: shown as the number.
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds)s" }
         let sign = seconds < 0 ? "-" : ""
         let value = abs(seconds)
         if value < 0.001 { return sign + "\(Int((value * 1_000_000).rounded()))µs" }

@@ -36,11 +36,7 @@ extension SchedulerConfiguration {
                 guard number >= 0 else { throw reader.fail(path, "must not be negative") }
                 self[keyPath: key] = number
             } else if let key = integers[name] {
-                let number = try reader.number(member, path) ?? 0
-                guard number >= 0, number.rounded() == number else {
-                    throw reader.fail(path, "expected a whole number ≥ 0")
-                }
-                self[keyPath: key] = Int(number)
+                self[keyPath: key] = try reader.integer(member, path, in: 0...1_000_000_000) ?? 0
             } else if let key = flags[name] {
                 self[keyPath: key] = try reader.bool(member, path) ?? false
             }

@@ -102,6 +102,20 @@ enum Schema {
                 t.column("message", .text).notNull()
             }
         }
+        migrator.registerMigration("v2") { db in
+            // Rows that failed their checks at start (a time beyond 9999, a
+            // count that is not a whole number, a value of the wrong type):
+            // moved here with what was wrong, instead of crashing the daemon
+            // at every start. Kept for inspection; never read back.
+            try db.create(table: "rejected_row") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("time", .double).notNull()  // when it was set aside
+                t.column("tableName", .text).notNull()
+                t.column("key", .text).notNull()
+                t.column("detail", .text).notNull()
+                t.column("content", .text).notNull()  // the row (and its instance's rows), as JSON
+            }
+        }
         return migrator
     }
 }

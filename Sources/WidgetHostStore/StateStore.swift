@@ -7,10 +7,27 @@ import WidgetHostScheduler
 public enum StateStoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stored value could not be read back (a corrupt or foreign row).
     case corruptRow(table: String, key: String, detail: String)
+    /// The file was written by a newer widgethost (migrations this build does not know).
+    case newerSchema(path: String, unknown: [String])
 
     public var description: String {
         switch self {
         case .corruptRow(let table, let key, let detail): "corrupt row in \(table) (\(key)): \(detail)"
+        case .newerSchema(let path, let unknown):
+            "\(path) was written by a newer widgethost (schema migrations \(unknown.joined(separator: ", ")) unknown to this build, which knows \(Schema.migrator.migrations.joined(separator: ", "))); run the newer widgethost, or move the file away to start with an empty state"
+        }
+    }
+
+    /// Whether `error` is the storage failing rather than the data being
+    /// wrong: the disk is full, the file system is read-only, an I/O error,
+    /// the file cannot be opened. Writes may succeed again later.
+    public static func isStorageFault(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_BUSY,
+            .SQLITE_PROTOCOL, .SQLITE_NOLFS:
+            return true
+        default: return false
         }
     }
 }
@@ -37,11 +54,24 @@ public final class StateStore: Sendable {
     /// Opens (creating it and its parent directories if needed) the store at
     /// `path`, in WAL mode with `synchronous=FULL`, and runs the migrations
     /// it lacks.
+    ///
+    /// The file is created owner-only (0600; SQLite gives its `-wal` and
+    /// `-shm` files the same mode) and an existing one is made so. A file
+    /// written by a newer build (a migration this one does not know) is
+    /// refused with ``StateStoreError/newerSchema(path:unknown:)``, untouched.
     public init(path: String, retention: EventLogRetention = .standard) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            var info = stat()
+            if fstat(fd, &info) == 0 && info.st_mode & 0o077 != 0 { fchmod(fd, 0o600) }
+            close(fd)
+        }
+        for suffix in ["-wal", "-shm"] where access(path + suffix, F_OK) == 0 { chmod(path + suffix, 0o600) }
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
@@ -53,6 +83,12 @@ public final class StateStore: Sendable {
         self.path = path
         self.retention = retention
         self.writer = try DatabasePool(path: path, configuration: configuration)
+        let unknown = try writer.read { db -> [String] in
+            guard try db.tableExists("grdb_migrations") else { return [] }
+            let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+            return applied.filter { !Schema.migrator.migrations.contains($0) }
+        }
+        guard unknown.isEmpty else { throw StateStoreError.newerSchema(path: path, unknown: unknown) }
         try Schema.migrator.migrate(writer)
     }
 
@@ -99,9 +135,52 @@ public final class StateStore: Sendable {
 
     // MARK: Whole state
 
-    /// Rebuilds the whole scheduler state from the tables.
+    /// Rebuilds the whole scheduler state from the tables; a row that fails
+    /// its checks throws ``StateStoreError/corruptRow(table:key:detail:)``.
     public func loadSchedulerState() throws -> SchedulerState {
         try writer.read { db in try StateTransaction.load(db) }
+    }
+
+    /// Rebuilds the scheduler state as the daemon does at start: a row that
+    /// fails its checks (a time outside 1970-9999, a count that is not a
+    /// whole number, a value of the wrong type) is moved, in the same
+    /// transaction, to the `rejected_row` table with what was wrong, and left
+    /// out (an instance with everything about it). The daemon logs each and
+    /// starts; a still-configured instance set aside starts afresh.
+    ///
+    /// ```swift
+    /// let (state, setAside) = try store.loadSchedulerStateSettingAsideBadRows(at: now)
+    /// for row in setAside { logger.error("state: set aside \(row)") }
+    /// ```
+    public func loadSchedulerStateSettingAsideBadRows(at time: Double) throws -> (
+        state: SchedulerState, setAside: [RejectedRow]
+    ) {
+        try writer.write { db in
+            var rejected: [RejectedRow] = []
+            let state = try StateTransaction.load(db, strict: false, rejected: &rejected)
+            for row in rejected { try StateTransaction(db: db, retention: retention).setAside(row, at: time) }
+            return (state, rejected)
+        }
+    }
+
+    /// The rows set aside so far, oldest first.
+    public func setAsideRows() throws -> [RejectedRow] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT tableName, key, detail FROM rejected_row ORDER BY id").map {
+                RejectedRow(table: $0["tableName"], key: $0["key"], detail: $0["detail"])
+            }
+        }
+    }
+
+    /// Checkpoints the WAL into the database and truncates it (tests use it
+    /// so that the next write must grow the files).
+    func checkpoint() throws {
+        try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    /// Runs `sql` as is, in one transaction (tests use it to damage rows).
+    func execute(sql: String) throws {
+        try writer.write { db in try db.execute(sql: sql) }
     }
 
     /// Replaces everything the scheduler state covers with `state`, in one

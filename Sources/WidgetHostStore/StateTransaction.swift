@@ -187,93 +187,214 @@ public struct StateTransaction {
         }
     }
 
+    /// Rebuilds the scheduler state; the first row that fails ``RowCheck``
+    /// (a number out of ``Bounds``, a value that does not decode) throws.
     static func load(_ db: Database) throws -> SchedulerState {
+        var rejected: [RejectedRow] = []
+        return try load(db, strict: true, rejected: &rejected)
+    }
+
+    /// Rebuilds the scheduler state. Unless `strict`, a bad instance row (or
+    /// one of its timeline, ledger, failure rows) leaves the instance out and
+    /// is appended there instead of thrown; a bad host-wide row (a free-ledger
+    /// time, an app session, the scheduler's `now`) is left out the same way.
+    static func load(_ db: Database, strict: Bool, rejected: inout [RejectedRow]) throws -> SchedulerState {
+        func reject(_ error: any Error, table: String, key: String) throws {
+            guard !strict else { throw error }
+            let detail: String
+            if case StateStoreError.corruptRow(_, _, let text) = error { detail = text } else { detail = "\(error)" }
+            rejected.append(RejectedRow(table: table, key: key, detail: detail))
+        }
+        var bad = Set<String>()
         var state = SchedulerState()
         var ledgers: [String: [Double]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT instanceID, time FROM reload_ledger ORDER BY time, id") {
-            ledgers[row["instanceID"], default: []].append(row["time"])
+        for row in try Row.fetchAll(db, sql: "SELECT id, instanceID, time FROM reload_ledger ORDER BY time, id") {
+            let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
+            do {
+                let check = RowCheck(table: "reload_ledger", key: id)
+                ledgers[id, default: []].append(try check.time(row, "time"))
+            } catch {
+                bad.insert(id)
+                try reject(error, table: "reload_ledger", key: id)
+            }
         }
         var timelines: [String: TimelineRecord] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT * FROM timeline") {
-            let id: String = row["instanceID"]
-            let policy: ReloadPolicy
-            switch row["policy"] as String {
-            case "atEnd": policy = .atEnd
-            case "never": policy = .never
-            case "after":
-                guard let date = row["policyDate"] as Double? else {
-                    throw StateStoreError.corruptRow(table: "timeline", key: id, detail: "after without a date")
+            let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
+            do {
+                let check = RowCheck(table: "timeline", key: id)
+                let policy: ReloadPolicy
+                switch try check.value(row, "policy", as: String.self) {
+                case "atEnd": policy = .atEnd
+                case "never": policy = .never
+                case "after": policy = .after(try check.time(row, "policyDate"))
+                case let other: throw check.corrupt("policy is \(other), expected atEnd, after or never")
                 }
-                policy = .after(date)
-            case let other:
-                throw StateStoreError.corruptRow(table: "timeline", key: id, detail: "policy \(other)")
+                let entries = try decode([EntryRecord].self, check.value(row, "entries"), table: "timeline", key: id)
+                for (index, entry) in entries.enumerated() {
+                    try check.time(entry.date, "entries[\(index)].date")
+                    if let relevance = entry.relevance {
+                        try check.finite(relevance.score, "entries[\(index)].relevance.score")
+                        try check.duration(relevance.duration, "entries[\(index)].relevance.duration")
+                    }
+                }
+                timelines[id] = TimelineRecord(entries: entries, policy: policy)
+            } catch {
+                bad.insert(id)
+                try reject(error, table: "timeline", key: id)
             }
-            let entries = try decode([EntryRecord].self, row["entries"], table: "timeline", key: id)
-            timelines[id] = TimelineRecord(entries: entries, policy: policy)
         }
         var failures: [String: FailureRecord] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT * FROM failure") {
-            // FailureRecord has no public memberwise init: through its Codable form.
-            let id: String = row["instanceID"]
-            let columns = FailureColumns(
-                time: row["time"], reason: row["reason"], consecutiveFailures: row["consecutive"],
-                retryAt: row["retryAt"])
-            failures[id] = try decode(FailureRecord.self, encode(columns), table: "failure", key: id)
+            let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
+            do {
+                // FailureRecord has no public memberwise init: through its Codable form.
+                let check = RowCheck(table: "failure", key: id)
+                let columns = FailureColumns(
+                    time: try check.time(row, "time"), reason: try check.value(row, "reason"),
+                    consecutiveFailures: try check.count(row, "consecutive"), retryAt: try check.time(row, "retryAt"))
+                failures[id] = try decode(FailureRecord.self, encode(columns), table: "failure", key: id)
+            } catch {
+                bad.insert(id)
+                try reject(error, table: "failure", key: id)
+            }
         }
         for row in try Row.fetchAll(db, sql: "SELECT * FROM instance ORDER BY position") {
-            let id: String = row["id"]
-            guard let family = WidgetFamily(rawValue: UInt32(truncatingIfNeeded: row["family"] as Int64)) else {
-                throw StateStoreError.corruptRow(table: "instance", key: id, detail: "family \(row["family"] ?? "")")
+            let id: String = (try? row.decode(String.self, forColumn: "id")) ?? ""
+            guard !bad.contains(id) else { continue }
+            do {
+                state.instances.append(
+                    try instanceState(
+                        row, id: id, timeline: timelines[id], ledger: ledgers[id] ?? [], failure: failures[id]))
+            } catch {
+                try reject(error, table: "instance", key: id)
             }
-            let instance = WidgetInstance(
-                id: id, plugin: row["plugin"], kind: row["kind"], family: family,
-                configuration: row["configuration"], app: row["app"], isVisible: row["visible"],
-                usesLocation: row["usesLocation"])
-            var s = InstanceState(instance: instance, addedAt: row["addedAt"])
-            s.visibleSince = row["visibleSince"]
-            s.views = try decode(
-                ViewHistory.self,
-                encode(
-                    ViewHistoryColumns(
-                        hour: row["viewHour"], mask: UInt32(truncatingIfNeeded: row["viewMask"] as Int64))),
-                table: "instance", key: id)
-            s.timeline = timelines[id]
-            s.timelineReceivedAt = row["timelineReceivedAt"]
-            s.policyDue = row["policyDue"]
-            s.ledger = RollingLedger(times: ledgers[id] ?? [])
-            s.lastReloadAt = row["lastReloadAt"]
-            s.locationChangeAt = row["locationChangeAt"]
-            if let trigger = row["requestTrigger"] as String?, let charge = row["requestCharge"] as String?,
-                let requestedAt = row["requestedAt"] as Double?
-            {
-                s.request = PendingRequest(
-                    trigger: try decode(ReloadTrigger.self, trigger, table: "instance", key: id),
-                    charge: try decode(ReloadCharge.self, charge, table: "instance", key: id),
-                    requestedAt: requestedAt)
-            }
-            if let flight = row["inFlight"] as String? {
-                s.inFlight = try decode(InFlightReload.self, flight, table: "instance", key: id)
-            }
-            s.consecutiveFailures = row["consecutiveFailures"]
-            s.backoffUntil = row["backoffUntil"]
-            s.lastFailure = failures[id]
-            state.instances.append(s)
         }
         for row in try Row.fetchAll(db, sql: "SELECT app, foreground FROM app_state") {
-            var app = AppState()
-            app.foreground = row["foreground"]
-            state.apps[row["app"]] = app
+            let app: String = (try? row.decode(String.self, forColumn: "app")) ?? ""
+            do {
+                var entry = AppState()
+                entry.foreground = try RowCheck(table: "app_state", key: app).value(row, "foreground")
+                state.apps[app] = entry
+            } catch {
+                try reject(error, table: "app_state", key: app)
+            }
         }
         for row in try Row.fetchAll(db, sql: "SELECT app, kind FROM app_session") {
-            let app: String = row["app"]
-            guard let kind = SessionKind(rawValue: row["kind"]) else {
-                throw StateStoreError.corruptRow(table: "app_session", key: app, detail: "kind \(row["kind"] ?? "")")
+            let app: String = (try? row.decode(String.self, forColumn: "app")) ?? ""
+            let check = RowCheck(table: "app_session", key: app)
+            do {
+                let name: String = try check.value(row, "kind")
+                guard let kind = SessionKind(rawValue: name) else { throw check.corrupt("kind \(name)") }
+                state.apps[app, default: AppState()].sessions.insert(kind)
+            } catch {
+                try reject(error, table: "app_session", key: app)
             }
-            state.apps[app, default: AppState()].sessions.insert(kind)
         }
-        state.freeLedger = RollingLedger(times: try Double.fetchAll(db, sql: "SELECT time FROM free_ledger"))
-        state.now = try meta(db, "schedulerNow").flatMap(Double.init)
+        var free: [Double] = []
+        for row in try Row.fetchAll(db, sql: "SELECT id, time FROM free_ledger ORDER BY time, id") {
+            let key = "\((try? row.decode(Int64.self, forColumn: "id")) ?? 0)"
+            do {
+                free.append(try RowCheck(table: "free_ledger", key: key).time(row, "time"))
+            } catch {
+                try reject(error, table: "free_ledger", key: key)
+            }
+        }
+        state.freeLedger = RollingLedger(times: free)
+        if let text = try meta(db, "schedulerNow") {
+            let check = RowCheck(table: "meta", key: "schedulerNow")
+            do {
+                guard let now = Double(text) else { throw check.corrupt("\(text) is not a number") }
+                state.now = try check.time(now, "value")
+            } catch {
+                try reject(error, table: "meta", key: "schedulerNow")
+            }
+        }
         return state
+    }
+
+    /// One instance row, checked, with its timeline, ledger and failure.
+    private static func instanceState(
+        _ row: Row, id: String, timeline: TimelineRecord?, ledger: [Double], failure: FailureRecord?
+    ) throws -> InstanceState {
+        let check = RowCheck(table: "instance", key: id)
+        let familyBits = try check.integer(row, "family")
+        guard let bits = UInt32(exactly: familyBits), let family = WidgetFamily(rawValue: bits) else {
+            throw check.corrupt("family \(familyBits) is not a widget family")
+        }
+        let instance = WidgetInstance(
+            id: id, plugin: try check.value(row, "plugin"), kind: try check.value(row, "kind"), family: family,
+            configuration: try check.value(row, "configuration"), app: try check.value(row, "app"),
+            isVisible: try check.value(row, "visible"), usesLocation: try check.value(row, "usesLocation"))
+        var s = InstanceState(instance: instance, addedAt: try check.time(row, "addedAt"))
+        s.visibleSince = try check.optionalTime(row, "visibleSince")
+        // The view history's hour is an hour index (hours since 1970), or Int64.min for none.
+        let hour = try check.integer(row, "viewHour")
+        guard hour == .min || (0...Int64(Bounds.latestTime / 3600)).contains(hour) else {
+            throw check.corrupt("viewHour is \(hour), expected an hour from 1970 to 9999")
+        }
+        let maskBits = try check.integer(row, "viewMask")
+        guard let mask = UInt32(exactly: maskBits) else { throw check.corrupt("viewMask \(maskBits) is not 32 bits") }
+        s.views = try decode(
+            ViewHistory.self, encode(ViewHistoryColumns(hour: hour, mask: mask)), table: "instance", key: id)
+        s.timeline = timeline
+        s.timelineReceivedAt = try check.optionalTime(row, "timelineReceivedAt")
+        s.policyDue = try check.optionalTime(row, "policyDue")
+        s.ledger = RollingLedger(times: ledger)
+        s.lastReloadAt = try check.optionalTime(row, "lastReloadAt")
+        s.locationChangeAt = try check.optionalTime(row, "locationChangeAt")
+        if let trigger = try check.optional(String.self, row, "requestTrigger"),
+            let charge = try check.optional(String.self, row, "requestCharge"),
+            let requestedAt = try check.optionalTime(row, "requestedAt")
+        {
+            s.request = PendingRequest(
+                trigger: try decode(ReloadTrigger.self, trigger, table: "instance", key: id),
+                charge: try decode(ReloadCharge.self, charge, table: "instance", key: id),
+                requestedAt: requestedAt)
+        }
+        if let text = try check.optional(String.self, row, "inFlight") {
+            let flight = try decode(InFlightReload.self, text, table: "instance", key: id)
+            try check.time(flight.dueSince, "inFlight.dueSince")
+            try check.time(flight.decision.time, "inFlight.decision.time")
+            s.inFlight = flight
+        }
+        s.consecutiveFailures = try check.count(row, "consecutiveFailures")
+        s.backoffUntil = try check.optionalTime(row, "backoffUntil")
+        s.lastFailure = failure
+        return s
+    }
+
+    /// Moves a row that failed its checks (and, for an instance, every row
+    /// about the instance) to `rejected_row`.
+    func setAside(_ rejected: RejectedRow, at time: Double) throws {
+        func rows(_ sql: String, _ key: String) throws -> [[String: String]] {
+            try Row.fetchAll(db, sql: sql, arguments: [key]).map { row in
+                var columns: [String: String] = [:]
+                for (name, value) in row { columns[name] = value.description }
+                return columns
+            }
+        }
+        var content: [String: [[String: String]]] = [:]
+        switch rejected.table {
+        case "instance", "timeline", "reload_ledger", "failure":
+            for table in ["instance", "timeline", "reload_ledger", "failure"] {
+                let column = table == "instance" ? "id" : "instanceID"
+                content[table] = try rows("SELECT * FROM \(table) WHERE \(column) = ?", rejected.key)
+                try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: [rejected.key])
+            }
+        case "app_state", "app_session":
+            content[rejected.table] = try rows("SELECT * FROM \(rejected.table) WHERE app = ?", rejected.key)
+            try db.execute(sql: "DELETE FROM \(rejected.table) WHERE app = ?", arguments: [rejected.key])
+        case "free_ledger":
+            content["free_ledger"] = try rows("SELECT * FROM free_ledger WHERE id = ?", rejected.key)
+            try db.execute(sql: "DELETE FROM free_ledger WHERE id = ?", arguments: [rejected.key])
+        default:
+            content["meta"] = try rows("SELECT * FROM meta WHERE key = ?", rejected.key)
+            try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: [rejected.key])
+        }
+        try db.execute(
+            sql: "INSERT INTO rejected_row (time, tableName, key, detail, content) VALUES (?, ?, ?, ?, ?)",
+            arguments: [time, rejected.table, rejected.key, rejected.detail, try Self.encode(content)])
     }
 
     // MARK: Quarantine
@@ -306,10 +427,14 @@ public struct StateTransaction {
         return db.changesCount > 0
     }
 
-    static func entry(_ row: Row) -> QuarantineEntry {
-        QuarantineEntry(
-            file: PluginFileIdentity(path: row["path"], size: row["size"], mtime: row["mtime"]),
-            reason: row["reason"], since: row["since"], crashCount: row["crashCount"])
+    static func entry(_ row: Row) throws -> QuarantineEntry {
+        let check = RowCheck(table: "quarantine", key: (try? row.decode(String.self, forColumn: "path")) ?? "")
+        return QuarantineEntry(
+            file: PluginFileIdentity(
+                path: try check.value(row, "path"), size: try check.integer(row, "size"),
+                mtime: try check.integer(row, "mtime")),
+            reason: try check.value(row, "reason"), since: try check.value(row, "since"),
+            crashCount: try check.count(row, "crashCount"))
     }
 
     static func quarantineEntry(_ db: Database, _ file: PluginFileIdentity) throws -> QuarantineEntry? {

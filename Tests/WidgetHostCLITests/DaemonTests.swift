@@ -3,7 +3,8 @@ import Testing
 import WidgetHostCenter
 import WidgetHostControl
 import WidgetHostScheduler
-import WidgetHostStore
+
+@testable import WidgetHostStore
 
 /// A real `widgethost run` process, its log in a file, its socket in a short temp dir.
 final class DaemonProcess {
@@ -16,12 +17,19 @@ final class DaemonProcess {
 
     /// A daemon for `configuration` (JSON text; `@BUILD@` is replaced by the build directory,
     /// `@FIXTURES@` by the faulty fixtures' directory).
-    init(_ name: String, configuration: String) throws {
+    /// `stateDirectory`: a subdirectory (created) for the state file, e.g. to mount a small file system on.
+    init(_ name: String, configuration: String, stateDirectory: String? = nil) throws {
         directory = "/tmp/wh-\(getpid())-\(name)"
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         config = directory + "/host.json"
-        state = directory + "/state.sqlite"
+        if let stateDirectory {
+            try FileManager.default.createDirectory(
+                atPath: directory + "/" + stateDirectory, withIntermediateDirectories: true)
+            state = directory + "/" + stateDirectory + "/state.sqlite"
+        } else {
+            state = directory + "/state.sqlite"
+        }
         socket = directory + "/control.sock"
         log = directory + "/daemon.log"
         let text = configuration.replacingOccurrences(of: "@BUILD@", with: CLI.buildDirectory)
@@ -32,12 +40,21 @@ final class DaemonProcess {
     /// Starts the daemon and waits (bounded) until it answers `hello`.
     @discardableResult
     /// `standardInput`: the configuration goes to the daemon's standard input (`--config -`).
-    func start(wait: Bool = true, environment extra: [String: String] = [:], standardInput: Bool = false) throws
-        -> Process
-    {
+    /// `descriptorLimit`: the daemon runs with this RLIMIT_NOFILE (soft and hard).
+    func start(
+        wait: Bool = true, environment extra: [String: String] = [:], standardInput: Bool = false,
+        descriptorLimit: Int? = nil
+    ) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.executable)
-        process.arguments = ["run", "--config", standardInput ? "-" : config, "--state", state, "--socket", socket]
+        let arguments = ["run", "--config", standardInput ? "-" : config, "--state", state, "--socket", socket]
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", CLI.executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: CLI.executable)
+            process.arguments = arguments
+        }
         if standardInput { process.standardInput = FileHandle(forReadingAtPath: config) }
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = directory + "/data"
@@ -307,7 +324,11 @@ struct DaemonTests {
                 #"{"plugins":[{"path":"@BUILD@/libCharacterPlugin.so"}],"instances":[{"id":"a","plugin":"libCharacterPlugin.so","kind":"com.widgethost.leaderboard","family":"systemHuge"}]}"#,
                 #"instances[0].family: unknown family "systemHuge""#
             ),
-            (#"{"instances": [}"#, "host.json: not valid JSON"),
+            (#"{"instances": [}"#, "host.json:1:16: not valid JSON"),
+            (
+                "{\"instances\": [],\n \"failures\": {\"quarantineAfterCrashes\": 1e300}}",
+                "host.json:2:41: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 1e300"
+            ),
             ("{\"instances\": [],\n  \"colour\": 1}", "host.json:2:13: colour: unknown field"),
         ]
         for (index, (text, expected)) in cases.enumerated() {

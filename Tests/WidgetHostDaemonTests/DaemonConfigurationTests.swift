@@ -106,13 +106,43 @@ struct DaemonConfigurationTests {
             ),
             (
                 "{ \"instances\": [], \"failures\": { \"quarantineAfterCrashes\": 0 } }", [],
-                "failures.quarantineAfterCrashes: expected a whole number ≥ 1"
+                "host.json:1:60: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 0"
             ),
             ("{ \"instances\": [], \"scheduler\": { \"budget\": 3 } }", [], "scheduler.budget: unknown field"),
             (
                 "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"maxTasks\": -1 } }] }",
                 ["a.so"],
-                "plugins[0].sandbox.maxTasks: expected a whole number ≥ 1"
+                "plugins[0].sandbox.maxTasks: expected a whole number from 1 to 1099511627776, found -1"
+            ),
+            // Numbers that once trapped or were rounded through Double: refused with the field.
+            (
+                "{ \"instances\": [], \"failures\": { \"quarantineAfterCrashes\": 1e300 } }", [],
+                "failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 1e300"
+            ),
+            (
+                "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"openFiles\": 9007199254740993 } }] }",
+                ["a.so"],
+                "plugins[0].sandbox.openFiles: expected a whole number from 1 to 1099511627776, found 9007199254740993"
+            ),
+            (
+                "{ \"instances\": [], \"scheduler\": { \"frequentAllowance\": 1e300 } }", [],
+                "scheduler.frequentAllowance: expected a whole number from 0 to 1000000000, found 1e300"
+            ),
+            (
+                "{ \"instances\": [], \"scheduler\": { \"frequentAllowance\": 99999999999999999999999 } }", [],
+                "scheduler.frequentAllowance: expected a whole number from 0 to 1000000000, found 99999999999999999999999"
+            ),
+            (
+                "{ \"instances\": [], \"scheduler\": {\n \"minimumReloadInterval\": 1e300 } }", [],
+                "host.json:2:27: scheduler.minimumReloadInterval: expected a duration from 0 to 10 years"
+            ),
+            (
+                "{ \"instances\": [], \"scheduler\": { \"backoffCap\": \"99999999d\" } }", [],
+                "scheduler.backoffCap: expected a duration from 0 to 10 years"
+            ),
+            (
+                "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": -1 }], \"plugins\": [{\"path\": \"p\"}] }",
+                ["p"], "instances[0].timeout: expected a duration from 0 to 10 years"
             ),
         ]
         for (text, files, expected) in cases {

@@ -1,0 +1,105 @@
+import GRDB
+import WidgetHostModel
+
+/// A row of the state file that failed its checks at start and was set
+/// aside (moved to the `rejected_row` table) instead of loaded.
+public struct RejectedRow: Sendable, Hashable, CustomStringConvertible {
+    /// The table the row was in (`instance`, `timeline`, `free_ledger`, ...).
+    public var table: String
+    /// Its key: the instance id, the app, the row id.
+    public var key: String
+    /// What was wrong: `policyDate is 1e+25, expected a time between 1970-01-01 and 9999-12-31 (seconds since 1970)`.
+    public var detail: String
+
+    public init(table: String, key: String, detail: String) {
+        self.table = table
+        self.key = key
+        self.detail = detail
+    }
+
+    public var description: String { "\(table) row \(key): \(detail)" }
+}
+
+/// Reads the columns of one stored row, checking every number against
+/// ``Bounds`` (times 1970-9999, durations 0-10 years, counts as exact
+/// integers) and every value's type, so that no value read back from the
+/// state file can trap later. A problem is a ``StateStoreError/corruptRow(table:key:detail:)``.
+///
+/// ```swift
+/// let check = RowCheck(table: "instance", key: id)
+/// let added = try check.time(row, "addedAt")
+/// let due = try check.optionalTime(row, "policyDue")
+/// ```
+struct RowCheck {
+    let table: String
+    let key: String
+
+    func corrupt(_ detail: String) -> StateStoreError { .corruptRow(table: table, key: key, detail: detail) }
+
+    /// The column decoded as `T` (NULL in a non-optional, or another type, is a problem).
+    func value<T: DatabaseValueConvertible>(_ row: Row, _ column: String, as type: T.Type = T.self) throws -> T {
+        do {
+            return try row.decode(T.self, forColumn: column)
+        } catch {
+            throw corrupt("\(column) is \(row[column] as DatabaseValue? ?? .null), expected a \(T.self)")
+        }
+    }
+
+    /// An optional column decoded as `T`.
+    func optional<T: DatabaseValueConvertible>(_ type: T.Type, _ row: Row, _ column: String) throws -> T? {
+        do {
+            return try row.decode(T?.self, forColumn: column)
+        } catch {
+            throw corrupt("\(column) is \(row[column] as DatabaseValue? ?? .null), expected a \(T.self) or NULL")
+        }
+    }
+
+    /// A time column: a number between 1970 and 9999.
+    func time(_ row: Row, _ column: String) throws -> Double {
+        try time(try value(row, column, as: Double.self), column)
+    }
+
+    /// An optional time column.
+    func optionalTime(_ row: Row, _ column: String) throws -> Double? {
+        guard let seconds = try optional(Double.self, row, column) else { return nil }
+        return try time(seconds, column)
+    }
+
+    /// An integer column holding an integer (SQLite keeps `1.5` written to
+    /// an INTEGER column as a REAL: refused, not truncated).
+    func integer(_ row: Row, _ column: String) throws -> Int64 {
+        let value: DatabaseValue = row[column] ?? .null
+        switch value.storage {
+        case .int64(let number): return number
+        case .double(let number):
+            guard let exact = Bounds.exactInt(number) else {
+                throw corrupt("\(column) is \(number), expected a whole number")
+            }
+            return Int64(exact)
+        default: throw corrupt("\(column) is \(value), expected a whole number")
+        }
+    }
+
+    /// A count column: a whole number from 0 to 10^9.
+    func count(_ row: Row, _ column: String) throws -> Int {
+        let number = try integer(row, column)
+        guard (0...1_000_000_000).contains(number) else {
+            throw corrupt("\(column) is \(number), expected a whole number from 0 to 1000000000")
+        }
+        return Int(number)
+    }
+
+    @discardableResult
+    func time(_ seconds: Double, _ field: String) throws -> Double {
+        do { return try Bounds.time(seconds, field: field) } catch { throw corrupt(error.description) }
+    }
+
+    @discardableResult
+    func duration(_ seconds: Double, _ field: String) throws -> Double {
+        do { return try Bounds.duration(seconds, field: field) } catch { throw corrupt(error.description) }
+    }
+
+    func finite(_ value: Double, _ field: String) throws {
+        guard value.isFinite else { throw corrupt("\(field) is \(value), expected a finite number") }
+    }
+}
