@@ -59,10 +59,14 @@ typealias ScenarioError = DocumentError
 
 /// Reads scenario files.
 enum ScenarioParser {
-    static func load(_ path: String, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+    /// Reads a scenario; `days` (the `--days` flag) overrides the file's
+    /// `"days"`, also for the span of its `randomViews`.
+    static func load(_ path: String, seed overrideSeed: UInt64?, days overrideDays: Double? = nil)
+        throws(ScenarioError) -> Scenario
+    {
         let reader = try DocumentReader(file: path, documentation: "docs/simulate.md")
         let parser = ScenarioParser.Context(reader: reader)
-        return try parser.scenario(reader.root, seed: overrideSeed)
+        return try parser.scenario(reader.root, seed: overrideSeed, days: overrideDays)
     }
 
     /// Scenario-specific reading on top of the shared ``DocumentReader``.
@@ -81,7 +85,9 @@ enum ScenarioParser {
                 "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
         }
 
-        func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+        func scenario(_ root: JSONValue, seed overrideSeed: UInt64?, days overrideDays: Double? = nil)
+            throws(ScenarioError) -> Scenario
+        {
             let top = try reader.members(
                 root, "(top level)",
                 allowed: [
@@ -100,6 +106,7 @@ enum ScenarioParser {
                 throw reader.fail("instances", "required: a non-empty array of instances")
             }
             var instances: [Scenario.Instance] = []
+            var seen: Set<String> = []
             var late: Set<String> = []
             var addEvents: [Scenario.Event] = []
             for (index, item) in instanceList.enumerated() {
@@ -111,7 +118,7 @@ enum ScenarioParser {
                         "addAt",
                     ])
                 let id = try reader.requiredString(m["id"], "\(field).id")
-                guard !instances.contains(where: { $0.id == id }) else {
+                guard seen.insert(id).inserted else {
                     throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
                 }
                 let familyName = try reader.string(m["family"], "\(field).family") ?? "systemSmall"
@@ -154,8 +161,9 @@ enum ScenarioParser {
                 throw reader.fail("events", "expected an array, found a \(value.typeName)")
             }
             if let value = top["randomViews"] {
+                let fileDays = try reader.number(top["days"], "days")
                 events += try randomViews(
-                    value, start: start, days: try reader.number(top["days"], "days"), seed: seed ?? 1, ids: ids)
+                    value, start: start, days: overrideDays ?? fileDays, seed: seed ?? 1, ids: ids)
             }
             // Stable: events at the same time keep their file order.
             events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
@@ -264,6 +272,9 @@ enum ScenarioParser {
                 let id = try reader.requiredString(m["instance"], "\(field).instance")
                 guard ids.contains(id) else { throw reader.fail("\(field).instance", "no instance \"\(id)\"") }
                 let perDay = try reader.number(m["perDay"], "\(field).perDay") ?? 12
+                guard perDay >= 0, perDay <= 86_400 else {
+                    throw reader.fail("\(field).perDay", "expected a number of views from 0 to 86400, found \(perDay)")
+                }
                 let length = try reader.duration(m["duration"], "\(field).duration") ?? 300
                 let count = Int((perDay * span / 86_400).rounded())
                 for _ in 0..<count {

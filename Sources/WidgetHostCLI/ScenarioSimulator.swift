@@ -177,11 +177,16 @@ struct ScenarioSimulator {
 
     func summarize(_ reloads: [Reload], scheduler: ReloadScheduler, end: Double) -> [Summary] {
         let window = scenario.configuration.budgetWindow
+        // One pass over the reloads, grouped by instance (not a filter per instance).
+        var byInstance: [String: [Int]] = [:]
+        for (position, reload) in reloads.enumerated() {
+            byInstance[reload.decision.instanceID, default: []].append(position)
+        }
         return scenario.instances.map { instance in
             var summary = Summary(instance: instance.id)
-            let mine = reloads.filter { $0.decision.instanceID == instance.id }
             var counted: [Double] = []
-            for reload in mine {
+            for position in byInstance[instance.id] ?? [] {
+                let reload = reloads[position]
                 let decision = reload.decision
                 if decision.charge.isCounted {
                     summary.counted += 1

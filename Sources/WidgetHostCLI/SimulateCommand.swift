@@ -68,13 +68,15 @@ struct SimulateCommand: ParsableCommand {
     func run() throws {
         let scenario: Scenario
         do {
-            scenario = try ScenarioParser.load(config, seed: seed)
+            scenario = try ScenarioParser.load(config, seed: seed, days: days)
         } catch {
             throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
         let (paths, configurations) = try resolvePlugins(scenario, isolation: isolation)
         let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
+        // A temporary root is the run's own: it goes when the run ends.
+        defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
         var simulator = ScenarioSimulator(
             scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },

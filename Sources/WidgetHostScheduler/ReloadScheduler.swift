@@ -337,7 +337,8 @@ public struct ReloadScheduler: Sendable {
         // Developer mode lifts the minimum interval to a 1-second floor that
         // keeps virtual time moving; `constrain` reports the interval it lifted.
         let floor =
-            time + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
+            time
+            + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
         switch timeline.policy {
         case .never:
             return nil

@@ -1,6 +1,5 @@
 import WidgetHostModel
-
-@testable import WidgetHostScheduler
+import WidgetHostScheduler
 
 /// The oracle: the scheduler as it was before the index, a plain scan over
 /// every instance for every question (O(N) per event). Obviously correct and
@@ -192,7 +191,8 @@ struct ScanScheduler: Sendable {
         // Developer mode lifts the minimum interval to a 1-second floor that
         // keeps virtual time moving; `constrain` reports the interval it lifted.
         let floor =
-            time + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
+            time
+            + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
         switch timeline.policy {
         case .never:
             return nil

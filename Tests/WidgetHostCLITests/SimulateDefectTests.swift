@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// The defects of issue 17, each run through the real `widgethost simulate`.
+@Suite("widgethost simulate: --days, temporary folders")
+struct SimulateDefectTests {
+    @Test func randomViewsFollowDaysFromTheCommandLine() throws {
+        let directory = CLI.temporaryDirectory("random-views-days")
+        let path = directory + "/views.json"
+        let scenario = """
+            {"start": "2026-11-23T00:00:00Z", "seed": 3,
+             "instances": [{"id": "seen", "plugin": "libCharacterPlugin.so",
+                            "kind": "com.widgethost.character-detail", "visible": false}],
+             "randomViews": [{"instance": "seen", "perDay": 24, "duration": "5m"}]}
+            """
+        try scenario.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLI.run([
+            "simulate", "--config", path, "--days", "3", "--json", "--events", "--plugin-dir", CLI.buildDirectory,
+            "--data-dir", directory + "/data",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let document = try CLI.json(result.stdout)
+        let shows = (document["events"] as? [[String: Any]] ?? []).compactMap { $0["time"] as? String }
+        // 24 views a day (a show and a hide each) over the 3 days asked for,
+        // not over the file's default of 1 day.
+        #expect(shows.count == 2 * 24 * 3, "\(shows.count) events")
+        #expect(shows.contains { $0.hasPrefix("2026-11-25") })
+    }
+
+    @Test func simulateLeavesNoTemporaryFolderBehind() throws {
+        let tmp = CLI.temporaryDirectory("simulate-tmpdir") + "/tmp"
+        try? FileManager.default.removeItem(atPath: tmp)
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let scenario = CLI.repositoryRoot + "/samples/scenarios/01-policies.json"
+        let run = CLI.shell("TMPDIR='\(tmp)' '\(CLI.executable)' simulate --config '\(scenario)' --json >/dev/null")
+        #expect(run.status == 0, "\(run.output)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: tmp)
+        #expect(!left.contains { $0.hasPrefix("widgethost-simulate-") }, "left behind: \(left)")
+    }
+}
