@@ -115,11 +115,21 @@ enum ScenarioParser {
                     item, field,
                     allowed: [
                         "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
-                        "addAt",
+                        "addAt", "count",
                     ])
-                let id = try reader.requiredString(m["id"], "\(field).id")
-                guard seen.insert(id).inserted else {
-                    throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                let baseID = try reader.requiredString(m["id"], "\(field).id")
+                let count = try reader.number(m["count"], "\(field).count") ?? 1
+                guard count >= 1, count <= 1_000_000, count.rounded() == count else {
+                    throw reader.fail(
+                        "\(field).count", "expected a whole number of copies from 1 to 1000000, found \(count)")
+                }
+                // `"count": N` places N copies, "id-1" to "id-N".
+                let copies = Int(count)
+                let ids = copies == 1 ? [baseID] : (1...copies).map { "\(baseID)-\($0)" }
+                for id in ids {
+                    guard seen.insert(id).inserted else {
+                        throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                    }
                 }
                 let familyName = try reader.string(m["family"], "\(field).family") ?? "systemSmall"
                 guard let family = WidgetFamily(name: familyName) else {
@@ -135,20 +145,24 @@ enum ScenarioParser {
                     }
                     for (name, member) in list { configurationMembers[name] = member.compactText(limit: .max) }
                 }
-                instances.append(
-                    Scenario.Instance(
-                        id: id, plugin: try reader.requiredString(m["plugin"], "\(field).plugin"),
-                        kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
-                        app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
-                        visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
-                        usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
-                        timeout: try reader.duration(m["timeout"], "\(field).timeout")))
-                if m["addAt"] != nil {
-                    late.insert(id)
-                    addEvents.append(
-                        Scenario.Event(
-                            time: try time(m["addAt"], "\(field).addAt", start: start), action: .add(id),
-                            label: "add \(id)"))
+                let instance = Scenario.Instance(
+                    id: baseID, plugin: try reader.requiredString(m["plugin"], "\(field).plugin"),
+                    kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
+                    app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
+                    visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
+                    usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
+                    timeout: try reader.duration(m["timeout"], "\(field).timeout"))
+                let addAt = try m["addAt"].map { value throws(ScenarioError) in
+                    try time(value, "\(field).addAt", start: start)
+                }
+                for id in ids {
+                    var copy = instance
+                    copy.id = id
+                    instances.append(copy)
+                    if let addAt {
+                        late.insert(id)
+                        addEvents.append(Scenario.Event(time: addAt, action: .add(id), label: "add \(id)"))
+                    }
                 }
             }
             let ids = Set(instances.map(\.id))

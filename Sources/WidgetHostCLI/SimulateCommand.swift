@@ -59,6 +59,10 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "Print JSON for machines instead of text (schema: docs/simulate.md).")
     var json = false
 
+    @Flag(
+        help: "Call the plugin for every reload, even when a deterministic kind was just asked the same question.")
+    var noMemo = false
+
     func validate() throws {
         if let days, !(days > 0 && days <= 366) {
             throw ValidationError("--days must be between 0 and 366, got \(days)")
@@ -73,7 +77,7 @@ struct SimulateCommand: ParsableCommand {
             throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
-        let (paths, configurations) = try resolvePlugins(scenario, isolation: isolation)
+        let (paths, configurations, deterministic) = try resolvePlugins(scenario, isolation: isolation)
         let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
         // A temporary root is the run's own: it goes when the run ends.
         defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
@@ -83,7 +87,12 @@ struct SimulateCommand: ParsableCommand {
             isolation: isolation)
         simulator.trackDisplay = display
         simulator.mode = isolationMode.isolation
-        let result = simulator.run(days: days ?? scenario.days ?? 1)
+        if !noMemo { simulator.deterministicKinds = deterministic }
+        let runDays = days ?? scenario.days ?? 1
+        let bar = SimulationProgress.stderrIsTerminal ? SimulationProgress(start: scenario.start, days: runDays) : nil
+        if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
+        let result = simulator.run(days: runDays)
+        bar?.finish()
         if json {
             print(JSONReport.encode(SimulationReport.json(result)))
         } else {
@@ -101,7 +110,7 @@ struct SimulateCommand: ParsableCommand {
     /// Returns each plugin's path, and each instance's configuration JSON.
     func resolvePlugins(
         _ scenario: Scenario, isolation: IsolationOptions
-    ) throws -> (paths: [String: String], configurations: [String: String]) {
+    ) throws -> (paths: [String: String], configurations: [String: String], deterministicKinds: Set<String>) {
         var configurations: [String: String] = [:]
         let absolute = IsolatedRunnerPath.absolute(config)
         let scenarioDirectory = absolute.lastIndex(of: "/").map { String(absolute[..<$0]) } ?? "."
@@ -110,6 +119,7 @@ struct SimulateCommand: ParsableCommand {
         if let executable = RunnerLocator.executableDirectory() { directories.append(executable) }
         var paths: [String: String] = [:]
         var descriptions: [String: PluginDescription] = [:]
+        var deterministic: Set<String> = []
         for instance in scenario.instances {
             let name = instance.plugin
             if paths[name] == nil {
@@ -138,11 +148,12 @@ struct SimulateCommand: ParsableCommand {
                     "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
                 )
             }
+            if kind.isDeterministic { deterministic.insert(name + "\u{0}" + kind.id) }
             switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
             case .success(let json): configurations[instance.id] = json
             case .failure(let problem): throw UsageError("\(config): instance \(instance.id): \(problem)")
             }
         }
-        return (paths, configurations)
+        return (paths, configurations, deterministic)
     }
 }

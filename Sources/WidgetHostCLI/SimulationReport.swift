@@ -79,7 +79,10 @@ enum SimulationReport {
         }
 
         lines.append("")
-        lines.append("Summary (\(result.pluginCalls) plugin calls)")
+        lines.append(
+            "Summary (\(result.pluginCalls) plugin calls"
+                + (result.memoizedCalls > 0 ? ", \(result.memoizedCalls) answers reused (deterministic kinds)" : "")
+                + ")")
         lines.append(
             "INSTANCE".padding(toLength: 14) + "COUNTED".padding(toLength: 9) + "FREE".padding(toLength: 6)
                 + "DEFERRED".padding(toLength: 10) + "FAILED".padding(toLength: 8) + "MAX/24H".padding(toLength: 9)
@@ -163,6 +166,7 @@ enum SimulationReport {
         var seed: UInt64?
         var developerMode: Bool
         var pluginCalls: Int
+        var memoizedCalls: Int
         var reloads: [JSONReload]
         var events: [JSONEvent]
         var stacks: [JSONStack]
@@ -183,6 +187,7 @@ enum SimulationReport {
             scenario: result.scenario.file, start: Timestamp.iso8601(result.scenario.start),
             end: Timestamp.iso8601(result.end), seed: result.scenario.seed,
             developerMode: result.scenario.configuration.developerMode, pluginCalls: result.pluginCalls,
+            memoizedCalls: result.memoizedCalls,
             reloads: result.reloads.map { reload in
                 let d = reload.decision
                 var freeReason: String?

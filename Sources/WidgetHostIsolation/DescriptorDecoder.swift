@@ -43,7 +43,8 @@ enum DescriptorDecoder {
                 KindDescription(
                     id: kindID, displayName: displayName, summary: summary, familyBits: families,
                     needsNetwork: flags & UInt32(WH_KIND_NEEDS_NETWORK.rawValue) != 0,
-                    entryPoints: entryPoints, parameters: parameters))
+                    entryPoints: entryPoints, parameters: parameters,
+                    isDeterministic: flags & UInt32(WH_KIND_DETERMINISTIC.rawValue) != 0))
         }
         let hasWarmUp = reader.u32() != 0
         let plugin = PluginDescription(

@@ -38,3 +38,51 @@ struct SimulateDefectTests {
         #expect(!left.contains { $0.hasPrefix("widgethost-simulate-") }, "left behind: \(left)")
     }
 }
+
+/// `widgethost simulate` at scale: copies of an instance, answers reused.
+@Suite("widgethost simulate: at scale")
+struct SimulateScaleTests {
+    @Test func identicalCallsOfDeterministicKindsShareOneAnswerAndChangeNothing() throws {
+        let directory = CLI.temporaryDirectory("simulate-memo")
+        let path = directory + "/copies.json"
+        let scenario = """
+            {"start": "2026-11-23T00:00:00Z", "days": 1,
+             "instances": [
+               {"id": "hero", "count": 20, "plugin": "libCharacterPlugin.so",
+                "kind": "com.widgethost.character-detail", "configuration": {"health": 0.25}},
+               {"id": "market", "count": 5, "plugin": "libMarketHoursPlugin.so",
+                "kind": "com.widgethost.market-hours"}]}
+            """
+        try scenario.write(toFile: path, atomically: true, encoding: .utf8)
+        func run(_ extra: [String]) throws -> [String: Any] {
+            let result = try CLI.run(
+                ["simulate", "--config", path, "--json", "--plugin-dir", CLI.buildDirectory, "--data-dir", directory]
+                    + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try CLI.json(result.stdout)
+        }
+        let memoized = try run([])
+        let called = try run(["--no-memo"])
+        let reloads = (memoized["reloads"] as? [[String: Any]]) ?? []
+        #expect(reloads.count > 25)
+        #expect(Set(reloads.compactMap { $0["instance"] as? String }).count == 25)
+        // Every reload has the same time, reason, charge and outcome either way.
+        #expect(
+            (memoized["reloads"] as? NSArray)?.isEqual(to: (called["reloads"] as? [Any]) ?? []) == true)
+        #expect((called["pluginCalls"] as? Int) == reloads.count)
+        let calls = (memoized["pluginCalls"] as? Int) ?? 0
+        #expect(calls > 0 && calls < reloads.count / 4, "\(calls) calls for \(reloads.count) reloads")
+        #expect((memoized["memoizedCalls"] as? Int) == reloads.count - calls)
+    }
+
+    @Test func countPlacesCopiesAndRefusesBadCounts() throws {
+        let directory = CLI.temporaryDirectory("simulate-count")
+        let path = directory + "/bad.json"
+        try
+            #"{"start": "2026-11-23T00:00:00Z", "instances": [{"id": "a", "count": 0.5, "plugin": "x.so", "kind": "k"}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["simulate", "--config", path])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("instances[0].count"), "\(result.stderr)")
+    }
+}
