@@ -101,40 +101,53 @@ func bytesPerInstance<S: DrivenScheduler>(_ make: () -> S, count: Int) -> Int {
     return (after - before) / count
 }
 
-let benchmarks: @Sendable () -> Void = {
-    let eventMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal]
-    for count in [1_000, 10_000, 100_000] {
-        let driver = Driver(ReloadScheduler(), instances: count)
-        driver.warmUp(seconds: 3_600)
-        Benchmark(
-            "ReloadScheduler events, \(count) instances",
-            configuration: .init(
-                metrics: eventMetrics, scalingFactor: .kilo, maxDuration: .seconds(5), maxIterations: 1_000)
-        ) { benchmark in
+/// A driver made in a benchmark's setup (each benchmark runs in its own
+/// process: only its own instances are built) and dropped in its teardown.
+final class Prepared<S: DrivenScheduler>: @unchecked Sendable {
+    var driver: Driver<S>?
+}
+
+/// Registers an events benchmark of `make()` at `count` instances.
+func eventsBenchmark<S: DrivenScheduler>(
+    _ name: String, count: Int, warmUp: Double, scaling: BenchmarkScalingFactor, _ make: @escaping () -> S
+) {
+    let prepared = Prepared<S>()
+    Benchmark(
+        name,
+        configuration: .init(
+            metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: scaling, maxDuration: .seconds(5),
+            maxIterations: 1_000),
+        closure: { benchmark in
+            guard let driver = prepared.driver else { return }
             for _ in benchmark.scaledIterations { driver.step() }
+        },
+        setup: {
+            let driver = Driver(make(), instances: count)
+            driver.warmUp(seconds: warmUp)
+            prepared.driver = driver
+        },
+        teardown: { prepared.driver = nil })
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let perInstance = BenchmarkMetric.custom(
+        "resident bytes per instance", polarity: .prefersSmaller, useScalingFactor: false)
+    for count in [1_000, 10_000, 100_000] {
+        eventsBenchmark("ReloadScheduler events, \(count) instances", count: count, warmUp: 3_600, scaling: .kilo) {
+            ReloadScheduler()
         }
         Benchmark(
             "ReloadScheduler memory, \(count) instances",
-            configuration: .init(
-                metrics: [.custom("resident bytes per instance", polarity: .prefersSmaller, useScalingFactor: false)],
-                maxIterations: 1)
+            configuration: .init(metrics: [perInstance], maxIterations: 1)
         ) { benchmark in
-            benchmark.measurement(
-                .custom("resident bytes per instance", polarity: .prefersSmaller, useScalingFactor: false),
-                bytesPerInstance({ ReloadScheduler() }, count: count))
+            benchmark.measurement(perInstance, bytesPerInstance({ ReloadScheduler() }, count: count))
         }
     }
     // The baseline: the plain scan, O(N) per event (at 100k it would take hours).
-    for count in [1_000, 10_000] {
-        let driver = Driver(ScanScheduler(), instances: count)
-        driver.warmUp(seconds: count <= 1_000 ? 3_600 : 60)
-        Benchmark(
-            "ScanScheduler (oracle) events, \(count) instances",
-            configuration: .init(
-                metrics: eventMetrics, scalingFactor: count <= 1_000 ? .kilo : .one, maxDuration: .seconds(5),
-                maxIterations: 1_000)
-        ) { benchmark in
-            for _ in benchmark.scaledIterations { driver.step() }
-        }
+    eventsBenchmark("ScanScheduler (oracle) events, 1000 instances", count: 1_000, warmUp: 3_600, scaling: .kilo) {
+        ScanScheduler()
+    }
+    eventsBenchmark("ScanScheduler (oracle) events, 10000 instances", count: 10_000, warmUp: 60, scaling: .one) {
+        ScanScheduler()
     }
 }
