@@ -63,9 +63,18 @@ struct SimulateCommand: ParsableCommand {
         help: "Call the plugin for every reload, even when a deterministic kind was just asked the same question.")
     var noMemo = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Report the requests per minute a server would see from this many devices running the scenario, with and without jitter.",
+            valueName: "devices"))
+    var fleet: Int?
+
     func validate() throws {
         if let days, !(days > 0 && days <= 366) {
             throw ValidationError("--days must be between 0 and 366, got \(days)")
+        }
+        if let fleet, !(1...1_000_000).contains(fleet) {
+            throw ValidationError("--fleet must be between 1 and 1000000 devices, got \(fleet)")
         }
     }
 
@@ -93,10 +102,14 @@ struct SimulateCommand: ParsableCommand {
         if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
         let result = simulator.run(days: runDays)
         bar?.finish()
+        let herd = fleet.map { FleetReport.make(result, devices: $0) }
         if json {
-            print(JSONReport.encode(SimulationReport.json(result)))
+            var document = SimulationReport.json(result)
+            document.fleet = herd
+            print(JSONReport.encode(document))
         } else {
             print(SimulationReport.text(result, showEvents: events))
+            if let herd { print("\n" + herd.text) }
         }
     }
 

@@ -172,6 +172,8 @@ enum SimulationReport {
         var stacks: [JSONStack]
         var display: [JSONDisplay]
         var summary: [JSONSummary]
+        /// `--fleet N`: the requests a server would see from N devices.
+        var fleet: FleetReport?
     }
 
     static func deferral(_ value: Deferral?) -> JSONDeferral? {

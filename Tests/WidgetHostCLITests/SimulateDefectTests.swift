@@ -86,3 +86,31 @@ struct SimulateScaleTests {
         #expect(result.stderr.contains("instances[0].count"), "\(result.stderr)")
     }
 }
+
+/// `simulate --fleet N`: the herd a server would see.
+@Suite("widgethost simulate --fleet")
+struct SimulateFleetTests {
+    @Test func jitterFlattensTheHerdOfASharedDate() throws {
+        let path = CLI.repositoryRoot + "/samples/scenarios/09-jitter.json"
+        let result = try CLI.run([
+            "simulate", "--config", path, "--json", "--fleet", "1000", "--data-dir",
+            CLI.temporaryDirectory("simulate-fleet"),
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let fleet = try #require(try CLI.json(result.stdout)["fleet"] as? [String: Any])
+        let with = try #require(fleet["withJitter"] as? [String: Any])
+        let without = try #require(fleet["withoutJitter"] as? [String: Any])
+        let perMinuteWith = (with["perMinute"] as? [Int]) ?? []
+        let perMinuteWithout = (without["perMinute"] as? [Int]) ?? []
+        // The same requests, spread differently.
+        #expect(perMinuteWith.reduce(0, +) == perMinuteWithout.reduce(0, +))
+        #expect(perMinuteWith.reduce(0, +) > 0)
+        // Five instances share one after(date): without jitter the 5,000
+        // requests land within the clocks' ±2 s, with it over 2 minutes.
+        let peakWith = (with["peakPerSecond"] as? Int) ?? 0
+        let peakWithout = (without["peakPerSecond"] as? Int) ?? 0
+        #expect(peakWith * 5 <= peakWithout, "busiest second with jitter \(peakWith), without \(peakWithout)")
+        let bad = try CLI.run(["simulate", "--config", path, "--fleet", "0"])
+        #expect(bad.status != 0 && bad.stderr.contains("--fleet"))
+    }
+}
