@@ -75,11 +75,16 @@ struct DueQueue: Sendable, Hashable {
     /// order, not sorted): a walk that stops at the first larger key on each
     /// branch, so it costs the number found times the arity.
     func collect(upTo bound: Double, into buffer: inout [Int]) {
+        collect(upTo: bound) { position, _ in buffer.append(position) }
+    }
+
+    /// Calls `body` with every position whose key is `≤ bound`, and its key.
+    func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
         guard let first = keys.first, first <= bound else { return }
         var stack: [Int] = [0]
         stack.reserveCapacity(16)
         while let i = stack.popLast() {
-            buffer.append(Int(positions[i]))
+            body(Int(positions[i]), keys[i])
             let child = 4 * i + 1
             var c = child
             while c < min(child + 4, keys.count) {

@@ -47,6 +47,12 @@ public struct ReloadScheduler: Sendable {
     private var byAppAndKind: [AppKind: [Int]] = [:]
     /// Positions of the instances that use location.
     private var locationUsers: [Int] = []
+    /// Per position: the coalescing deadline of the plan queued in `reloads`.
+    private var latest: [Double] = []
+    /// Per position: whether the plan has a candidate under the host-wide
+    /// free-reload cap (which moves it later as other instances consume the
+    /// cap): such a queued time is planned again before it is used.
+    private var underFreeCap: [Bool] = []
 
     private struct AppKind: Hashable, Sendable {
         var app: String
@@ -71,6 +77,8 @@ public struct ReloadScheduler: Sendable {
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
+        latest = []
+        underFreeCap = []
         for position in state.instances.indices {
             index[state.instances[position].instance.id] = position
             enter(position)
@@ -83,6 +91,8 @@ public struct ReloadScheduler: Sendable {
         byApp[instance.app, default: []].append(position)
         byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(position)
         if instance.usesLocation { locationUsers.append(position) }
+        latest.append(.infinity)
+        underFreeCap.append(false)
         replan(position)
         replanEntry(position)
     }
@@ -91,8 +101,19 @@ public struct ReloadScheduler: Sendable {
     private mutating func replan(_ position: Int) {
         let s = state.instances[position]
         let now = max(state.now ?? -Double.greatestFiniteMagnitude, s.addedAt)
-        reloads.set(position, to: plan(s, at: now)?.time ?? .infinity)
+        let planned = plan(s, at: now)
+        reloads.set(position, to: planned?.time ?? .infinity)
+        latest[position] = planned?.latest ?? .infinity
+        underFreeCap[position] = hasCappedCandidate(s)
         rechecks.set(position, to: recheckTime(s, now: now))
+    }
+
+    /// Whether a candidate of `s` is a free reload under the host-wide cap.
+    private func hasCappedCandidate(_ s: InstanceState) -> Bool {
+        if configuration.developerMode { return false }
+        if let r = s.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
+        if s.locationChangeAt != nil { return true }
+        return s.policyDue != nil && !appCharge(s.instance.app).isCounted
     }
 
     /// When the plan of `s` can change with no event but the passing of
@@ -164,6 +185,8 @@ public struct ReloadScheduler: Sendable {
         let removed = state.instances.remove(at: position).instance
         for later in position..<state.instances.count { index[state.instances[later].instance.id] = later }
         reloads.removePosition(position)
+        latest.remove(at: position)
+        underFreeCap.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int]) {
@@ -511,20 +534,24 @@ public struct ReloadScheduler: Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         let slack = max(0, configuration.coalescingCap)
         var bound = reloads.minimumKey + slack
-        var positions: [Int] = []
         var plans: [(time: Double, latest: Double)] = []
         while true {
-            positions.removeAll(keepingCapacity: true)
             plans.removeAll(keepingCapacity: true)
             // A queued time is never later than the plan, except for plans
             // made before `now` that are due by now: those are within `now`.
-            reloads.collect(upTo: max(bound, now), into: &positions)
+            // It is the plan's time unless the free-reload cap may have moved
+            // the plan since: then the instance is planned again.
             var earliest = Double.infinity
-            for position in positions {
-                let s = state.instances[position]
-                if let p = plan(s, at: max(now, s.addedAt)) {
-                    plans.append((p.time, p.latest))
-                    earliest = min(earliest, p.time)
+            reloads.collect(upTo: max(bound, now)) { position, key in
+                if underFreeCap[position] {
+                    let s = state.instances[position]
+                    if let p = plan(s, at: max(now, s.addedAt)) {
+                        plans.append((p.time, p.latest))
+                        earliest = min(earliest, p.time)
+                    }
+                } else {
+                    plans.append((key, latest[position]))
+                    earliest = min(earliest, key)
                 }
             }
             if earliest + slack <= bound { break }
