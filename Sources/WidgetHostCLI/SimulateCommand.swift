@@ -69,6 +69,12 @@ struct SimulateCommand: ParsableCommand {
             valueName: "devices"))
     var fleet: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Also write a self-contained HTML page with an SVG plot per instance (reloads, budget, entry changes).",
+            valueName: "file"))
+    var html: String?
+
     func validate() throws {
         if let days, !(days > 0 && days <= 366) {
             throw ValidationError("--days must be between 0 and 366, got \(days)")
@@ -94,15 +100,24 @@ struct SimulateCommand: ParsableCommand {
             scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },
             isolation: isolation)
-        simulator.trackDisplay = display
+        simulator.trackDisplay = display || html != nil
         simulator.mode = isolationMode.isolation
         if !noMemo { simulator.deterministicKinds = deterministic }
         let runDays = days ?? scenario.days ?? 1
         let bar = SimulationProgress.stderrIsTerminal ? SimulationProgress(start: scenario.start, days: runDays) : nil
         if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
-        let result = simulator.run(days: runDays)
+        var result = simulator.run(days: runDays)
         bar?.finish()
         let herd = fleet.map { FleetReport.make(result, devices: $0) }
+        if let html {
+            do {
+                try SimulationHTML.page(result).write(toFile: html, atomically: true, encoding: .utf8)
+            } catch {
+                throw UsageError("could not write the HTML report to \(html): \(error)")
+            }
+            // The display changes were tracked for the page; print them only if asked.
+            if !display { result.display = [] }
+        }
         if json {
             var document = SimulationReport.json(result)
             document.fleet = herd

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import WidgetHostCLI
+
 /// The defects of issue 17, each run through the real `widgethost simulate`.
 @Suite("widgethost simulate: --days, temporary folders")
 struct SimulateDefectTests {
@@ -112,5 +114,32 @@ struct SimulateFleetTests {
         #expect(peakWith * 5 <= peakWithout, "busiest second with jitter \(peakWith), without \(peakWithout)")
         let bad = try CLI.run(["simulate", "--config", path, "--fleet", "0"])
         #expect(bad.status != 0 && bad.stderr.contains("--fleet"))
+    }
+}
+
+/// `simulate --html FILE`: the plots, in one self-contained file.
+@Suite("widgethost simulate --html")
+struct SimulateHTMLTests {
+    @Test func writesOneSelfContainedPageWithAPlotPerInstance() throws {
+        let directory = CLI.temporaryDirectory("simulate-html")
+        let page = directory + "/report.html"
+        try? FileManager.default.removeItem(atPath: page)
+        let path = CLI.repositoryRoot + "/samples/scenarios/03-budget.json"
+        let result = try CLI.run([
+            "simulate", "--config", path, "--json", "--html", page, "--data-dir", directory + "/data",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let reloads = (try CLI.json(result.stdout)["reloads"] as? [[String: Any]]) ?? []
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.hasPrefix("<!doctype html>"))
+        #expect(html.contains("<h2>healed</h2>"))
+        // One mark per reload, counted and free told apart.
+        let counted = reloads.filter { $0["counted"] as? Bool == true }.count
+        #expect(html.components(separatedBy: "class=\"reload counted\"").count - 1 == counted)
+        #expect(html.components(separatedBy: "class=\"reload free\"").count - 1 == reloads.count - counted)
+        #expect(html.contains("class=\"deferral\""))
+        // Nothing fetched at view time, no script.
+        #expect(!html.contains("<script") && !html.contains("src=") && !html.contains("http"))
+        #expect(SimulationHTML.escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
     }
 }
