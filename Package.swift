@@ -18,9 +18,10 @@ let package = Package(
     products: [
         .executable(name: "widgethost", targets: ["widgethost"]),
         .executable(name: "widgethost-runner", targets: ["widgethost-runner"]),
-        .executable(name: "WidgetHostSchedulerBench", targets: ["WidgetHostSchedulerBench"]),
         .library(name: "WidgetHostKit", targets: ["WidgetHostKit"]),
         .library(name: "WidgetHostABI", targets: ["WidgetHostABI"]),
+        // The reload scheduler, for the benchmarks in Benchmarks/ (a separate package).
+        .library(name: "WidgetHostScheduler", targets: ["WidgetHostScheduler"]),
         // For apps: WidgetCenter.shared.reloadTimelines(ofKind:) and friends.
         .library(name: "WidgetHostCenter", targets: ["WidgetHostCenter"]),
         // First-party provider plugins, each a .so loaded through the C ABI.
@@ -133,12 +134,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            swiftSettings: strictSwift
-        ),
-        // Scheduler benchmark (not a test): swift run -c release WidgetHostSchedulerBench
-        .executableTarget(
-            name: "WidgetHostSchedulerBench",
-            dependencies: ["WidgetHostScheduler", "WidgetHostModel", "CWidgetHostSupport"],
             swiftSettings: strictSwift
         ),
         // The command-line interface.

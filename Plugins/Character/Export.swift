@@ -16,6 +16,7 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                     .string("character", default: "Power Panda", description: "The hero to show"),
                     .number("health", default: 0.25, description: "Current health, 0 to 1"),
                 ],
+                deterministic: true,
                 provider: CharacterHealthProvider()),
             WidgetKind(
                 "com.widgethost.leaderboard",

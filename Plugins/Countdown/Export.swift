@@ -18,6 +18,7 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                         description: "ISO 8601 date-time to count down to; empty: the next New Year (UTC)"),
                     .string("title", default: "New Year", description: "What is being counted down to"),
                 ],
+                deterministic: true,
                 provider: CountdownProvider())
         ])
 }

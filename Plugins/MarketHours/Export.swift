@@ -13,6 +13,7 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 displayName: "Market Hours",
                 description: "Whether the exchange is open, and until when.",
                 families: [.systemSmall, .systemMedium, .accessoryRectangular, .accessoryInline],
+                deterministic: true,
                 provider: MarketHoursProvider())
         ])
 }

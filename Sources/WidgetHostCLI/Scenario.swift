@@ -59,10 +59,14 @@ typealias ScenarioError = DocumentError
 
 /// Reads scenario files.
 enum ScenarioParser {
-    static func load(_ path: String, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+    /// Reads a scenario; `days` (the `--days` flag) overrides the file's
+    /// `"days"`, also for the span of its `randomViews`.
+    static func load(_ path: String, seed overrideSeed: UInt64?, days overrideDays: Double? = nil)
+        throws(ScenarioError) -> Scenario
+    {
         let reader = try DocumentReader(file: path, documentation: "docs/simulate.md")
         let parser = ScenarioParser.Context(reader: reader)
-        return try parser.scenario(reader.root, seed: overrideSeed)
+        return try parser.scenario(reader.root, seed: overrideSeed, days: overrideDays)
     }
 
     /// Scenario-specific reading on top of the shared ``DocumentReader``.
@@ -81,7 +85,9 @@ enum ScenarioParser {
                 "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
         }
 
-        func scenario(_ root: JSONValue, seed overrideSeed: UInt64?) throws(ScenarioError) -> Scenario {
+        func scenario(_ root: JSONValue, seed overrideSeed: UInt64?, days overrideDays: Double? = nil)
+            throws(ScenarioError) -> Scenario
+        {
             let top = try reader.members(
                 root, "(top level)",
                 allowed: [
@@ -100,6 +106,7 @@ enum ScenarioParser {
                 throw reader.fail("instances", "required: a non-empty array of instances")
             }
             var instances: [Scenario.Instance] = []
+            var seen: Set<String> = []
             var late: Set<String> = []
             var addEvents: [Scenario.Event] = []
             for (index, item) in instanceList.enumerated() {
@@ -108,11 +115,21 @@ enum ScenarioParser {
                     item, field,
                     allowed: [
                         "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
-                        "addAt",
+                        "addAt", "count",
                     ])
-                let id = try reader.requiredString(m["id"], "\(field).id")
-                guard !instances.contains(where: { $0.id == id }) else {
-                    throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                let baseID = try reader.requiredString(m["id"], "\(field).id")
+                let count = try reader.number(m["count"], "\(field).count") ?? 1
+                guard count >= 1, count <= 1_000_000, count.rounded() == count else {
+                    throw reader.fail(
+                        "\(field).count", "expected a whole number of copies from 1 to 1000000, found \(count)")
+                }
+                // `"count": N` places N copies, "id-1" to "id-N".
+                let copies = Int(count)
+                let ids = copies == 1 ? [baseID] : (1...copies).map { "\(baseID)-\($0)" }
+                for id in ids {
+                    guard seen.insert(id).inserted else {
+                        throw reader.fail("\(field).id", "\"\(id)\" is used twice; instance ids must be unique")
+                    }
                 }
                 let familyName = try reader.string(m["family"], "\(field).family") ?? "systemSmall"
                 guard let family = WidgetFamily(name: familyName) else {
@@ -128,20 +145,24 @@ enum ScenarioParser {
                     }
                     for (name, member) in list { configurationMembers[name] = member.compactText(limit: .max) }
                 }
-                instances.append(
-                    Scenario.Instance(
-                        id: id, plugin: try reader.requiredString(m["plugin"], "\(field).plugin"),
-                        kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
-                        app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
-                        visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
-                        usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
-                        timeout: try reader.duration(m["timeout"], "\(field).timeout")))
-                if m["addAt"] != nil {
-                    late.insert(id)
-                    addEvents.append(
-                        Scenario.Event(
-                            time: try time(m["addAt"], "\(field).addAt", start: start), action: .add(id),
-                            label: "add \(id)"))
+                let instance = Scenario.Instance(
+                    id: baseID, plugin: try reader.requiredString(m["plugin"], "\(field).plugin"),
+                    kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
+                    app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
+                    visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
+                    usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
+                    timeout: try reader.duration(m["timeout"], "\(field).timeout"))
+                let addAt = try m["addAt"].map { value throws(ScenarioError) in
+                    try time(value, "\(field).addAt", start: start)
+                }
+                for id in ids {
+                    var copy = instance
+                    copy.id = id
+                    instances.append(copy)
+                    if let addAt {
+                        late.insert(id)
+                        addEvents.append(Scenario.Event(time: addAt, action: .add(id), label: "add \(id)"))
+                    }
                 }
             }
             let ids = Set(instances.map(\.id))
@@ -154,8 +175,9 @@ enum ScenarioParser {
                 throw reader.fail("events", "expected an array, found a \(value.typeName)")
             }
             if let value = top["randomViews"] {
+                let fileDays = try reader.number(top["days"], "days")
                 events += try randomViews(
-                    value, start: start, days: try reader.number(top["days"], "days"), seed: seed ?? 1, ids: ids)
+                    value, start: start, days: overrideDays ?? fileDays, seed: seed ?? 1, ids: ids)
             }
             // Stable: events at the same time keep their file order.
             events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
@@ -264,6 +286,9 @@ enum ScenarioParser {
                 let id = try reader.requiredString(m["instance"], "\(field).instance")
                 guard ids.contains(id) else { throw reader.fail("\(field).instance", "no instance \"\(id)\"") }
                 let perDay = try reader.number(m["perDay"], "\(field).perDay") ?? 12
+                guard perDay >= 0, perDay <= 86_400 else {
+                    throw reader.fail("\(field).perDay", "expected a number of views from 0 to 86400, found \(perDay)")
+                }
                 let length = try reader.duration(m["duration"], "\(field).duration") ?? 300
                 let count = Int((perDay * span / 86_400).rounded())
                 for _ in 0..<count {

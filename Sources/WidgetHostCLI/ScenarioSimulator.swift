@@ -58,7 +58,10 @@ struct ScenarioSimulator {
         var stacks: [StackSample]
         var display: [DisplayChange]
         var summaries: [Summary]
+        /// Calls that reached a plugin.
         var pluginCalls: Int
+        /// Reloads answered from an identical call of a deterministic kind.
+        var memoizedCalls = 0
     }
 
     let scenario: Scenario
@@ -72,6 +75,27 @@ struct ScenarioSimulator {
     var mode: IsolationMode = .forkServer
     /// Record every change of what an instance shows.
     var trackDisplay = false
+    /// Kinds (plugin name, kind id) that declared `WH_KIND_DETERMINISTIC`:
+    /// identical calls (family, configuration, timeout, `now`) share one answer.
+    var deterministicKinds: Set<String> = []
+    /// Called after each wakeup with the virtual time, reloads so far and the
+    /// scheduler's instance count (the progress line).
+    var progress: ((_ now: Double, _ reloads: Int) -> Void)?
+
+    /// The one seam between the simulator and the isolation engine: every
+    /// plugin call of a run goes through here.
+    static func callPlugin(_ caller: PluginCaller, _ call: PluginCall) -> CallOutput {
+        caller.call(call)
+    }
+
+    /// What makes two timeline calls identical.
+    struct CallKey: Hashable {
+        var plugin: String
+        var kind: String
+        var family: WidgetFamily
+        var configuration: String
+        var timeout: Double?
+    }
 
     func run(days: Double) -> Result {
         let end = scenario.start + days * 86_400
@@ -103,6 +127,11 @@ struct ScenarioSimulator {
         var nextStackSample = scenario.stacks.map { _ in scenario.start }
         var lastWake = -Double.infinity
         var calls = 0
+        var memoized = 0
+        // Answers of deterministic kinds at the current virtual time (time
+        // only moves forward: older answers can never be asked for again).
+        var memo: [CallKey: CallOutput] = [:]
+        var memoTime = -Double.infinity
 
         while true {
             let eventTime = nextEvent < scenario.events.count ? scenario.events[nextEvent].time : .infinity
@@ -138,11 +167,28 @@ struct ScenarioSimulator {
                 for decision in batch.decisions {
                     guard let instance = instances[decision.instanceID] else { continue }
                     let visible = scheduler.instanceState(decision.instanceID)?.instance.isVisible ?? false
-                    calls += 1
-                    let call = PluginCall(
-                        .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
-                        configuration: instance.configuration, dataDirectory: dataDirectory(instance.plugin))
-                    let output = caller(pluginPaths[instance.plugin] ?? instance.plugin).call(call)
+                    let configuration = configurations[instance.id] ?? "{}"
+                    let key = CallKey(
+                        plugin: instance.plugin, kind: instance.kind, family: instance.family,
+                        configuration: configuration, timeout: instance.timeout)
+                    let deterministic = deterministicKinds.contains(instance.plugin + "\u{0}" + instance.kind)
+                    if memoTime != now {
+                        memo.removeAll(keepingCapacity: true)
+                        memoTime = now
+                    }
+                    let output: CallOutput
+                    if deterministic, let known = memo[key] {
+                        output = known
+                        memoized += 1
+                    } else {
+                        calls += 1
+                        let call = PluginCall(
+                            .timeline, kind: instance.kind, family: instance.family, now: now,
+                            timeout: instance.timeout, configuration: instance.configuration,
+                            dataDirectory: dataDirectory(instance.plugin))
+                        output = Self.callPlugin(caller(pluginPaths[instance.plugin] ?? instance.plugin), call)
+                        if deterministic { memo[key] = output }
+                    }
                     let outcome: ReloadOutcome
                     if let result = output.result {
                         outcome = .success(result.timeline)
@@ -159,6 +205,7 @@ struct ScenarioSimulator {
                             failure: output.failure))
                 }
             }
+            progress?(now, reloads.count)
             if trackDisplay {
                 for id in scheduler.instanceIDs {
                     guard let entry = scheduler.displayedEntry(of: id, at: now), shown[id] != entry.date else {
@@ -172,16 +219,22 @@ struct ScenarioSimulator {
         }
         return Result(
             scenario: scenario, end: end, reloads: reloads, events: events, stacks: stackSamples, display: display,
-            summaries: summarize(reloads, scheduler: scheduler, end: end), pluginCalls: calls)
+            summaries: summarize(reloads, scheduler: scheduler, end: end), pluginCalls: calls,
+            memoizedCalls: memoized)
     }
 
     func summarize(_ reloads: [Reload], scheduler: ReloadScheduler, end: Double) -> [Summary] {
         let window = scenario.configuration.budgetWindow
+        // One pass over the reloads, grouped by instance (not a filter per instance).
+        var byInstance: [String: [Int]] = [:]
+        for (position, reload) in reloads.enumerated() {
+            byInstance[reload.decision.instanceID, default: []].append(position)
+        }
         return scenario.instances.map { instance in
             var summary = Summary(instance: instance.id)
-            let mine = reloads.filter { $0.decision.instanceID == instance.id }
             var counted: [Double] = []
-            for reload in mine {
+            for position in byInstance[instance.id] ?? [] {
+                let reload = reloads[position]
                 let decision = reload.decision
                 if decision.charge.isCounted {
                     summary.counted += 1

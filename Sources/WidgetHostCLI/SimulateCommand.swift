@@ -59,33 +59,72 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "Print JSON for machines instead of text (schema: docs/simulate.md).")
     var json = false
 
+    @Flag(
+        help: "Call the plugin for every reload, even when a deterministic kind was just asked the same question.")
+    var noMemo = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Report the requests per minute a server would see from this many devices running the scenario, with and without jitter.",
+            valueName: "devices"))
+    var fleet: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Also write a self-contained HTML page with an SVG plot per instance (reloads, budget, entry changes).",
+            valueName: "file"))
+    var html: String?
+
     func validate() throws {
         if let days, !(days > 0 && days <= 366) {
             throw ValidationError("--days must be between 0 and 366, got \(days)")
+        }
+        if let fleet, !(1...1_000_000).contains(fleet) {
+            throw ValidationError("--fleet must be between 1 and 1000000 devices, got \(fleet)")
         }
     }
 
     func run() throws {
         let scenario: Scenario
         do {
-            scenario = try ScenarioParser.load(config, seed: seed)
+            scenario = try ScenarioParser.load(config, seed: seed, days: days)
         } catch {
             throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
-        let (paths, configurations) = try resolvePlugins(scenario, isolation: isolation)
+        let (paths, configurations, deterministic) = try resolvePlugins(scenario, isolation: isolation)
         let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
+        // A temporary root is the run's own: it goes when the run ends.
+        defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
         var simulator = ScenarioSimulator(
             scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },
             isolation: isolation)
-        simulator.trackDisplay = display
+        simulator.trackDisplay = display || html != nil
         simulator.mode = isolationMode.isolation
-        let result = simulator.run(days: days ?? scenario.days ?? 1)
+        if !noMemo { simulator.deterministicKinds = deterministic }
+        let runDays = days ?? scenario.days ?? 1
+        let bar = SimulationProgress.stderrIsTerminal ? SimulationProgress(start: scenario.start, days: runDays) : nil
+        if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
+        var result = simulator.run(days: runDays)
+        bar?.finish()
+        let herd = fleet.map { FleetReport.make(result, devices: $0) }
+        if let html {
+            do {
+                try SimulationHTML.page(result).write(toFile: html, atomically: true, encoding: .utf8)
+            } catch {
+                throw UsageError("could not write the HTML report to \(html): \(error)")
+            }
+            // The display changes were tracked for the page; print them only if asked.
+            if !display { result.display = [] }
+        }
         if json {
-            print(JSONReport.encode(SimulationReport.json(result)))
+            var document = SimulationReport.json(result)
+            document.fleet = herd
+            print(JSONReport.encode(document))
         } else {
             print(SimulationReport.text(result, showEvents: events))
+            if let herd { print("\n" + herd.text) }
         }
     }
 
@@ -99,7 +138,7 @@ struct SimulateCommand: ParsableCommand {
     /// Returns each plugin's path, and each instance's configuration JSON.
     func resolvePlugins(
         _ scenario: Scenario, isolation: IsolationOptions
-    ) throws -> (paths: [String: String], configurations: [String: String]) {
+    ) throws -> (paths: [String: String], configurations: [String: String], deterministicKinds: Set<String>) {
         var configurations: [String: String] = [:]
         let absolute = IsolatedRunnerPath.absolute(config)
         let scenarioDirectory = absolute.lastIndex(of: "/").map { String(absolute[..<$0]) } ?? "."
@@ -108,6 +147,7 @@ struct SimulateCommand: ParsableCommand {
         if let executable = RunnerLocator.executableDirectory() { directories.append(executable) }
         var paths: [String: String] = [:]
         var descriptions: [String: PluginDescription] = [:]
+        var deterministic: Set<String> = []
         for instance in scenario.instances {
             let name = instance.plugin
             if paths[name] == nil {
@@ -136,11 +176,12 @@ struct SimulateCommand: ParsableCommand {
                     "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
                 )
             }
+            if kind.isDeterministic { deterministic.insert(name + "\u{0}" + kind.id) }
             switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
             case .success(let json): configurations[instance.id] = json
             case .failure(let problem): throw UsageError("\(config): instance \(instance.id): \(problem)")
             }
         }
-        return (paths, configurations)
+        return (paths, configurations, deterministic)
     }
 }

@@ -79,7 +79,10 @@ enum SimulationReport {
         }
 
         lines.append("")
-        lines.append("Summary (\(result.pluginCalls) plugin calls)")
+        lines.append(
+            "Summary (\(result.pluginCalls) plugin calls"
+                + (result.memoizedCalls > 0 ? ", \(result.memoizedCalls) answers reused (deterministic kinds)" : "")
+                + ")")
         lines.append(
             "INSTANCE".padding(toLength: 14) + "COUNTED".padding(toLength: 9) + "FREE".padding(toLength: 6)
                 + "DEFERRED".padding(toLength: 10) + "FAILED".padding(toLength: 8) + "MAX/24H".padding(toLength: 9)
@@ -163,11 +166,14 @@ enum SimulationReport {
         var seed: UInt64?
         var developerMode: Bool
         var pluginCalls: Int
+        var memoizedCalls: Int
         var reloads: [JSONReload]
         var events: [JSONEvent]
         var stacks: [JSONStack]
         var display: [JSONDisplay]
         var summary: [JSONSummary]
+        /// `--fleet N`: the requests a server would see from N devices.
+        var fleet: FleetReport?
     }
 
     static func deferral(_ value: Deferral?) -> JSONDeferral? {
@@ -183,6 +189,7 @@ enum SimulationReport {
             scenario: result.scenario.file, start: Timestamp.iso8601(result.scenario.start),
             end: Timestamp.iso8601(result.end), seed: result.scenario.seed,
             developerMode: result.scenario.configuration.developerMode, pluginCalls: result.pluginCalls,
+            memoizedCalls: result.memoizedCalls,
             reloads: result.reloads.map { reload in
                 let d = reload.decision
                 var freeReason: String?

@@ -42,7 +42,8 @@ enum DescriptorDecoder {
             var kind = KindDescription(
                 id: kindID, displayName: displayName, summary: summary, familyBits: families,
                 needsNetwork: flags & UInt32(WH_KIND_NEEDS_NETWORK.rawValue) != 0,
-                entryPoints: entryPoints, parameters: parameters)
+                entryPoints: entryPoints, parameters: parameters,
+                isDeterministic: flags & UInt32(WH_KIND_DETERMINISTIC.rawValue) != 0)
             kind.needsFreshProcess = flags & UInt32(WH_KIND_FRESH_PROCESS.rawValue) != 0
             kinds.append(kind)
         }

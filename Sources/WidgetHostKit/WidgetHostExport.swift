@@ -172,7 +172,9 @@ final class PluginRecord: @unchecked Sendable {
             }
             var entry = wh_kind()
             entry.struct_size = UInt32(MemoryLayout<wh_kind>.size)
-            entry.flags = kind.needsNetwork ? WH_KIND_NEEDS_NETWORK.rawValue : 0
+            entry.flags =
+                (kind.needsNetwork ? WH_KIND_NEEDS_NETWORK.rawValue : 0)
+                | (kind.isDeterministic ? WH_KIND_DETERMINISTIC.rawValue : 0)
             entry.id = permanentCString(kind.id)
             entry.display_name = permanentCString(kind.displayName)
             entry.description = kind.description.map(permanentCString)

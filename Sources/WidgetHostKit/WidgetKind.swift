@@ -125,6 +125,12 @@ public struct WidgetKind: Sendable {
     /// Whether the provider needs the network; without it the host's sandbox
     /// gives the call none.
     public var needsNetwork: Bool
+    /// Whether the provider's answers depend only on the family, the
+    /// configuration and `context.now` (no clock, randomness, network or
+    /// files): the host may then reuse one answer for identical calls
+    /// (`WH_KIND_DETERMINISTIC`; `widgethost simulate` does, for thousands of
+    /// identical instances). Leave it `false` when in doubt.
+    public var isDeterministic: Bool
     let provider: any AnyProviderBox
 
     /// Creates a kind.
@@ -136,6 +142,8 @@ public struct WidgetKind: Sendable {
     ///   - families: The supported families (all of them by default).
     ///   - parameters: The configuration parameters.
     ///   - needsNetwork: Whether calls need network access.
+    ///   - deterministic: Whether identical calls (family, configuration,
+    ///     `now`) always get identical answers; see ``isDeterministic``.
     ///   - provider: The provider that answers the kind's calls.
     public init<Provider: TimelineProvider>(
         _ id: String,
@@ -144,6 +152,7 @@ public struct WidgetKind: Sendable {
         families: [WidgetFamily] = WidgetFamily.allCases,
         parameters: [WidgetParameter] = [],
         needsNetwork: Bool = false,
+        deterministic: Bool = false,
         provider: Provider
     ) {
         self.id = id
@@ -152,6 +161,7 @@ public struct WidgetKind: Sendable {
         self.families = families
         self.parameters = parameters
         self.needsNetwork = needsNetwork
+        self.isDeterministic = deterministic
         self.provider = ProviderBox(provider: provider)
     }
 }

@@ -74,10 +74,13 @@ public struct KindDescription: Sendable, Hashable, Codable {
     /// The entry points the kind provides (a missing one is a plugin defect).
     public var entryPoints: [EntryPoint]
     public var parameters: [ParameterDescription]
+    /// `WH_KIND_DETERMINISTIC`: the kind's answers depend only on the family,
+    /// the configuration and `now`, so identical calls may share one answer.
+    public var isDeterministic: Bool
 
     public init(
         id: String, displayName: String, summary: String, familyBits: UInt32, needsNetwork: Bool,
-        entryPoints: [EntryPoint], parameters: [ParameterDescription]
+        entryPoints: [EntryPoint], parameters: [ParameterDescription], isDeterministic: Bool = false
     ) {
         self.id = id
         self.displayName = displayName
@@ -86,6 +89,7 @@ public struct KindDescription: Sendable, Hashable, Codable {
         self.needsNetwork = needsNetwork
         self.entryPoints = entryPoints
         self.parameters = parameters
+        self.isDeterministic = isDeterministic
     }
 
     /// The families the kind supports, in WidgetKit order.

@@ -72,10 +72,17 @@ public struct SchedulerConfiguration: Sendable, Hashable, Codable {
     /// reload the widget when it becomes visible".
     public var deferPolicyReloadsWhileHidden: Bool = true
 
-    /// Developer mode: budget, spacing and hidden deferral are lifted (the
-    /// anti-storm floor, backoff and free cap stay), and every reload that
-    /// would have been deferred says so. Apple: limits are lifted while debugging.
+    /// Developer mode: every rate limit is lifted (budget, spacing, the
+    /// minimum interval under policy reloads, hidden deferral, the free-reload
+    /// cap) and every reload that would have been deferred says so in
+    /// `wouldHaveBeenDeferred`. Failure backoff stays: it answers a failing
+    /// plugin, not a rate. WidgetKit: under a debugger "WidgetKit does not
+    /// impose this limit" on the refresh rate (Keeping a widget up to date).
     public var developerMode: Bool = false
+    /// In developer mode, the floor under a policy reload after a timeline
+    /// arrives, seconds, in place of `minimumReloadInterval`: a plugin asking
+    /// for a date in the past reloads once a second instead of in a hot loop.
+    public var developerReloadFloor: Double = 1
 
     public init() {}
 

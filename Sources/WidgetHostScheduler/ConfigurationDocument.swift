@@ -18,6 +18,7 @@ extension SchedulerConfiguration {
             "minimumReloadInterval": \.minimumReloadInterval, "freeReloadWindow": \.freeReloadWindow,
             "maximumJitter": \.maximumJitter, "coalescingFraction": \.coalescingFraction,
             "coalescingCap": \.coalescingCap, "backoffBase": \.backoffBase, "backoffCap": \.backoffCap,
+            "developerReloadFloor": \.developerReloadFloor,
         ]
         let integers: [String: WritableKeyPath<SchedulerConfiguration, Int>] = [
             "learningAllowance": \.learningAllowance, "frequentAllowance": \.frequentAllowance,

@@ -6,18 +6,159 @@ import WidgetHostModel
 /// loops: `nextWakeup()`, sleep (or jump a ``VirtualClock``) to it,
 /// `dueReloads(at:)`, run the reloads (one child per ``ReloadBatch``), and
 /// `complete(_:with:at:)` each one. External happenings go through `handle(_:at:)`.
+///
+/// ```swift
+/// var scheduler = ReloadScheduler()
+/// scheduler.add(WidgetInstance(id: "w1", plugin: "weather", kind: "forecast", app: "com.example"), at: now)
+/// while let wake = scheduler.nextWakeup() {
+///     sleep(until: wake)
+///     for batch in scheduler.dueReloads(at: wake) { /* call the plugin, then complete(_:with:at:) */ }
+/// }
+/// ```
+///
+/// Cost: the time each instance is next due is kept in a 4-ary heap
+/// (``DueQueue``), so `nextWakeup()` reads the earliest and plans only the
+/// instances within the coalescing slack of it, and `dueReloads(at:)` plans
+/// only the k instances due: O(k log N). An event plans again only the
+/// instances it concerns (per-app and per-app-and-kind indexes; one pass for
+/// the host-wide ones). The rules themselves are in `plan` and `constrain`,
+/// evaluated per instance exactly as a scan over every instance would.
 public struct ReloadScheduler: Sendable {
-    public var configuration: SchedulerConfiguration
+    /// The rules' numbers; changing them plans every instance again.
+    public var configuration: SchedulerConfiguration {
+        didSet { rebuildIndex() }
+    }
     /// Everything to persist; restore with `init(configuration:state:)`.
     public private(set) var state: SchedulerState
     private var index: [String: Int] = [:]
+    /// Per instance position: the time its next reload is due, as planned at
+    /// `state.now` (never later than the truth: the free-reload cap can only
+    /// move a plan later after it was made).
+    private var reloads = DueQueue()
+    /// Instances whose plan depends on the hour `now` is in (a counted reload
+    /// overdue and waiting for budget: the allowance follows the viewing tier
+    /// at `now`), keyed by when that hour (or the learning period) ends.
+    private var rechecks = DueQueue()
+    /// Per instance position: its next entry date after `state.now`.
+    private var entryChanges = DueQueue()
+    /// Instance positions by app, for app events and `reloadAllTimelines`.
+    private var byApp: [String: [Int]] = [:]
+    /// Instance positions by app and kind, for `reloadTimelines(ofKind:)`.
+    private var byAppAndKind: [AppKind: [Int]] = [:]
+    /// Positions of the instances that use location.
+    private var locationUsers: [Int] = []
+    /// Per position: the coalescing deadline of the plan queued in `reloads`.
+    private var latest: [Double] = []
+    /// Per position: whether the plan has a candidate under the host-wide
+    /// free-reload cap (which moves it later as other instances consume the
+    /// cap): such a queued time is planned again before it is used.
+    private var underFreeCap: [Bool] = []
+
+    private struct AppKind: Hashable, Sendable {
+        var app: String
+        var kind: String
+    }
 
     public init(
         configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState()
     ) {
         self.configuration = configuration
         self.state = state
-        for (position, instance) in state.instances.enumerated() { index[instance.instance.id] = position }
+        rebuildIndex()
+    }
+
+    // MARK: Index
+
+    private mutating func rebuildIndex() {
+        index = Dictionary(minimumCapacity: state.instances.count)
+        reloads = DueQueue()
+        rechecks = DueQueue()
+        entryChanges = DueQueue()
+        byApp = [:]
+        byAppAndKind = [:]
+        locationUsers = []
+        latest = []
+        underFreeCap = []
+        for position in state.instances.indices {
+            index[state.instances[position].instance.id] = position
+            enter(position)
+        }
+    }
+
+    /// Puts the instance at `position` in the groups and queues.
+    private mutating func enter(_ position: Int) {
+        let instance = state.instances[position].instance
+        byApp[instance.app, default: []].append(position)
+        byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(position)
+        if instance.usesLocation { locationUsers.append(position) }
+        latest.append(.infinity)
+        underFreeCap.append(false)
+        replan(position)
+        replanEntry(position)
+    }
+
+    /// Plans the instance at `position` again, as of `state.now`.
+    private mutating func replan(_ position: Int) {
+        let s = state.instances[position]
+        let now = max(state.now ?? -Double.greatestFiniteMagnitude, s.addedAt)
+        let planned = plan(s, at: now)
+        reloads.set(position, to: planned?.time ?? .infinity)
+        latest[position] = planned?.latest ?? .infinity
+        underFreeCap[position] = hasCappedCandidate(s)
+        rechecks.set(position, to: recheckTime(s, now: now))
+    }
+
+    /// Whether a candidate of `s` is a free reload under the host-wide cap.
+    private func hasCappedCandidate(_ s: InstanceState) -> Bool {
+        if configuration.developerMode { return false }
+        if let r = s.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
+        if s.locationChangeAt != nil { return true }
+        return s.policyDue != nil && !appCharge(s.instance.app).isCounted
+    }
+
+    /// When the plan of `s` can change with no event but the passing of
+    /// time: a counted reload already due but held (spacing, budget) is
+    /// planned with the allowance of the viewing tier at `now`, which
+    /// changes only at whole hours and at the end of the learning period.
+    /// `.infinity` when the plan does not depend on `now`.
+    private func recheckTime(_ s: InstanceState, now: Double) -> Double {
+        guard s.inFlight == nil else { return .infinity }
+        let spacing = s.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
+        let backoff = s.backoffUntil ?? -Double.infinity
+        func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
+        var sensitive = false
+        if let r = s.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
+        if !sensitive, let due = s.policyDue, heldBefore(due), appCharge(s.instance.app).isCounted,
+            !(configuration.deferPolicyReloadsWhileHidden && !s.instance.isVisible)
+        {
+            sensitive = true
+        }
+        guard sensitive else { return .infinity }
+        var end = ((now / 3600).rounded(.down) + 1) * 3600
+        let learningEnds = s.addedAt + configuration.learningPeriod
+        if learningEnds > now && learningEnds < end { end = learningEnds }
+        return end
+    }
+
+    /// Queues the next entry date after `state.now` of the instance at `position`.
+    private mutating func replanEntry(_ position: Int) {
+        let now = state.now ?? -Double.greatestFiniteMagnitude
+        guard let entries = state.instances[position].timeline?.entries else {
+            entryChanges.set(position, to: .infinity)
+            return
+        }
+        // Entries are sorted by date (TimelineRecord): the first after `now`.
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].date > now { high = mid } else { low = mid + 1 }
+        }
+        entryChanges.set(position, to: low < entries.count ? entries[low].date : .infinity)
+    }
+
+    private mutating func replan(_ positions: [Int]?) {
+        for position in positions ?? [] { replan(position) }
     }
 
     // MARK: Instances
@@ -30,8 +171,10 @@ public struct ReloadScheduler: Sendable {
         observe(time)
         var entry = InstanceState(instance: instance, addedAt: time)
         entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
-        index[instance.id] = state.instances.count
+        let position = state.instances.count
+        index[instance.id] = position
         state.instances.append(entry)
+        enter(position)
         return true
     }
 
@@ -39,8 +182,24 @@ public struct ReloadScheduler: Sendable {
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
         guard let position = index.removeValue(forKey: id) else { return false }
-        state.instances.remove(at: position)
+        let removed = state.instances.remove(at: position).instance
         for later in position..<state.instances.count { index[state.instances[later].instance.id] = later }
+        reloads.removePosition(position)
+        latest.remove(at: position)
+        underFreeCap.remove(at: position)
+        rechecks.removePosition(position)
+        entryChanges.removePosition(position)
+        func renumber(_ list: inout [Int]) {
+            list.removeAll { $0 == position }
+            for i in list.indices where list[i] > position { list[i] -= 1 }
+        }
+        renumber(&byApp[removed.app, default: []])
+        renumber(&byAppAndKind[AppKind(app: removed.app, kind: removed.kind), default: []])
+        for key in byApp.keys where key != removed.app { renumber(&byApp[key]!) }
+        for key in byAppAndKind.keys where key != AppKind(app: removed.app, kind: removed.kind) {
+            renumber(&byAppAndKind[key]!)
+        }
+        renumber(&locationUsers)
         return true
     }
 
@@ -73,16 +232,18 @@ public struct ReloadScheduler: Sendable {
             guard let p = index[id], !state.instances[p].instance.isVisible else { return }
             state.instances[p].instance.isVisible = true
             state.instances[p].visibleSince = time
+            replan(p)
         case .instanceHidden(let id):
             guard let p = index[id], state.instances[p].instance.isVisible else { return }
             state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
             state.instances[p].instance.isVisible = false
             state.instances[p].visibleSince = nil
+            replan(p)
         case .appForeground(let app):
             state.apps[app, default: AppState()].foreground = true
             // A counted WidgetCenter request of this app still waiting (for the
             // spacing or the budget) is served now as the foreground makes it: free.
-            for p in state.instances.indices where state.instances[p].instance.app == app {
+            for p in byApp[app] ?? [] {
                 guard var pending = state.instances[p].request, pending.charge.isCounted else { continue }
                 switch pending.trigger {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
@@ -91,12 +252,16 @@ public struct ReloadScheduler: Sendable {
                 default: break
                 }
             }
+            replan(byApp[app])
         case .appBackground(let app):
             state.apps[app, default: AppState()].foreground = false
+            replan(byApp[app])
         case .sessionStarted(let app, let kind):
             state.apps[app, default: AppState()].sessions.insert(kind)
+            replan(byApp[app])
         case .sessionEnded(let app, let kind):
             state.apps[app, default: AppState()].sessions.remove(kind)
+            replan(byApp[app])
         case .appIntent(let id):
             guard let p = index[id] else { return }
             request(p, PendingRequest(trigger: .appIntent, charge: .free(.appIntent), requestedAt: time))
@@ -111,20 +276,20 @@ public struct ReloadScheduler: Sendable {
                 request(p, PendingRequest(trigger: .systemChange(change), charge: .free(reason), requestedAt: time))
             }
         case .significantLocationChange:
-            for p in state.instances.indices where state.instances[p].instance.usesLocation {
-                if state.instances[p].locationChangeAt == nil { state.instances[p].locationChangeAt = time }
+            for p in locationUsers where state.instances[p].locationChangeAt == nil {
+                state.instances[p].locationChangeAt = time
+                replan(p)
             }
         case .reloadTimelines(let kind, let app):
             let charge = appCharge(app)
-            for p in state.instances.indices
-            where state.instances[p].instance.app == app && state.instances[p].instance.kind == kind {
+            for p in byAppAndKind[AppKind(app: app, kind: kind)] ?? [] {
                 request(
                     p,
                     PendingRequest(trigger: .reloadTimelines(kind: kind, app: app), charge: charge, requestedAt: time))
             }
         case .reloadAllTimelines(let app):
             let charge = appCharge(app)
-            for p in state.instances.indices where state.instances[p].instance.app == app {
+            for p in byApp[app] ?? [] {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
         }
@@ -154,11 +319,16 @@ public struct ReloadScheduler: Sendable {
         // otherwise the older one stays (one reload serves both).
         if let old = state.instances[p].request, !(old.charge.isCounted && !new.charge.isCounted) { return }
         state.instances[p].request = new
+        replan(p)
     }
 
+    /// Moves `state.now` forward to `time`: plans that depend on the hour
+    /// are made again, entries whose date passed give way to the next.
     private mutating func observe(_ time: Double) {
         if let now = state.now, now >= time { return }
         state.now = time
+        while rechecks.minimumKey <= time, let p = rechecks.minimumPosition { replan(p) }
+        while entryChanges.minimumKey <= time, let p = entryChanges.minimumPosition { replanEntry(p) }
     }
 
     // MARK: Budget
@@ -187,7 +357,11 @@ public struct ReloadScheduler: Sendable {
 
     /// When a timeline received at `time` makes the instance due.
     public func policyDue(for timeline: TimelineRecord, instanceID: String, receivedAt time: Double) -> Double? {
-        let floor = time + configuration.minimumReloadInterval
+        // Developer mode lifts the minimum interval to a 1-second floor that
+        // keeps virtual time moving; `constrain` reports the interval it lifted.
+        let floor =
+            time
+            + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
         switch timeline.policy {
         case .never:
             return nil
@@ -263,6 +437,13 @@ public struct ReloadScheduler: Sendable {
         }
         limited = actual
         limitedCause = actualCause
+        if developer, trigger == .policy, let received = s.timelineReceivedAt,
+            received + configuration.minimumReloadInterval > limited
+        {
+            // The floor under policy reloads that developer mode lifted.
+            limited = received + configuration.minimumReloadInterval
+            limitedCause = .spacing
+        }
         if let bound = hiddenBound {
             if let shown = bound {
                 if shown > limited {
@@ -303,8 +484,15 @@ public struct ReloadScheduler: Sendable {
             let back = state.freeLedger.nextAllowed(
                 from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
             if back > actual {
-                actual = back
-                actualCause = .freeRateCap
+                if developer {
+                    // Lifted too; reported unless a later limit already is.
+                    if wouldHave == nil || (wouldHave?.until).map({ $0 < back }) == true {
+                        wouldHave = Deferral(from: base, until: back, cause: .freeRateCap)
+                    }
+                } else {
+                    actual = back
+                    actualCause = .freeRateCap
+                }
             }
         }
         guard actual.isFinite else { return nil }
@@ -329,16 +517,7 @@ public struct ReloadScheduler: Sendable {
     /// when nothing is scheduled.
     public func nextWakeup() -> Double? {
         let now = state.now ?? -Double.greatestFiniteMagnitude
-        var nextEntry = Double.infinity
-        for s in state.instances {
-            if let entries = s.timeline?.entries {
-                for e in entries where e.date > now && e.date < nextEntry {
-                    nextEntry = e.date
-                    break
-                }
-            }
-        }
-        let result = min(coalescedWake(now: now) ?? .infinity, nextEntry)
+        let result = min(coalescedWake(now: now) ?? .infinity, entryChanges.minimumKey)
         guard result.isFinite else { return nil }
         return max(result, state.now ?? result)
     }
@@ -347,10 +526,38 @@ public struct ReloadScheduler: Sendable {
     /// batching) takes reloads in order of their earliest time while that
     /// time is within every taken reload's coalescing deadline, and wakes at
     /// the last one taken. Nil when no reload is planned.
+    ///
+    /// Only the instances whose queued time is within the coalescing cap of
+    /// the earliest plan are planned: a reload later than that cannot join
+    /// the batch (every deadline is at most the cap after its time).
     private func coalescedWake(now: Double) -> Double? {
+        guard reloads.minimumKey < .infinity else { return nil }
+        let slack = max(0, configuration.coalescingCap)
+        var bound = reloads.minimumKey + slack
         var plans: [(time: Double, latest: Double)] = []
-        for s in state.instances {
-            if let p = plan(s, at: max(now, s.addedAt)) { plans.append((p.time, p.latest)) }
+        while true {
+            plans.removeAll(keepingCapacity: true)
+            // A queued time is never later than the plan, except for plans
+            // made before `now` that are due by now: those are within `now`.
+            // It is the plan's time unless the free-reload cap may have moved
+            // the plan since: then the instance is planned again.
+            var earliest = Double.infinity
+            reloads.collect(upTo: max(bound, now)) { position, key in
+                if underFreeCap[position] {
+                    let s = state.instances[position]
+                    if let p = plan(s, at: max(now, s.addedAt)) {
+                        plans.append((p.time, p.latest))
+                        earliest = min(earliest, p.time)
+                    }
+                } else {
+                    plans.append((key, latest[position]))
+                    earliest = min(earliest, key)
+                }
+            }
+            if earliest + slack <= bound { break }
+            // The earliest queued time was early (the free-reload cap moved
+            // that plan later since): look again from the true earliest.
+            bound = earliest < .infinity ? earliest + slack : .infinity
         }
         guard !plans.isEmpty else { return nil }
         plans.sort { $0.time < $1.time }
@@ -374,7 +581,12 @@ public struct ReloadScheduler: Sendable {
         if let wake = coalescedWake(now: now), now < wake { return [] }
         var batches: [ReloadBatch] = []
         var batchIndex: [String: Int] = [:]
-        for p in state.instances.indices {
+        var due: [Int] = []
+        reloads.collect(upTo: now, into: &due)
+        // In the order of the instances, as the free-reload cap is consumed.
+        due.sort()
+        defer { for p in due { replan(p) } }
+        for p in due {
             guard let plan = plan(state.instances[p], at: now), plan.time <= now else { continue }
             let decision = issue(p, plan, at: now)
             let key = decision.plugin + "\u{0}" + decision.kind
@@ -422,6 +634,10 @@ public struct ReloadScheduler: Sendable {
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
         guard let p = index[id], let flight = state.instances[p].inFlight else { return }
+        defer {
+            replan(p)
+            replanEntry(p)
+        }
         var s = state.instances[p]
         s.inFlight = nil
         switch outcome {

@@ -18,6 +18,11 @@ public struct InFlightReload: Sendable, Hashable, Codable {
     public var decision: ReloadDecision
     /// When the reload was first due (for re-queuing an explicit request after a failure).
     public var dueSince: Double
+
+    public init(decision: ReloadDecision, dueSince: Double) {
+        self.decision = decision
+        self.dueSince = dueSince
+    }
 }
 
 /// Everything the scheduler knows about one instance. Plain Codable values:
@@ -82,6 +87,19 @@ public struct PlannedReload: Sendable, Hashable, Codable {
     public var attempt: Int
     public var deferral: Deferral?
     public var wouldHaveBeenDeferred: Deferral?
+
+    public init(
+        time: Double, latest: Double, trigger: ReloadTrigger, charge: ReloadCharge, attempt: Int,
+        deferral: Deferral?, wouldHaveBeenDeferred: Deferral?
+    ) {
+        self.time = time
+        self.latest = latest
+        self.trigger = trigger
+        self.charge = charge
+        self.attempt = attempt
+        self.deferral = deferral
+        self.wouldHaveBeenDeferred = wouldHaveBeenDeferred
+    }
 }
 
 /// Why an instance is (not) being reloaded, for the daemon's `explain`.
@@ -104,6 +122,30 @@ public struct ReloadExplanation: Sendable, Hashable, Codable, CustomStringConver
     public var backoffUntil: Double?
     public var lastFailure: FailureRecord?
     public var next: PlannedReload?
+
+    public init(
+        instanceID: String, time: Double, isVisible: Bool, tier: ViewTier, allowance: Int, countedInWindow: Int,
+        budgetAvailableAt: Double, spacingAvailableAt: Double?, policy: ReloadPolicy?, policyDue: Double?,
+        waitingForVisibility: Bool, pendingRequest: PendingRequest?, inFlight: ReloadDecision?,
+        backoffUntil: Double?, lastFailure: FailureRecord?, next: PlannedReload?
+    ) {
+        self.instanceID = instanceID
+        self.time = time
+        self.isVisible = isVisible
+        self.tier = tier
+        self.allowance = allowance
+        self.countedInWindow = countedInWindow
+        self.budgetAvailableAt = budgetAvailableAt
+        self.spacingAvailableAt = spacingAvailableAt
+        self.policy = policy
+        self.policyDue = policyDue
+        self.waitingForVisibility = waitingForVisibility
+        self.pendingRequest = pendingRequest
+        self.inFlight = inFlight
+        self.backoffUntil = backoffUntil
+        self.lastFailure = lastFailure
+        self.next = next
+    }
 
     public var description: String {
         func at(_ t: Double) -> String { "\(Timestamp.iso8601(t)) (\(Timestamp.relative(t, to: time)))" }

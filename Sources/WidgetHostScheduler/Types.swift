@@ -42,6 +42,17 @@ public struct WidgetInfo: Sendable, Hashable, Codable {
     public var family: WidgetFamily
     public var configuration: String
     public var app: String
+
+    public init(
+        id: String, plugin: String, kind: String, family: WidgetFamily, configuration: String, app: String
+    ) {
+        self.id = id
+        self.plugin = plugin
+        self.kind = kind
+        self.family = family
+        self.configuration = configuration
+        self.app = app
+    }
 }
 
 /// A kind of app session during which WidgetCenter and policy reloads are free.
@@ -191,6 +202,24 @@ public struct ReloadDecision: Sendable, Hashable, Codable, CustomStringConvertib
     public var allowance: Int?
     public var countedInWindow: Int?
 
+    public init(
+        instanceID: String, plugin: String, kind: String, time: Double, trigger: ReloadTrigger, charge: ReloadCharge,
+        attempt: Int, deferral: Deferral? = nil, wouldHaveBeenDeferred: Deferral? = nil, allowance: Int? = nil,
+        countedInWindow: Int? = nil
+    ) {
+        self.instanceID = instanceID
+        self.plugin = plugin
+        self.kind = kind
+        self.time = time
+        self.trigger = trigger
+        self.charge = charge
+        self.attempt = attempt
+        self.deferral = deferral
+        self.wouldHaveBeenDeferred = wouldHaveBeenDeferred
+        self.allowance = allowance
+        self.countedInWindow = countedInWindow
+    }
+
     public var description: String {
         var text = "\(Timestamp.iso8601(time)) reload \(instanceID) [\(plugin)/\(kind)] \(trigger) \(charge)"
         if attempt > 0 { text += " attempt=\(attempt)" }
@@ -207,6 +236,13 @@ public struct ReloadBatch: Sendable, Hashable, Codable {
     public var kind: String
     public var time: Double
     public var decisions: [ReloadDecision]
+
+    public init(plugin: String, kind: String, time: Double, decisions: [ReloadDecision]) {
+        self.plugin = plugin
+        self.kind = kind
+        self.time = time
+        self.decisions = decisions
+    }
 }
 
 /// How a reload ended.
@@ -222,4 +258,11 @@ public struct FailureRecord: Sendable, Hashable, Codable {
     public var reason: String
     public var consecutiveFailures: Int
     public var retryAt: Double
+
+    public init(time: Double, reason: String, consecutiveFailures: Int, retryAt: Double) {
+        self.time = time
+        self.reason = reason
+        self.consecutiveFailures = consecutiveFailures
+        self.retryAt = retryAt
+    }
 }

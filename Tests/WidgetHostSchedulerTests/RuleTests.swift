@@ -345,4 +345,32 @@ struct RuleTests {
         #expect(got[3].wouldHaveBeenDeferred == Deferral(from: t0 + 900, until: t0 + 300 + day, cause: .budget))
         #expect(got.allSatisfy { $0.deferral == nil })
     }
+
+    @Test("12. Developer mode lifts the minimum interval and the free cap, and says what they would have done")
+    func developerModeLiftsEveryLimit() {
+        var c = testConfig()
+        c.developerMode = true
+        c.freeReloadLimit = 1
+        var s = ReloadScheduler(configuration: c)
+        s.add(instance("countdown"), at: t0)
+        // A 60-second countdown: reloaded every 60 s, not every 300 s.
+        let got = drive(&s, until: t0 + 300) { d in .success(timeline([d.time], .after(d.time + 60))) }
+        #expect(got.map(\.time) == [0.0, 60, 120, 180, 240, 300].map { t0 + $0 })
+        #expect(got[1].wouldHaveBeenDeferred == Deferral(from: t0 + 60, until: t0 + 300, cause: .spacing))
+        #expect(got.allSatisfy { $0.deferral == nil })
+        // Past dates reload once a second (the developer floor), never in a hot loop.
+        var past = ReloadScheduler(configuration: c)
+        past.add(instance("past"), at: t0)
+        let storm = drive(&past, until: t0 + 3) { d in .success(timeline([d.time], .after(d.time - day))) }
+        #expect(storm.map(\.time) == [t0, t0 + 1, t0 + 2, t0 + 3])
+        // The free-reload cap is lifted too, and reported.
+        var free = ReloadScheduler(configuration: c)
+        for id in ["a", "b"] { free.add(instance(id), at: t0) }
+        _ = drive(&free, until: t0) { d in .success(timeline([d.time], .never)) }
+        free.handle(.systemChange(.locale), at: t0 + 10)
+        let both = drive(&free, until: t0 + 10) { d in .success(timeline([d.time], .never)) }
+        #expect(both.map(\.time) == [t0 + 10, t0 + 10])
+        #expect(both[1].wouldHaveBeenDeferred?.cause == .freeRateCap)
+        #expect(both[1].deferral == nil)
+    }
 }

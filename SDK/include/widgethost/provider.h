@@ -100,6 +100,11 @@ typedef enum wh_kind_flags {
     /** The kind needs network access. Without this bit the sandbox gives
      *  the call no network at all. */
     WH_KIND_NEEDS_NETWORK = 1u << 0,
+    /** The kind's answers depend only on the call's family, configuration
+     *  and `context->now` (no clock read, no randomness, no network, no
+     *  files): the host may reuse one answer for identical calls, as
+     *  `widgethost simulate` does for thousands of identical instances. */
+    WH_KIND_DETERMINISTIC = 1u << 1,
     /** Every call of the kind must start from a fresh process: the host
      *  never serves it from a reused warm worker, but forks a fresh child
      *  from the plugin's fork server per call (docs/isolation.md). Set it

@@ -1,0 +1,1 @@
+../../../Tests/WidgetHostSchedulerTests/ScanScheduler.swift

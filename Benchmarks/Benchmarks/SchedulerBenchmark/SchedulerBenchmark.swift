@@ -1,0 +1,153 @@
+import Benchmark
+import WidgetHostModel
+import WidgetHostScheduler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// The shipped ReloadScheduler driven in virtual time, at 1k, 10k and 100k
+// instances, and the plain scan of the tests (ScanScheduler) as the baseline,
+// in the same run. One event is one reload issued and completed, with the
+// nextWakeup() and dueReloads(at:) calls that found it. The provider is in
+// process and allocates nothing (an entry-less timeline asking to be reloaded
+// 15-60 minutes later, per instance), so the allocations counted are the
+// scheduler's.
+
+/// What the driver needs of a scheduler.
+protocol DrivenScheduler {
+    mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool
+    func nextWakeup() -> Double?
+    mutating func dueReloads(at now: Double) -> [ReloadBatch]
+    mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double)
+}
+
+extension ReloadScheduler: DrivenScheduler {}
+extension ScanScheduler: DrivenScheduler {}
+
+/// Drives a scheduler one event at a time; kept across iterations so that
+/// each iteration continues the same steady state.
+final class Driver<S: DrivenScheduler>: @unchecked Sendable {
+    var scheduler: S
+    var pending: [ReloadDecision] = []
+    var next = 0
+    var now = 1_800_000_000.0
+    private(set) var events = 0
+
+    init(_ scheduler: S, instances: Int) {
+        self.scheduler = scheduler
+        for n in 0..<instances {
+            _ = self.scheduler.add(
+                WidgetInstance(id: "w\(n)", plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app\(n % 5)"), at: now)
+        }
+        pending.reserveCapacity(instances)
+    }
+
+    /// One reload issued and completed.
+    @inline(__always)
+    func step() {
+        while next == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            next = 0
+            guard let wake = scheduler.nextWakeup() else { fatalError("nothing scheduled") }
+            now = wake
+            for batch in scheduler.dueReloads(at: wake) { pending.append(contentsOf: batch.decisions) }
+        }
+        let decision = pending[next]
+        next += 1
+        let interval = 900 + StableJitter.fraction(for: decision.instanceID) * 2700
+        scheduler.complete(
+            decision.instanceID, with: .success(TimelineRecord(entries: [], policy: .after(now + interval))), at: now)
+        events += 1
+    }
+
+    /// Runs until every instance had its first reload and then `seconds` of virtual time.
+    func warmUp(seconds: Double) {
+        let start = now
+        repeat { step() } while now < start + seconds
+    }
+}
+
+/// The resident set size now, bytes (/proc/self/statm), 0 where there is none.
+func residentBytes() -> Int {
+    #if canImport(Glibc)
+        guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+        defer { fclose(file) }
+        var size = 0
+        var resident = 0
+        guard
+            withUnsafeMutablePointer(
+                to: &size,
+                { s in
+                    withUnsafeMutablePointer(to: &resident) { r in
+                        withVaList([s, r]) { vfscanf(file, "%ld %ld", $0) }
+                    }
+                }) == 2
+        else { return 0 }
+        return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+    #else
+        return 0
+    #endif
+}
+
+/// Resident bytes per instance of a warmed-up scheduler of `count` instances
+/// (everything it holds: ids, plugin and kind names, timelines, ledgers, index).
+func bytesPerInstance<S: DrivenScheduler>(_ make: () -> S, count: Int) -> Int {
+    let before = residentBytes()
+    let driver = Driver(make(), instances: count)
+    driver.warmUp(seconds: 3_600)
+    let after = residentBytes()
+    withExtendedLifetime(driver) {}
+    return (after - before) / count
+}
+
+/// A driver made in a benchmark's setup (each benchmark runs in its own
+/// process: only its own instances are built) and dropped in its teardown.
+final class Prepared<S: DrivenScheduler>: @unchecked Sendable {
+    var driver: Driver<S>?
+}
+
+/// Registers an events benchmark of `make()` at `count` instances.
+func eventsBenchmark<S: DrivenScheduler>(
+    _ name: String, count: Int, warmUp: Double, scaling: BenchmarkScalingFactor, _ make: @escaping () -> S
+) {
+    let prepared = Prepared<S>()
+    Benchmark(
+        name,
+        configuration: .init(
+            metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: scaling, maxDuration: .seconds(5),
+            maxIterations: 1_000),
+        closure: { benchmark in
+            guard let driver = prepared.driver else { return }
+            for _ in benchmark.scaledIterations { driver.step() }
+        },
+        setup: {
+            let driver = Driver(make(), instances: count)
+            driver.warmUp(seconds: warmUp)
+            prepared.driver = driver
+        },
+        teardown: { prepared.driver = nil })
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let perInstance = BenchmarkMetric.custom(
+        "resident bytes per instance", polarity: .prefersSmaller, useScalingFactor: false)
+    for count in [1_000, 10_000, 100_000] {
+        eventsBenchmark("ReloadScheduler events, \(count) instances", count: count, warmUp: 3_600, scaling: .kilo) {
+            ReloadScheduler()
+        }
+        Benchmark(
+            "ReloadScheduler memory, \(count) instances",
+            configuration: .init(metrics: [perInstance], maxIterations: 1)
+        ) { benchmark in
+            benchmark.measurement(perInstance, bytesPerInstance({ ReloadScheduler() }, count: count))
+        }
+    }
+    // The baseline: the plain scan, O(N) per event (at 100k it would take hours).
+    eventsBenchmark("ScanScheduler (oracle) events, 1000 instances", count: 1_000, warmUp: 3_600, scaling: .kilo) {
+        ScanScheduler()
+    }
+    eventsBenchmark("ScanScheduler (oracle) events, 10000 instances", count: 10_000, warmUp: 60, scaling: .one) {
+        ScanScheduler()
+    }
+}

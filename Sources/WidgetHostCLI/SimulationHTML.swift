@@ -1,0 +1,103 @@
+import Foundation
+import WidgetHostModel
+import WidgetHostScheduler
+
+/// `simulate --html FILE`: one self-contained page (inline SVG and CSS, no
+/// script, nothing fetched at view time) with, per instance, its reloads
+/// over the run (counted, free, deferred with the time it waited), the
+/// counted reloads in the rolling window against the allowance, and the
+/// moments its displayed entry changed.
+enum SimulationHTML {
+    /// Instances drawn at most (the page says how many were left out).
+    static let instanceLimit = 200
+
+    static func page(_ result: ScenarioSimulator.Result) -> String {
+        let start = result.scenario.start
+        let span = max(1, result.end - start)
+        let width = 960.0
+        func x(_ t: Double) -> String { format(max(0, min(width, (t - start) / span * width))) }
+        var reloadsOf: [String: [ScenarioSimulator.Reload]] = [:]
+        for reload in result.reloads { reloadsOf[reload.decision.instanceID, default: []].append(reload) }
+        var changesOf: [String: [Double]] = [:]
+        for change in result.display { changesOf[change.instance, default: []].append(change.time) }
+        var html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <title>widgethost simulate: \(escape(result.scenario.file))</title>
+            <style>
+            body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
+            h2 { font-size: 15px; margin: 1.2em 0 0.2em; }
+            .legend span { margin-right: 1.2em; }
+            svg { display: block; background: #fafafa; border: 1px solid #ddd; }
+            </style></head><body>
+            <h1>\(escape(result.scenario.file))</h1>
+            <p>\(escape(result.scenario.summary))</p>
+            <p>\(escape(Timestamp.iso8601(start))) to \(escape(Timestamp.iso8601(result.end))),
+            \(result.reloads.count) reloads, \(result.pluginCalls) plugin calls.</p>
+            <p class="legend"><span style="color:#1f4e9c">| counted</span><span style="color:#2a9d3a">| free</span>
+            <span style="color:#e07b00">— deferred (from when it came due)</span><span style="color:#c0392b">- - allowance</span>
+            <span style="color:#555">— counted in the rolling window</span><span style="color:#8e44ad">▾ entry change</span></p>
+
+            """
+        let shown = result.summaries.prefix(instanceLimit)
+        for summary in shown {
+            let id = summary.instance
+            let reloads = reloadsOf[id] ?? []
+            let allowance = max(1, reloads.compactMap(\.decision.allowance).max() ?? summary.allowanceAtEnd)
+            let band = 40.0
+            let budgetTop = 50.0
+            let budgetHeight = 50.0
+            func y(_ counted: Int) -> String {
+                format(budgetTop + budgetHeight - Double(counted) / Double(allowance) * budgetHeight)
+            }
+            html += "<h2>\(escape(id))</h2>\n"
+            html += "<svg width=\"\(Int(width))\" height=\"120\" viewBox=\"0 0 \(Int(width)) 120\" role=\"img\">\n"
+            html += "<title>reloads of \(escape(id))</title>\n"
+            html +=
+                "<line x1=\"0\" x2=\"\(Int(width))\" y1=\"\(y(allowance))\" y2=\"\(y(allowance))\" stroke=\"#c0392b\" stroke-dasharray=\"4 3\"/>\n"
+            var points: [String] = ["0,\(y(0))"]
+            for reload in reloads {
+                let d = reload.decision
+                let color = d.charge.isCounted ? "#1f4e9c" : "#2a9d3a"
+                let failed = reload.failure != nil ? " stroke-dasharray=\"2 2\"" : ""
+                html +=
+                    "<line class=\"reload \(d.charge.isCounted ? "counted" : "free")\" x1=\"\(x(d.time))\" x2=\"\(x(d.time))\" y1=\"4\" y2=\"\(format(band))\" stroke=\"\(color)\"\(failed)><title>\(escape(d.description))</title></line>\n"
+                if let deferral = d.deferral {
+                    html +=
+                        "<line class=\"deferral\" x1=\"\(x(deferral.from))\" x2=\"\(x(d.time))\" y1=\"\(format(band - 4))\" y2=\"\(format(band - 4))\" stroke=\"#e07b00\" stroke-width=\"3\"/>\n"
+                }
+                if let counted = d.countedInWindow {
+                    points.append("\(x(d.time)),\(y(counted))")
+                }
+            }
+            html += "<polyline fill=\"none\" stroke=\"#555\" points=\"\(points.joined(separator: " "))\"/>\n"
+            for time in changesOf[id] ?? [] {
+                html += "<path class=\"entry\" d=\"M\(x(time)) 104 l-3 -5 h6 z\" fill=\"#8e44ad\"/>\n"
+            }
+            html += "</svg>\n"
+        }
+        if result.summaries.count > shown.count {
+            html += "<p>\(result.summaries.count - shown.count) more instances not drawn.</p>\n"
+        }
+        return html + "</body></html>\n"
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    /// Text as HTML character data or an attribute value.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

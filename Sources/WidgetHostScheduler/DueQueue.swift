@@ -1,0 +1,147 @@
+/// A 4-ary min-heap of instance positions keyed by a time, with a handle per
+/// position, so that the scheduler finds its earliest instance in O(1) and
+/// moves one instance in O(log N).
+///
+/// Struct of arrays: the keys sit together (the sift loops read only them),
+/// the positions beside them, and `slot` maps a position to its place in the
+/// heap (-1: not queued). An infinite key means "not queued".
+///
+/// ```swift
+/// var queue = DueQueue()
+/// queue.set(3, to: 1_800_000_600)
+/// queue.minimumKey  // 1_800_000_600
+/// queue.collect(upTo: 1_800_000_660, into: &buffer)  // [3]
+/// ```
+struct DueQueue: Sendable, Hashable {
+    private(set) var keys: [Double] = []
+    private var positions: [Int32] = []
+    /// For each instance position, its index in `keys`/`positions`, or -1.
+    private var slot: [Int32] = []
+
+    init() {}
+
+    /// The number of queued positions.
+    var count: Int { keys.count }
+
+    /// The smallest key, `.infinity` when empty.
+    var minimumKey: Double { keys.first ?? .infinity }
+
+    /// The position with the smallest key.
+    var minimumPosition: Int? { positions.first.map(Int.init) }
+
+    /// The key of `position`, `.infinity` if not queued.
+    func key(of position: Int) -> Double {
+        guard position < slot.count, slot[position] >= 0 else { return .infinity }
+        return keys[Int(slot[position])]
+    }
+
+    /// Makes room for positions up to `count - 1` (new positions are not queued).
+    mutating func reserve(positions count: Int) {
+        if slot.count < count { slot.append(contentsOf: repeatElement(-1, count: count - slot.count)) }
+    }
+
+    /// Queues `position` at `key`, moves it, or (for an infinite or NaN key) takes it out.
+    mutating func set(_ position: Int, to key: Double) {
+        reserve(positions: position + 1)
+        let at = Int(slot[position])
+        guard key < .infinity else {
+            if at >= 0 { removeAt(at) }
+            return
+        }
+        if at < 0 {
+            keys.append(key)
+            positions.append(Int32(position))
+            slot[position] = Int32(keys.count - 1)
+            siftUp(keys.count - 1)
+        } else if key < keys[at] {
+            keys[at] = key
+            siftUp(at)
+        } else if key > keys[at] {
+            keys[at] = key
+            siftDown(at)
+        }
+    }
+
+    /// Forgets `position` and renumbers every later position one down (an
+    /// instance removed from the middle of the scheduler's array). O(N).
+    mutating func removePosition(_ position: Int) {
+        guard position < slot.count else { return }
+        if slot[position] >= 0 { removeAt(Int(slot[position])) }
+        slot.remove(at: position)
+        for i in positions.indices where Int(positions[i]) > position { positions[i] -= 1 }
+    }
+
+    /// Appends every position whose key is `≤ bound` to `buffer` (in heap
+    /// order, not sorted): a walk that stops at the first larger key on each
+    /// branch, so it costs the number found times the arity.
+    func collect(upTo bound: Double, into buffer: inout [Int]) {
+        collect(upTo: bound) { position, _ in buffer.append(position) }
+    }
+
+    /// Calls `body` with every position whose key is `≤ bound`, and its key.
+    func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
+        guard let first = keys.first, first <= bound else { return }
+        var stack: [Int] = [0]
+        stack.reserveCapacity(16)
+        while let i = stack.popLast() {
+            body(Int(positions[i]), keys[i])
+            let child = 4 * i + 1
+            var c = child
+            while c < min(child + 4, keys.count) {
+                if keys[c] <= bound { stack.append(c) }
+                c += 1
+            }
+        }
+    }
+
+    private mutating func removeAt(_ at: Int) {
+        let last = keys.count - 1
+        slot[Int(positions[at])] = -1
+        if at != last {
+            keys[at] = keys[last]
+            positions[at] = positions[last]
+            slot[Int(positions[at])] = Int32(at)
+        }
+        keys.removeLast()
+        positions.removeLast()
+        if at < keys.count {
+            siftUp(at)
+            siftDown(at)
+        }
+    }
+
+    private mutating func swapAt(_ a: Int, _ b: Int) {
+        keys.swapAt(a, b)
+        positions.swapAt(a, b)
+        slot[Int(positions[a])] = Int32(a)
+        slot[Int(positions[b])] = Int32(b)
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var i = start
+        while i > 0 {
+            let parent = (i - 1) / 4
+            guard keys[i] < keys[parent] else { return }
+            swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var i = start
+        let n = keys.count
+        while true {
+            let first = 4 * i + 1
+            guard first < n else { return }
+            var best = first
+            var c = first + 1
+            while c < min(first + 4, n) {
+                if keys[c] < keys[best] { best = c }
+                c += 1
+            }
+            guard keys[best] < keys[i] else { return }
+            swapAt(i, best)
+            i = best
+        }
+    }
+}
