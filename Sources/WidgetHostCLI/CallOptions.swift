@@ -159,11 +159,7 @@ final class PluginCaller {
         case .spawn: return "spawn: a fresh runner per call (no warm-up)"
         case .inProcess: return "in-process (debugging only; no warm-up)"
         case .worker:
-            let statistics = engine.statistics
-            let recycling = engine.recycling
-            let jitter = Int((recycling.jitter * 100).rounded())
-            return
-                "warm worker: \(statistics.workersStarted) started, \(statistics.workerCalls) calls; each replaced after \(recycling.maxCalls) calls ±\(jitter)%, past \(recycling.maxResidentBytes >> 20) MiB resident or \(Timestamp.duration(recycling.maxIdleSeconds)) idle; warm-up \(warmUp?.summary ?? "not run")"
+            return "\(engine.isolationSummary); warm-up \(warmUp?.summary ?? "not run")"
         case .forkServer:
             let summary = engine.isolationSummary
             if summary != "fork-server" { return "fork server not used: \(summary)" }

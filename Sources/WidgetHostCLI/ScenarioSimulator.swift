@@ -70,9 +70,12 @@ struct ScenarioSimulator {
     let configurations: [String: String]
     let dataDirectory: (String) -> String
     let isolation: IsolationOptions
-    /// How each reload's plugin call is isolated: with the fork server (the
-    /// default) one server per plugin serves the whole run.
-    var mode: IsolationMode = .forkServer
+    /// How each reload's plugin call is isolated: with warm workers (the
+    /// default) one worker per plugin (and sandbox profile) serves the run.
+    var mode: IsolationMode = .worker
+    /// Kinds (plugin name, kind id) that declare `WH_KIND_NEEDS_NETWORK`:
+    /// their calls get the network, in a worker of their own.
+    var networkKinds: Set<String> = []
     /// Record every change of what an instance shows.
     var trackDisplay = false
     /// Kinds (plugin name, kind id) that declared `WH_KIND_DETERMINISTIC`:
@@ -185,7 +188,8 @@ struct ScenarioSimulator {
                         let call = PluginCall(
                             .timeline, kind: instance.kind, family: instance.family, now: now,
                             timeout: instance.timeout, configuration: instance.configuration,
-                            dataDirectory: dataDirectory(instance.plugin))
+                            dataDirectory: dataDirectory(instance.plugin),
+                            allowNetwork: networkKinds.contains(instance.plugin + "\u{0}" + instance.kind))
                         output = Self.callPlugin(caller(pluginPaths[instance.plugin] ?? instance.plugin), call)
                         if deterministic { memo[key] = output }
                     }

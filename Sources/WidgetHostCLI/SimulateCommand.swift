@@ -92,7 +92,7 @@ struct SimulateCommand: ParsableCommand {
             throw UsageError(error.description)
         }
         let isolation = IsolationOptions()
-        let (paths, configurations, deterministic) = try resolvePlugins(scenario, isolation: isolation)
+        let (paths, configurations, deterministic, networked) = try resolvePlugins(scenario, isolation: isolation)
         let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
         // A temporary root is the run's own: it goes when the run ends.
         defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
@@ -103,6 +103,7 @@ struct SimulateCommand: ParsableCommand {
         simulator.trackDisplay = display || html != nil
         simulator.mode = isolationMode.isolation
         if !noMemo { simulator.deterministicKinds = deterministic }
+        simulator.networkKinds = networked
         let runDays = days ?? scenario.days ?? 1
         let bar = SimulationProgress.stderrIsTerminal ? SimulationProgress(start: scenario.start, days: runDays) : nil
         if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
@@ -138,7 +139,10 @@ struct SimulateCommand: ParsableCommand {
     /// Returns each plugin's path, and each instance's configuration JSON.
     func resolvePlugins(
         _ scenario: Scenario, isolation: IsolationOptions
-    ) throws -> (paths: [String: String], configurations: [String: String], deterministicKinds: Set<String>) {
+    ) throws -> (
+        paths: [String: String], configurations: [String: String], deterministicKinds: Set<String>,
+        networkKinds: Set<String>
+    ) {
         var configurations: [String: String] = [:]
         let absolute = IsolatedRunnerPath.absolute(config)
         let scenarioDirectory = absolute.lastIndex(of: "/").map { String(absolute[..<$0]) } ?? "."
@@ -148,6 +152,7 @@ struct SimulateCommand: ParsableCommand {
         var paths: [String: String] = [:]
         var descriptions: [String: PluginDescription] = [:]
         var deterministic: Set<String> = []
+        var networked: Set<String> = []
         for instance in scenario.instances {
             let name = instance.plugin
             if paths[name] == nil {
@@ -177,11 +182,12 @@ struct SimulateCommand: ParsableCommand {
                 )
             }
             if kind.isDeterministic { deterministic.insert(name + "\u{0}" + kind.id) }
+            if kind.needsNetwork { networked.insert(name + "\u{0}" + kind.id) }
             switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
             case .success(let json): configurations[instance.id] = json
             case .failure(let problem): throw UsageError("\(config): instance \(instance.id): \(problem)")
             }
         }
-        return (paths, configurations, deterministic)
+        return (paths, configurations, deterministic, networked)
     }
 }

@@ -145,6 +145,14 @@ extension Daemon {
                 ))
         }
         guard let worker = workers[flight.decision.plugin], let output else { return }
+        // The host's own faults (no runner, out of descriptors or memory)
+        // are logged and retried; they never count toward the plugin's
+        // backoff or quarantine.
+        if let failure = output.failure, failure.isHostFault {
+            logger.error(
+                "host fault calling \(worker.name): \(failure.message); retried, not counted against the plugin")
+            return
+        }
         let failed = output.result == nil
         if let until = worker.record(
             kind: flight.decision.kind, failed: failed, at: now,
@@ -154,7 +162,7 @@ extension Daemon {
                 "kind \(flight.decision.kind) of \(worker.name) backs off until \(Timestamp.iso8601(until)) after \(worker.kindFailures[flight.decision.kind]?.count ?? 0) failed reloads in a row"
             )
         }
-        if let failure = output.failure, failure.isCrash, worker.state == .loaded {
+        if let failure = output.failure, failure.isPluginCrash, worker.state == .loaded {
             countCrash(of: worker, failure: failure, at: now)
         }
     }
@@ -221,17 +229,6 @@ extension Daemon {
             for event in events {
                 try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
             }
-        }
-    }
-}
-
-extension PluginFailure {
-    /// Whether the failure is the plugin crashing (rather than being slow or
-    /// returning something wrong): these count toward quarantine.
-    var isCrash: Bool {
-        switch reason {
-        case .crashed, .exitedEarly, .forbiddenSyscall, .protocolViolation: true
-        default: false
         }
     }
 }

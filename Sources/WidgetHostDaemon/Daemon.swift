@@ -209,13 +209,16 @@ public final class Daemon {
             var isolation = options.isolation
             isolation.sandbox = plugin.sandbox
             if let existing = current[plugin.name], existing.path == plugin.path, existing.dataDirectory == data,
-                existing.options.sandbox == plugin.sandbox
+                existing.options.sandbox == plugin.sandbox, existing.isolationMode == plugin.isolation,
+                existing.recycling == plugin.recycling
             {
                 workers[plugin.name] = existing
                 continue
             }
             DataDirectory.ensure(data)
-            let worker = PluginWorker(name: plugin.name, path: plugin.path, dataDirectory: data, options: isolation)
+            let worker = PluginWorker(
+                name: plugin.name, path: plugin.path, dataDirectory: data, options: isolation,
+                isolation: plugin.isolation, recycling: plugin.recycling)
             if let file = PluginFileIdentity.of(path: plugin.path), let entry = try? store.quarantineEntry(file) {
                 worker.identity = file
                 worker.state = .quarantined

@@ -39,6 +39,13 @@ public struct DaemonConfiguration: Sendable {
         public var sandbox: SandboxPolicy
         /// Where in the file it was declared (`plugins[3]`, or the plugin directory).
         public var field: String
+        /// How its calls are isolated (`"isolation"`: worker, fork-server or
+        /// spawn; default worker). The engine decides each call's mode from
+        /// this and the plugin's descriptor (docs/isolation.md).
+        public var isolation: IsolationMode = .worker
+        /// When its warm workers are replaced (`"workers"`: `maxCalls`,
+        /// `maxResidentMiB`, `maxIdleSeconds`, `standbys`).
+        public var recycling = WorkerRecycling()
     }
 
     /// One widget instance.
@@ -142,19 +149,29 @@ public struct DaemonConfiguration: Sendable {
         }
         for (index, item) in (try reader.array(top["plugins"], "plugins") ?? []).enumerated() {
             let field = "plugins[\(index)]"
-            let m = try reader.members(item, field, allowed: ["name", "path", "dataDirectory", "sandbox"])
+            let m = try reader.members(
+                item, field, allowed: ["name", "path", "dataDirectory", "sandbox", "isolation", "workers"])
             let path = absolute(try reader.requiredString(m["path"], "\(field).path"), relativeTo: base)
             guard FileManager.default.fileExists(atPath: path) else {
                 throw reader.fail(
                     "\(field).path", "\(path) does not exist; build the plugin or fix the path (relative to \(base))")
             }
-            try add(
-                Plugin(
-                    name: try reader.string(m["name"], "\(field).name") ?? fileName(path), path: path,
-                    dataDirectory: try reader.string(m["dataDirectory"], "\(field).dataDirectory").map {
-                        absolute($0, relativeTo: base)
-                    }, sandbox: try sandbox(m["sandbox"], "\(field).sandbox", reader: reader, base: base),
-                    field: field))
+            var plugin = Plugin(
+                name: try reader.string(m["name"], "\(field).name") ?? fileName(path), path: path,
+                dataDirectory: try reader.string(m["dataDirectory"], "\(field).dataDirectory").map {
+                    absolute($0, relativeTo: base)
+                }, sandbox: try sandbox(m["sandbox"], "\(field).sandbox", reader: reader, base: base),
+                field: field)
+            if let mode = try reader.string(m["isolation"], "\(field).isolation") {
+                guard let parsed = IsolationMode(rawValue: mode), parsed != .inProcess else {
+                    throw reader.fail(
+                        "\(field).isolation",
+                        "expected \"worker\", \"fork-server\" or \"spawn\", found \"\(mode)\"")
+                }
+                plugin.isolation = parsed
+            }
+            plugin.recycling = try workers(m["workers"], "\(field).workers", reader: reader)
+            try add(plugin)
         }
         if let directory = try reader.string(top["pluginDirectory"], "pluginDirectory") {
             let path = absolute(directory, relativeTo: base)
@@ -288,6 +305,30 @@ public struct DaemonConfiguration: Sendable {
         try limit("fileSizeMiB", \.fileSizeBytes, scale: 1 << 20)
         try limit("maxTasks", \.maxTasks)
         return policy
+    }
+
+    /// A plugin's `"workers"`: when its warm workers are replaced
+    /// (docs/isolation.md, "Warm workers"); each member optional.
+    static func workers(_ value: JSONValue?, _ field: String, reader: DocumentReader)
+        throws(DocumentError) -> WorkerRecycling
+    {
+        var recycling = WorkerRecycling()
+        guard let value else { return recycling }
+        let m = try reader.members(
+            value, field, allowed: ["maxCalls", "maxResidentMiB", "maxIdleSeconds", "standbys"])
+        if let calls = try reader.integer(m["maxCalls"], "\(field).maxCalls", in: 1...100_000_000) {
+            recycling.maxCalls = calls
+        }
+        if let mebibytes = try reader.integer(m["maxResidentMiB"], "\(field).maxResidentMiB", in: 1...(1 << 20)) {
+            recycling.maxResidentBytes = mebibytes << 20
+        }
+        if let idle = try reader.duration(m["maxIdleSeconds"], "\(field).maxIdleSeconds") {
+            recycling.maxIdleSeconds = idle
+        }
+        if let standbys = try reader.integer(m["standbys"], "\(field).standbys", in: 0...4) {
+            recycling.standbys = standbys
+        }
+        return recycling
     }
 
     static func currentDirectory() -> String { FileManager.default.currentDirectoryPath }

@@ -54,12 +54,24 @@ final class PluginWorker {
         return entry.until
     }
 
-    init(name: String, path: String, dataDirectory: String, options: IsolationOptions) {
+    /// How its calls are isolated and when its warm workers are replaced
+    /// (the configuration's `isolation` and `workers`).
+    let isolationMode: IsolationMode
+    let recycling: WorkerRecycling
+
+    init(
+        name: String, path: String, dataDirectory: String, options: IsolationOptions,
+        isolation: IsolationMode = .worker, recycling: WorkerRecycling = WorkerRecycling()
+    ) {
+        self.isolationMode = isolation
+        self.recycling = recycling
         self.name = name
         self.path = path
         self.dataDirectory = dataDirectory
         self.options = options
-        self.calls = CallQueue(label: "widgethost.plugin.\(name)", path: path, options: options)
+        self.calls = CallQueue(
+            label: "widgethost.plugin.\(name)", path: path, options: options, isolation: isolation,
+            recycling: recycling)
     }
 
     /// Starts the plugin's fork server (which loads it once, for its
@@ -103,38 +115,35 @@ final class PluginWorker {
     var isCalling: Bool { calls.isCalling }
 }
 
-/// The part of a worker that runs off the loop thread: the fork server is
-/// touched only on `queue`.
+/// The part of a worker that runs off the loop thread: the plugin's
+/// isolation engine (warm workers, or the mode its configuration asks for)
+/// is touched only on `queue`.
 private final class CallQueue: @unchecked Sendable {
     private let queue: DispatchQueue
-    private let server: ForkServer
-    private let path: String
-    private let options: IsolationOptions
-    private let mode = Mutex("fork-server")
+    private let engine: IsolationEngine
+    private let mode = Mutex("worker")
     /// Calls running (0 or 1) and whether queued calls are dropped.
     private let activity = Mutex((running: 0, cancelled: false))
 
-    init(label: String, path: String, options: IsolationOptions) {
+    init(label: String, path: String, options: IsolationOptions, isolation: IsolationMode, recycling: WorkerRecycling) {
         queue = DispatchQueue(label: label)
-        self.path = path
-        self.options = options
-        server = ForkServer(plugin: path, options: options)
+        engine = IsolationEngine(plugin: path, options: options, mode: isolation, recycling: recycling)
     }
 
     var isolation: String { mode.withLock { $0 } }
 
-    /// Starts the fork server on the queue, waiting for it.
+    /// Loads the plugin in a worker (or fork server) on the queue, waiting for it.
     func prepare(dataDirectory: String) -> Result<PluginDescription, PluginFailure> {
         queue.sync {
-            let result = server.prepare(dataDirectory: dataDirectory)
-            mode.withLock { $0 = Self.describe(server) }
+            let result = engine.prepare(dataDirectory: dataDirectory)
+            mode.withLock { $0 = Self.describe(engine) }
             return result
         }
     }
 
-    private static func describe(_ server: ForkServer) -> String {
-        var current = server.fallbackReason.map { "spawn (\($0))" } ?? "fork-server"
-        if case .failed(let reason) = server.warmUp { current += " (warm-up failed: \(reason))" }
+    private static func describe(_ engine: IsolationEngine) -> String {
+        var current = engine.isolationSummary
+        if case .failed(let reason) = engine.warmUp { current += " (warm-up failed: \(reason))" }
         return current
     }
 
@@ -146,8 +155,8 @@ private final class CallQueue: @unchecked Sendable {
                 return true
             }
             guard go else { return }
-            let output = server.call(call)
-            mode.withLock { $0 = Self.describe(server) }
+            let output = engine.call(call)
+            mode.withLock { $0 = Self.describe(engine) }
             // Posted before the count drops: a loop that sees no call running
             // finds every completion in its mailbox.
             done(output)
@@ -161,9 +170,9 @@ private final class CallQueue: @unchecked Sendable {
 
     func stop(wait: Bool) {
         if wait {
-            queue.sync { _ = server.stop() }
+            queue.sync { engine.stop() }
         } else {
-            queue.async { [self] in _ = server.stop() }
+            queue.async { [self] in engine.stop() }
         }
     }
 }

@@ -63,6 +63,8 @@ public final class ForkServer {
     private var key: Key?
     private var stamp: FileStamp?
     private var server: pid_t = 0
+    /// The fork server process in the host's namespace (see `start`).
+    private var servingPid: pid_t = 0
     private var serverPidfd: Int32 = -1
     private var channel: Int32 = -1
     private var stdoutPipe: Int32 = -1
@@ -315,6 +317,10 @@ public final class ForkServer {
                     case .success(let description):
                         plugin = description
                         lastCall = nil
+                        // The process that serves (and forks every call child):
+                        // the runner itself, or below the sandbox's relay and
+                        // PID-namespace init. Known from the kernel, not a message.
+                        servingPid = wh_deepest_descendant(server, 2)
                         if description.threadsAfterLoad > 1 {
                             fallbackReason =
                                 "the plugin had \(description.threadsAfterLoad) threads after loading, and fork() copies only one: each call spawns a fresh runner"
@@ -639,10 +645,11 @@ public final class ForkServer {
             case WH_MSG_CHILD_STARTED.rawValue:
                 // The server runs plugin code (its warm_up), so this message
                 // may be forged: the pid it carries is never used. The child
-                // is what the kernel says the pidfd refers to, and it must
-                // descend from the runner the host started (with the
-                // sandbox's PID namespace: relay, init, server, child); the
-                // channel must be a socket, made non-blocking by the host.
+                // is what the kernel says the pidfd refers to, and it must be
+                // a child of the fork server process (the runner the host
+                // started, or its grandchild below the sandbox's relay and
+                // init); the channel must be a socket, made non-blocking by
+                // the host.
                 let announced = pid_t(bitPattern: reader.u32())
                 guard receivedFds.count >= 2 else {
                     return .failure(.protocolViolation("CHILD_STARTED without the child's channel and pidfd"))
@@ -653,7 +660,7 @@ public final class ForkServer {
                 let pid = wh_pidfd_target(pidfd, &parent)
                 var info = stat()
                 let isSocket = fstat(channelFd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
-                guard pid > 0, wh_descends_from(pid, server, 3) != 0, isSocket,
+                guard pid > 0, parent == servingPid, pid != servingPid, isSocket,
                     fcntl(channelFd, F_SETFL, fcntl(channelFd, F_GETFL) | O_NONBLOCK) == 0
                 else {
                     close(channelFd)
@@ -704,12 +711,12 @@ public final class ForkServer {
     /// Kills a call child and its process group. `child` is the host's pid
     /// of it, checked when it was announced (the kernel's, not the
     /// message's); the group is killed only while the pidfd says that very
-    /// process still descends from the runner (its pid cannot have been
+    /// process is still the fork server's child (its pid cannot have been
     /// reused), else the child alone through its pidfd. The server kills the
     /// group too, at CALL_ENDED.
     private func killCallGroup(_ child: pid_t, pidfd: Int32) {
         var parent: pid_t = -1
-        if wh_pidfd_target(pidfd, &parent) == child, wh_descends_from(child, server, 3) != 0 {
+        if wh_pidfd_target(pidfd, &parent) == child, parent == servingPid {
             kill(-child, SIGCONT)
             kill(-child, SIGKILL)
         }

@@ -42,6 +42,47 @@ struct DaemonConfigurationTests {
         #expect(configuration.instances[1].app == "default")
     }
 
+    /// A plugin's isolation mode and worker recycling come from the file,
+    /// checked like every other number (whole numbers, ranges, durations).
+    @Test func isolationAndWorkerRecyclingPerPlugin() throws {
+        let directory = try write(
+            """
+            {
+              "plugins": [
+                { "name": "w", "path": "plugins/libw.so",
+                  "workers": { "maxCalls": 200, "maxResidentMiB": 64, "maxIdleSeconds": "2m", "standbys": 0 } },
+                { "name": "f", "path": "plugins/libf.so", "isolation": "fork-server" }
+              ],
+              "instances": []
+            }
+            """, files: ["plugins/libw.so", "plugins/libf.so"])
+        let configuration = try DaemonConfiguration.load(directory + "/host.json")
+        #expect(configuration.plugins[0].isolation == .worker)
+        #expect(configuration.plugins[0].recycling.maxCalls == 200)
+        #expect(configuration.plugins[0].recycling.maxResidentBytes == 64 << 20)
+        #expect(configuration.plugins[0].recycling.maxIdleSeconds == 120)
+        #expect(configuration.plugins[0].recycling.standbys == 0)
+        #expect(configuration.plugins[1].isolation == .forkServer)
+        #expect(configuration.plugins[1].recycling == WorkerRecycling())
+
+        for (bad, field) in [
+            (#""isolation": "in-process""#, "plugins[0].isolation"),
+            (#""workers": { "maxCalls": 1.5 }"#, "plugins[0].workers.maxCalls"),
+            (#""workers": { "maxCalls": 1e300 }"#, "plugins[0].workers.maxCalls"),
+            (#""workers": { "standbys": 9 }"#, "plugins[0].workers.standbys"),
+        ] {
+            let broken = try write(
+                #"{ "plugins": [{ "path": "plugins/libw.so", \#(bad) }], "instances": [] }"#,
+                files: ["plugins/libw.so"])
+            #expect(throws: (any Error).self, "\(bad)") { try DaemonConfiguration.load(broken + "/host.json") }
+            do {
+                _ = try DaemonConfiguration.load(broken + "/host.json")
+            } catch {
+                #expect("\(error)".contains(field), "\(error)")
+            }
+        }
+    }
+
     /// A configuration from a pipe (`--config <(...)`, a FIFO): read to its
     /// end once, relative paths relative to the current directory, and not
     /// re-readable by SIGHUP; a regular file is.

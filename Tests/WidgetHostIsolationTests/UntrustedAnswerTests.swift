@@ -84,3 +84,42 @@ struct UntrustedAnswerTests {
 extension IsolationMode: CustomTestStringConvertible {
     public var testDescription: String { rawValue }
 }
+
+/// Issue 14's critical hole: plugin code (a warm_up, in the process that
+/// holds the host's channel) forges a CHILD_STARTED naming another process
+/// group. The host takes no pid from a message: the decoy group, in a
+/// session of its own, lives on in every mode.
+@Suite("Forged CHILD_STARTED")
+struct ForgedChildStartedTests {
+    @Test(arguments: [IsolationMode.worker, .forkServer, .spawn])
+    func aForgedAnnouncementKillsNothing(mode: IsolationMode) throws {
+        // The decoy: `sleep` in a session (and process group) of its own.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc), not imported as a macro
+        var group: pid_t = 0
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("600"), nil]
+        let spawned = posix_spawn(&group, "/bin/sleep", nil, &attributes, arguments, environ)
+        posix_spawnattr_destroy(&attributes)
+        for argument in arguments { free(argument) }
+        try #require(spawned == 0)
+        defer {
+            kill(group, SIGKILL)
+            var status: Int32 = 0
+            waitpid(group, &status, 0)
+        }
+        let directory = TestSupport.temporaryDirectory("forged-child-started")
+        try "\(group)".write(toFile: directory + "/target.pid", atomically: true, encoding: .utf8)
+        let engine = IsolationEngine(
+            plugin: TestSupport.fixture("forged_child_started"), mode: mode, recycling: WorkerRecycling(standbys: 0))
+        // The helper writes 300 ms after the warm-up: calls before and after.
+        for round in 0..<3 {
+            let output = engine.call(WorkerTests.call(timeout: 1, dataDirectory: directory))
+            if let failure = output.failure { #expect(!failure.isHostFault, "\(failure.code)") }
+            if round == 0 { usleep(500_000) }
+        }
+        engine.stop()
+        var status: Int32 = 0
+        #expect(waitpid(group, &status, WNOHANG) == 0, "\(mode): the decoy group was not killed")
+    }
+}
