@@ -496,30 +496,17 @@ public final class ForkServer {
             childEOF = Self.readAvailable(childChannel, into: &childDecoder, chunk: &chunk)
             do {
                 while let frame = try childDecoder.next() {
-                    var reader = WireReader(frame.payload)
                     switch UInt32(frame.type) {
-                    case WH_MSG_RESULT.rawValue:
+                    case WH_MSG_RESULT.rawValue, WH_MSG_CALL_FAILED.rawValue:
                         // The answer: checking it runs at the usual priority.
                         wh_deadline_boost_end(&boost)
-                        let raw = RawResult.decode(&reader)
-                        guard !reader.malformed else {
-                            failure = .protocolViolation("truncated RESULT message")
-                            return true
+                        if let answer = CallAnswer.decode(frame, for: call, plugin: plugin) {
+                            providerSeconds = answer.providerSeconds
+                            switch answer.outcome {
+                            case .success(let validated): result = validated
+                            case .failure(let reason): failure = reason
+                            }
                         }
-                        providerSeconds = Double(raw.nanoseconds) / 1e9
-                        switch ResultValidator.validate(raw, for: call) {
-                        case .success(let validated): result = validated
-                        case .failure(let reason): failure = reason
-                        }
-                        return true
-                    case WH_MSG_CALL_FAILED.rawValue:
-                        wh_deadline_boost_end(&boost)
-                        let code = reader.u32()
-                        let detail = reader.string()
-                        let found = reader.u64()
-                        let limit = reader.u64()
-                        failure = CallFailureMapping.reason(
-                            code: code, detail: detail, found: found, limit: limit, call: call, plugin: plugin)
                         return true
                     case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
                         // From the SIGSYS handler of the child or of a

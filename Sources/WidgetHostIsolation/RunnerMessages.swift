@@ -162,3 +162,36 @@ enum WaitStatus {
         return "\(name) (\(String(cString: text).lowercased()))"
     }
 }
+
+/// A call's answer (RESULT or CALL_FAILED), decoded and checked the same
+/// way in every mode: the runner's word is re-checked (`ResultValidator`),
+/// and a plugin's text is bounded.
+enum CallAnswer {
+    /// The answer in `frame`, or nil when the frame is not an answer.
+    /// `providerSeconds` is the entry point's own time, from RESULT.
+    static func decode(_ frame: WireFrame, for call: PluginCall, plugin: PluginDescription?)
+        -> (outcome: Result<ProviderResult, PluginFailure.Reason>, providerSeconds: Double?)?
+    {
+        var reader = WireReader(frame.payload)
+        switch UInt32(frame.type) {
+        case WH_MSG_RESULT.rawValue:
+            let raw = RawResult.decode(&reader)
+            guard !reader.malformed else { return (.failure(.protocolViolation("truncated RESULT message")), nil) }
+            return (ResultValidator.validate(raw, for: call), Double(raw.nanoseconds) / 1e9)
+        case WH_MSG_CALL_FAILED.rawValue:
+            let code = reader.u32()
+            let detail = reader.string()
+            let found = reader.u64()
+            let limit = reader.u64()
+            guard !reader.malformed else {
+                return (.failure(.protocolViolation("a malformed CALL_FAILED message")), nil)
+            }
+            let reason = CallFailureMapping.reason(
+                code: code, detail: TerminalText.bounded(detail), found: found, limit: limit, call: call,
+                plugin: plugin)
+            return (.failure(reason), nil)
+        default:
+            return nil
+        }
+    }
+}

@@ -290,38 +290,20 @@ final class WorkerProcess {
                 break callLoop
             case .success(let frames):
                 for (index, frame) in frames.enumerated() {
-                    var reader = WireReader(frame.payload)
                     switch UInt32(frame.type) {
-                    case WH_MSG_RESULT.rawValue:
+                    case WH_MSG_RESULT.rawValue, WH_MSG_CALL_FAILED.rawValue:
                         wh_deadline_boost_end(&boost)
                         guard index == frames.count - 1 else {
                             failure = .protocolViolation("the worker sent more after its answer")
                             break callLoop
                         }
-                        let raw = RawResult.decode(&reader)
-                        guard !reader.malformed else {
-                            failure = .protocolViolation("truncated RESULT message")
-                            break callLoop
+                        if let answer = CallAnswer.decode(frame, for: call, plugin: plugin) {
+                            providerSeconds = answer.providerSeconds
+                            switch answer.outcome {
+                            case .success(let validated): result = validated
+                            case .failure(let reason): failure = reason
+                            }
                         }
-                        providerSeconds = Double(raw.nanoseconds) / 1e9
-                        switch ResultValidator.validate(raw, for: call) {
-                        case .success(let validated): result = validated
-                        case .failure(let reason): failure = reason
-                        }
-                        break callLoop
-                    case WH_MSG_CALL_FAILED.rawValue:
-                        wh_deadline_boost_end(&boost)
-                        let code = reader.u32()
-                        let detail = reader.string()
-                        let found = reader.u64()
-                        let limit = reader.u64()
-                        guard !reader.malformed, index == frames.count - 1 else {
-                            failure = .protocolViolation("a malformed CALL_FAILED message")
-                            break callLoop
-                        }
-                        failure = CallFailureMapping.reason(
-                            code: code, detail: TerminalText.bounded(detail), found: found, limit: limit, call: call,
-                            plugin: plugin)
                         break callLoop
                     case WH_MSG_FORBIDDEN_SYSCALL.rawValue:
                         noteForbidden(frame.payload)
