@@ -412,7 +412,12 @@ final class WorkerPool {
         // A retired worker's successor is chosen now, and the standbys are
         // started after the answer, off the next call's path.
         if active == nil, !standbys.isEmpty {
-            active = standbys.removeFirst()
+            let successor = standbys.removeFirst()
+            // Its load is read now, with the failed call, so the next call
+            // finds it ready (its memory figure's file opened too).
+            if successor.awaitLoad() == nil { _ = successor.residentBytes() }
+            successor.inheritCallMessage(from: worker)
+            active = successor
             activeLimit = engine.callLimit()
         }
         topUpStandbys(engine: engine)

@@ -336,6 +336,13 @@ final class WorkerProcess {
             providerSeconds: providerSeconds)
     }
 
+    /// Takes over `other`'s last CALL message (same plugin file, so the
+    /// same message for the same call): a successor's first call skips
+    /// building it.
+    func inheritCallMessage(from other: WorkerProcess) {
+        if lastCall == nil { lastCall = other.lastCall }
+    }
+
     /// A failure the worker reported in a well-formed answer: the
     /// conversation is in step and the worker can serve the next call.
     static func leavesWorkerWarm(_ reason: PluginFailure.Reason) -> Bool {
