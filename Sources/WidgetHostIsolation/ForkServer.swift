@@ -97,9 +97,7 @@ public final class ForkServer {
     private var earlierServersSeconds = 0.0
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var policy = SandboxPolicy.off
-    private var stdoutBytes: [UInt8] = []
-    private var stderrBytes: [UInt8] = []
-    private var dropped = 0
+    private var capture = LogCapture()
     /// Timer slack and real-time priority for the last stretch before a
     /// deadline (see `wait`).
     private var boost = wh_deadline_boost()
@@ -126,9 +124,7 @@ public final class ForkServer {
     public func call(_ call: PluginCall) -> CallOutput {
         defer { wh_deadline_boost_end(&boost) }
         let startedAt = monotonicSeconds()
-        stdoutBytes = []
-        stderrBytes = []
-        dropped = 0
+        capture = LogCapture()
         if let early = ensureServer(for: call, startedAt: startedAt) { return early }
         if fallbackReason != nil {
             return IsolatedRunner.run(plugin: pluginPath, call: call, options: options)
@@ -156,9 +152,7 @@ public final class ForkServer {
         let probe = PluginCall(
             .placeholder, kind: "", family: .systemSmall, now: 0, locale: locale, dataDirectory: dataDirectory,
             allowNetwork: allowNetwork)
-        stdoutBytes = []
-        stderrBytes = []
-        dropped = 0
+        capture = LogCapture()
         if let early = ensureServer(for: probe, startedAt: monotonicSeconds()) {
             return .failure(
                 early.failure
@@ -223,6 +217,7 @@ public final class ForkServer {
         while waitpid(server, &status, 0) < 0 && errno == EINTR {}
         for fd in [serverPidfd, stdoutPipe, stderrPipe] where fd >= 0 { close(fd) }
         server = 0
+        servingPid = 0
         serverPidfd = -1
         channel = -1
         stdoutPipe = -1
@@ -788,8 +783,7 @@ public final class ForkServer {
     }
 
     private func drainLogs() {
-        if stdoutPipe >= 0 { dropped += Descriptors.drain(stdoutPipe, into: &stdoutBytes).dropped }
-        if stderrPipe >= 0 { dropped += Descriptors.drain(stderrPipe, into: &stderrBytes).dropped }
+        capture.drain(stdout: stdoutPipe, stderr: stderrPipe)
     }
 
     /// Reads what the channel has and returns the complete frames.
@@ -829,9 +823,7 @@ public final class ForkServer {
             timing: CallTiming(
                 totalSeconds: monotonicSeconds() - startedAt, loadSeconds: plugin?.loadSeconds,
                 providerSeconds: providerSeconds),
-            log: CapturedLog(
-                stdout: String(decoding: stdoutBytes, as: UTF8.self),
-                stderr: String(decoding: stderrBytes, as: UTF8.self), droppedBytes: dropped),
+            log: capture.log,
             childExit: exit,
             processGroup: group)
     }

@@ -72,6 +72,9 @@ public struct EngineStatistics: Sendable, Hashable {
     public var workersAlive = 0
     /// CPU time of the workers that were replaced or stopped (user + system).
     public var retiredWorkerCPUSeconds = 0.0
+    /// The largest resident memory a worker was seen with (read after each
+    /// call, when the memory cap is checked), in bytes.
+    public var peakWorkerResidentBytes = 0
 }
 
 /// The one way every part of widgethost calls a plugin: `load`, the call
@@ -171,8 +174,18 @@ public final class IsolationEngine {
     public func call(_ call: PluginCall) -> CallOutput {
         noticeFileChange()
         if plugin == nil, requestedMode == .worker {
-            // The descriptor decides the mode of a kind: load it first.
-            _ = prepare(dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
+            // The descriptor decides the mode of a kind: load it first. A
+            // plugin that does not load fails this call with that failure
+            // (not a second start of a worker to find it again).
+            let started = monotonicSeconds()
+            if case .failure(let failure) = prepare(
+                dataDirectory: call.dataDirectory, locale: call.locale, allowNetwork: call.allowNetwork)
+            {
+                return CallOutput(
+                    plugin: nil, result: nil, failure: failure,
+                    timing: CallTiming(totalSeconds: monotonicSeconds() - started), log: .empty,
+                    childExit: "did not load", processGroup: 0)
+            }
         }
         let output: CallOutput
         switch mode(for: call.kind) {
@@ -253,6 +266,10 @@ public final class IsolationEngine {
 
     func workerStarted() { statistics.workersStarted += 1 }
     func workerRecycled(_ why: String) { statistics.recycled[why, default: 0] += 1 }
+    /// Notes a worker's resident memory, read after a call.
+    func workerResident(_ bytes: Int) {
+        statistics.peakWorkerResidentBytes = max(statistics.peakWorkerResidentBytes, bytes)
+    }
     func workerRetired(_ worker: WorkerProcess) { statistics.retiredWorkerCPUSeconds += worker.cpuSeconds() }
     func workerCalled(_ worker: WorkerProcess) {
         statistics.workerCalls += 1
@@ -397,11 +414,13 @@ final class WorkerPool {
         var output = worker.call(call)
         engine.workerCalled(worker)
         if let late = worker.lastTimeoutLateness { lastTimeoutLateness = late }
+        let resident = worker.isUsable ? worker.residentBytes() : nil
+        if let resident { engine.workerResident(resident) }
         if !worker.isUsable {
             engine.workerRecycled("failure")
             engine.workerRetired(worker)
             active = nil
-        } else if let resident = worker.residentBytes(), resident > recycling.maxResidentBytes {
+        } else if let resident, resident > recycling.maxResidentBytes {
             engine.workerRecycled("memory")
             worker.terminate()
             engine.workerRetired(worker)

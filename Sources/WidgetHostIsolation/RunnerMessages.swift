@@ -195,3 +195,35 @@ enum CallAnswer {
         }
     }
 }
+
+/// What a child printed on its stdout and stderr pipes during one load or
+/// call, kept up to `WidgetHostLimits.logBytesPerStream` per stream (the
+/// rest counted): the one log reader of workers, fork servers and spawn mode.
+struct LogCapture {
+    private var stdout: [UInt8] = []
+    private var stderr: [UInt8] = []
+    private var dropped = 0
+
+    init() {}
+
+    /// Starts from a log already taken (spawn mode adds what the pipes still
+    /// hold once the runner has ended).
+    init(continuing log: CapturedLog) {
+        stdout = Array(log.stdout.utf8)
+        stderr = Array(log.stderr.utf8)
+        dropped = log.droppedBytes
+    }
+
+    /// Reads what the pipes hold now (a negative descriptor is skipped).
+    mutating func drain(stdout stdoutPipe: Int32, stderr stderrPipe: Int32) {
+        if stdoutPipe >= 0 { dropped += Descriptors.drain(stdoutPipe, into: &stdout).dropped }
+        if stderrPipe >= 0 { dropped += Descriptors.drain(stderrPipe, into: &stderr).dropped }
+    }
+
+    /// The log as the call's output carries it.
+    var log: CapturedLog {
+        CapturedLog(
+            stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+            droppedBytes: dropped)
+    }
+}

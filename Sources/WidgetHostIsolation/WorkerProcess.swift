@@ -67,9 +67,7 @@ final class WorkerProcess {
     private var reaped = false
     private var exitStatus: Int32 = 0
     private var forbidden: [pid_t: PluginFailure.ForbiddenSyscall] = [:]
-    private var stdoutBytes: [UInt8] = []
-    private var stderrBytes: [UInt8] = []
-    private var dropped = 0
+    private var capture = LogCapture()
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var lastCall: (key: PluginCall, message: [UInt8])?
     private var boost = wh_deadline_boost()
@@ -227,9 +225,7 @@ final class WorkerProcess {
     func call(_ call: PluginCall) -> CallOutput {
         defer { wh_deadline_boost_end(&boost) }
         let started = monotonicSeconds()
-        stdoutBytes = []
-        stderrBytes = []
-        dropped = 0
+        capture = LogCapture()
         if let failure = awaitLoad() {
             return output(started: started, result: nil, failure: failure, exit: describeExit())
         }
@@ -389,13 +385,9 @@ final class WorkerProcess {
     /// What the plugin printed since the last call (or since the load), after
     /// the worker ended: the rest of its pipes, appended to `log`.
     func takeLog(adding log: CapturedLog) -> CapturedLog {
-        stdoutBytes = Array(log.stdout.utf8)
-        stderrBytes = Array(log.stderr.utf8)
-        dropped = log.droppedBytes
-        drainLogs()
-        return CapturedLog(
-            stdout: String(decoding: stdoutBytes, as: UTF8.self), stderr: String(decoding: stderrBytes, as: UTF8.self),
-            droppedBytes: dropped)
+        var rest = LogCapture(continuing: log)
+        rest.drain(stdout: stdoutPipe, stderr: stderrPipe)
+        return rest.log
     }
 
     /// Kills the worker's process group and reaps it (idempotent).
@@ -519,8 +511,7 @@ final class WorkerProcess {
     }
 
     private func drainLogs() {
-        if stdoutPipe >= 0 { dropped += Descriptors.drain(stdoutPipe, into: &stdoutBytes).dropped }
-        if stderrPipe >= 0 { dropped += Descriptors.drain(stderrPipe, into: &stderrBytes).dropped }
+        capture.drain(stdout: stdoutPipe, stderr: stderrPipe)
     }
 
     private func output(
@@ -534,9 +525,7 @@ final class WorkerProcess {
             timing: CallTiming(
                 totalSeconds: monotonicSeconds() - started, loadSeconds: plugin?.loadSeconds,
                 providerSeconds: providerSeconds),
-            log: CapturedLog(
-                stdout: String(decoding: stdoutBytes, as: UTF8.self),
-                stderr: String(decoding: stderrBytes, as: UTF8.self), droppedBytes: dropped),
+            log: capture.log,
             childExit: exit,
             processGroup: pid)
     }

@@ -123,6 +123,10 @@ struct WorkerTests {
             (capped.statistics.recycled["memory"] ?? 0) >= 1,
             "150 MiB leaked, cap 64 MiB: \(capped.statistics), \(workers)")
         #expect(workers.count >= 2)
+        // No worker is ever seen above the cap by more than the calls since
+        // the last check: one call, 1 MiB here (2 MiB of slack for malloc).
+        let peak = capped.statistics.peakWorkerResidentBytes
+        #expect(peak > 0 && peak <= (64 << 20) + (2 << 20), "peak \(peak >> 10) KiB, cap 64 MiB")
     }
 
     /// A worker that writes on its channel between calls is retired before
