@@ -28,6 +28,9 @@ let package = Package(
         .library(name: "CharacterPlugin", type: .dynamic, targets: ["CharacterPlugin"]),
         .library(name: "CountdownPlugin", type: .dynamic, targets: ["CountdownPlugin"]),
         .library(name: "MarketHoursPlugin", type: .dynamic, targets: ["MarketHoursPlugin"]),
+        // Test fixture: WidgetKit provider code in the shapes public apps use
+        // (Tests/Fixtures/ProviderCorpus), one plugin the tests load.
+        .library(name: "ProviderCorpus", type: .dynamic, targets: ["ProviderCorpus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -117,7 +120,7 @@ let package = Package(
         // getCurrentConfigurations, over the control socket.
         .target(
             name: "WidgetHostCenter",
-            dependencies: ["WidgetHostControl"],
+            dependencies: ["WidgetHostControl", "WidgetHostKit"],
             swiftSettings: strictSwift
         ),
         // `widgethost run`: the daemon (configuration, the real-time loop,
@@ -170,6 +173,15 @@ let package = Package(
             name: "MarketHoursPlugin", dependencies: ["WidgetHostKit"],
             path: "Plugins/MarketHours", swiftSettings: strictSwift),
 
+        // Test fixtures: provider code and WidgetCenter app code as apps
+        // write it, in Swift 5 mode as most apps are (Tests/Fixtures/README.md).
+        .target(
+            name: "ProviderCorpus", dependencies: ["WidgetHostKit"],
+            path: "Tests/Fixtures/ProviderCorpus", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(
+            name: "CenterAppCorpus", dependencies: ["WidgetHostCenter"],
+            path: "Tests/Fixtures/CenterAppCorpus", swiftSettings: [.swiftLanguageMode(.v5)]),
+
         // Tests.
         .testTarget(
             name: "WidgetHostKitTests",
@@ -202,6 +214,7 @@ let package = Package(
             name: "WidgetHostCLITests",
             dependencies: [
                 "WidgetHostCLI", "WidgetHostControl", "WidgetHostCenter", "WidgetHostStore", "WidgetHostScheduler",
+                "CenterAppCorpus",
             ],
             swiftSettings: strictSwift
         ),

@@ -1,7 +1,7 @@
 import WidgetHostKit
 
 /// One moment of the character-detail widget: the character's health.
-struct CharacterHealthEntry: TimelineEntry {
+struct CharacterHealthEntry: TimelineEntry, Encodable {
     var date: Date
     var character: String
     /// Health from 0 to 1.
@@ -91,7 +91,7 @@ struct Hero: Codable, Sendable, Hashable {
 }
 
 /// The leaderboard widget's entry: heroes, best first.
-struct HeroLeaderboardEntry: TimelineEntry {
+struct HeroLeaderboardEntry: TimelineEntry, Encodable {
     var date: Date
     var heroes: [Hero]
     var source: String

@@ -1,7 +1,7 @@
 import WidgetHostKit
 
 /// One moment of the countdown.
-struct CountdownEntry: TimelineEntry {
+struct CountdownEntry: TimelineEntry, Encodable {
     var date: Date
     var title: String
     var target: Date

@@ -1,7 +1,7 @@
 import WidgetHostKit
 
 /// One moment of the market-hours widget.
-struct MarketEntry: TimelineEntry {
+struct MarketEntry: TimelineEntry, Encodable {
     var date: Date
     var exchange: String
     /// "open" or "closed".

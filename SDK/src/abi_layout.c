@@ -48,7 +48,10 @@ WH_LAYOUT_ASSERT(WH_FAMILY_SYSTEM_SMALL == 1 && WH_FAMILY_SYSTEM_MEDIUM == 2 && 
                  "family bits are frozen");
 WH_LAYOUT_ASSERT(WH_PARAM_STRING == 1 && WH_PARAM_INTEGER == 2 && WH_PARAM_NUMBER == 3 && WH_PARAM_BOOLEAN == 4,
                  "parameter types are frozen");
-WH_LAYOUT_ASSERT(WH_KIND_NEEDS_NETWORK == 1, "kind flags are frozen");
+WH_LAYOUT_ASSERT(WH_PARAMETER_OPTIONAL == 1, "parameter flags are frozen");
+WH_LAYOUT_ASSERT(WH_KIND_NEEDS_NETWORK == 1 && WH_KIND_DETERMINISTIC == 2 && WH_KIND_FRESH_PROCESS == 4 &&
+                     WH_KIND_PUSH == 8,
+                 "kind flags are frozen");
 WH_LAYOUT_ASSERT(WH_POLICY_AT_END == 1 && WH_POLICY_AFTER == 2 && WH_POLICY_NEVER == 3,
                  "reload policies are frozen");
 WH_LAYOUT_ASSERT(WH_STATUS_OK == 0 && WH_STATUS_ERROR == 1, "statuses are frozen");
@@ -118,8 +121,15 @@ WH_OFFSET(wh_context, locale, 72);
 WH_OFFSET(wh_context, data_directory, 80);
 WH_OFFSET(wh_context, kind_context, 88);
 
-/* wh_parameter: 32 bytes */
-WH_SIZE(wh_parameter, 32);
+/* wh_parameter: 32 bytes in SDK 1.0-1.2, 64 since SDK 1.3 (appended:
+ * title, choice_count, flags, choices, choice_titles). */
+WH_SIZE(wh_parameter, 64);
+WH_LAYOUT_ASSERT(WH_PARAMETER_SIZE_V1_0 == 32, "the SDK 1.0-1.2 wh_parameter is 32 bytes");
+WH_OFFSET(wh_parameter, title, 32);
+WH_OFFSET(wh_parameter, choice_count, 40);
+WH_OFFSET(wh_parameter, flags, 44);
+WH_OFFSET(wh_parameter, choices, 48);
+WH_OFFSET(wh_parameter, choice_titles, 56);
 WH_OFFSET(wh_parameter, type, 4);
 WH_OFFSET(wh_parameter, name, 8);
 WH_OFFSET(wh_parameter, default_json, 16);

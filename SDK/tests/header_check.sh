@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # header_check.sh — compile <widgethost/provider.h> as C99, C11, C++11 and
 # C++17 under -Wall -Wextra -pedantic -Werror (the structs filled by hand and
-# with the SDK 1.2 helper macros), plus the layout asserts in
+# with the SDK 1.2 and 1.3 helper macros), plus the layout asserts in
 # SDK/src/abi_layout.c. Prints one line per check; exits non-zero if any
 # check fails.
 #
@@ -47,7 +47,7 @@ static void check_warm_up(const wh_warm_up_context *context) {
 }
 
 static const wh_parameter check_parameters[1] = {
-    {(uint32_t)sizeof(wh_parameter), WH_PARAM_STRING, "city", "\"Paris\"", "City name"},
+    {(uint32_t)sizeof(wh_parameter), WH_PARAM_STRING, "city", "\"Paris\"", "City name", "City", 0, 0, NULL, NULL},
 };
 
 static const wh_kind check_kinds[1] = {
@@ -79,9 +79,15 @@ static void macro_timeline(const wh_context *context, wh_complete_fn complete, v
                         context->now + WH_TIMEOUT_TIMELINE);
 }
 
+static const char *const macro_units[] = {"metric", "imperial"};
+static const char *const macro_unit_titles[] = {"Metric", NULL};
+
 static const wh_parameter macro_parameters[] = {
     WH_PARAMETER(WH_PARAM_STRING, "city", "\"Paris\"", "City name"),
     WH_PARAMETER(WH_PARAM_INTEGER, "days", NULL, NULL),
+    {(uint32_t)sizeof(wh_parameter), WH_PARAM_STRING, "note", NULL, NULL, "Note", 0u, WH_PARAMETER_OPTIONAL, NULL, NULL},
+    WH_PARAMETER_TITLED(WH_PARAM_BOOLEAN, "compact", "false", NULL, "Compact"),
+    WH_PARAMETER_CHOICE("units", "\"metric\"", "Units to show", "Units", macro_units, macro_unit_titles),
 };
 
 static int macro_kind_context;
@@ -91,7 +97,7 @@ static const wh_kind macro_kinds[] = {
             macro_timeline),
     WH_KIND_WITH_PARAMETERS("org.example.macro.city", "City", "With parameters.", WH_FAMILY_ALL_V1,
                             macro_parameters, macro_placeholder, macro_placeholder, macro_timeline),
-    WH_KIND_FULL(WH_KIND_NEEDS_NETWORK, "org.example.macro.full", "Full", "Every field.", WH_FAMILY_SYSTEM_LARGE,
+    WH_KIND_FULL(WH_KIND_NEEDS_NETWORK | WH_KIND_PUSH, "org.example.macro.full", "Full", "Every field.", WH_FAMILY_SYSTEM_LARGE,
                  macro_parameters, WH_ARRAY_COUNT(macro_parameters), macro_placeholder, macro_placeholder,
                  macro_timeline, &macro_kind_context),
 };
@@ -103,7 +109,9 @@ static const wh_plugin_descriptor macro_refusal =
 
 int wh_check_macros(void);
 int wh_check_macros(void) {
-    return macro_descriptor.kind_count == 3 && macro_kinds[1].parameter_count == 2 && macro_refusal.abi_version == 0
+    return macro_descriptor.kind_count == 3 && macro_kinds[1].parameter_count == 5 &&
+        macro_parameters[4].choice_count == 2 && WH_PARAMETER_HAS_CHOICES(macro_parameters[4].struct_size) &&
+        !WH_PARAMETER_HAS_CHOICES(WH_PARAMETER_SIZE_V1_0) && macro_refusal.abi_version == 0
         && WH_DESCRIPTOR_HAS_WARM_UP(macro_descriptor.struct_size) && WH_MAX_ENTRIES == 400u
         && WH_MAX_RESULT_BYTES == 10u * 1024u * 1024u && WH_LOG_BYTES_PER_STREAM > 0u
         && WH_TIMEOUT_LOAD > WH_TIMEOUT_PLACEHOLDER && WH_TIMEOUT_SNAPSHOT > WH_TIMEOUT_SNAPSHOT_PREVIEW;

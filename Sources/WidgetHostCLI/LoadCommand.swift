@@ -157,7 +157,8 @@ struct LoadCommand: ParsableCommand {
                     parameters: kind.parameters.map {
                         .init(
                             name: $0.name, type: $0.type?.description ?? "unknown(\($0.rawType))",
-                            defaultJSON: $0.defaultJSON, description: $0.summary)
+                            defaultJSON: $0.defaultJSON, description: $0.summary, title: $0.title,
+                            choices: $0.choices, optional: $0.isOptional)
                     },
                     calls: calls))
         }

@@ -101,7 +101,7 @@ struct ProjectTemplate {
         import WidgetHostKit
 
         /// One moment of the widget: stored properties become the entry's JSON.
-        struct \(typeName)Entry: TimelineEntry {
+        struct \(typeName)Entry: TimelineEntry, Codable {
             var date: Date
             var message: String
             var minute: Int

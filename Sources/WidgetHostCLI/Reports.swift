@@ -77,6 +77,10 @@ enum JSONReport {
         var type: String
         var defaultJSON: String?
         var description: String
+        /// SDK 1.3: the title, and the allowed values (an AppEnum's cases).
+        var title: String?
+        var choices: [ParameterChoice]
+        var optional: Bool
     }
 
     struct Kind: Encodable {

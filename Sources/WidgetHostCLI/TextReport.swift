@@ -42,9 +42,19 @@ enum TextReport {
             for (index, parameter) in kind.parameters.enumerated() {
                 let label = index == 0 ? "  Parameters  " : "              "
                 let type = parameter.type?.description ?? "type \(parameter.rawType)"
-                let value = parameter.defaultJSON.map { " = \($0)" } ?? " (required)"
+                let value =
+                    parameter.defaultJSON.map { " = \($0)" } ?? (parameter.isOptional ? " (optional)" : " (required)")
                 let summary = parameter.summary.isEmpty ? "" : "  — \(parameter.summary)"
-                lines.append("\(label)\(parameter.name): \(type)\(value)\(summary)")
+                let title = parameter.title.map { " \"\($0)\"" } ?? ""
+                let choices =
+                    parameter.choices.isEmpty
+                    ? ""
+                    : ", one of "
+                        + parameter.choices.map { choice in
+                            choice.title.map { "\(choice.value) (\($0))" } ?? choice.value
+                        }
+                        .joined(separator: ", ")
+                lines.append("\(label)\(parameter.name)\(title): \(type)\(value)\(choices)\(summary)")
             }
         }
         lines.append("  Network     \(kind.needsNetwork ? "needed" : "not needed")")

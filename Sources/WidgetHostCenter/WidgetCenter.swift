@@ -1,12 +1,11 @@
 import WidgetHostControl
+// What `import WidgetKit` gives app code on Apple's platforms comes with
+// WidgetCenter: WidgetFamily, WidgetInfo, the intents (for
+// `widgetConfigurationIntent(of:)`) and Foundation.
+@_exported import WidgetHostKit
 
 #if canImport(Glibc)
     import Glibc
-#endif
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
 #endif
 
 /// WidgetKit's `WidgetCenter` for apps on Linux: asks the running
@@ -72,11 +71,21 @@ public final class WidgetCenter: Sendable {
 
     /// The widgets of this app, synchronously.
     public func configurations() throws -> [WidgetInfo] {
-        (try send(ControlRequest(.configurations, app: app)).configurations ?? []).map {
-            WidgetInfo(
-                id: $0.id, kind: $0.kind, family: $0.family, configuration: $0.configuration,
-                dataDirectory: $0.dataDirectory)
+        try (send(ControlRequest(.configurations, app: app)).configurations ?? []).map { widget in
+            guard let family = WidgetFamily(rawValue: widget.family) else {
+                throw WidgetCenterError.unknownFamily(widget.family, instance: widget.id)
+            }
+            return WidgetInfo(
+                id: widget.id, kind: widget.kind, family: family, configuration: widget.configuration,
+                dataDirectory: widget.dataDirectory)
         }
+    }
+
+    /// Asks the system to ask the widgets' providers for their
+    /// recommendations again (WidgetKit's). widgethost has no
+    /// recommendation UI: it reloads this app's widgets instead.
+    public func invalidateConfigurationRecommendations() {
+        reloadAllTimelines()
     }
 
     private func send(_ request: ControlRequest) throws -> ControlResponse {
@@ -103,28 +112,18 @@ public final class WidgetCenter: Sendable {
     }
 }
 
-/// A placed widget, as ``WidgetCenter/getCurrentConfigurations(_:)`` reports it.
-public struct WidgetInfo: Sendable, Hashable {
-    /// The instance id.
-    public var id: String
-    public var kind: String
-    /// `systemSmall`, `accessoryCircular`, ...
-    public var family: String
-    /// The instance's configuration (its parameter values) as JSON.
-    public var configuration: String
-    /// The widget's data directory (its plugin's): write new data there,
-    /// then call ``WidgetCenter/reloadTimelines(ofKind:)``.
-    public var dataDirectory: String?
-}
-
 /// Why a ``WidgetCenter`` request failed.
 public enum WidgetCenterError: Error, Sendable, CustomStringConvertible {
     /// The daemon answered with an error.
     case refused(ControlErrorBody)
+    /// The daemon named a family this SDK does not know.
+    case unknownFamily(String, instance: String)
 
     public var description: String {
         switch self {
         case .refused(let error): "the widgethost daemon refused the request: \(error)"
+        case .unknownFamily(let family, let instance):
+            "the widgethost daemon reports instance \(instance) in family \"\(family)\", which this WidgetHostCenter does not know: update the SDK"
         }
     }
 }

@@ -33,10 +33,21 @@ enum DescriptorDecoder {
                 let hasDefault = reader.u32() != 0
                 let defaultJSON = reader.string()
                 let parameterSummary = reader.string()
+                let title = reader.string()
+                let parameterFlags = reader.u32()
+                let choiceCount = reader.u32()
+                var choices: [ParameterChoice] = []
+                for _ in 0..<min(choiceCount, 256) where !reader.malformed {
+                    let value = reader.string()
+                    let choiceTitle = reader.string()
+                    choices.append(ParameterChoice(value: value, title: choiceTitle.isEmpty ? nil : choiceTitle))
+                }
                 parameters.append(
                     ParameterDescription(
                         name: parameterName, type: ParameterType(rawValue: rawType), rawType: rawType,
-                        defaultJSON: hasDefault ? defaultJSON : nil, summary: parameterSummary))
+                        defaultJSON: hasDefault ? defaultJSON : nil, summary: parameterSummary,
+                        title: title.isEmpty ? nil : title, choices: choices,
+                        isOptional: parameterFlags & UInt32(WH_PARAMETER_OPTIONAL.rawValue) != 0))
             }
             let entryPoints = EntryPoint.allCases.filter { entryBits & (1 << ($0.rawValue - 1)) != 0 }
             var kind = KindDescription(
@@ -106,11 +117,26 @@ enum DescriptorDecoder {
                         "\(field).type", "WH_PARAM_STRING, _INTEGER, _NUMBER or _BOOLEAN (1-4)", "\(parameter.rawType)",
                         "kind \(kind.id), parameter \(parameter.name)")
                 }
-                if let defaultJSON = parameter.defaultJSON {
-                    if let problem = ConfigurationBuilder.check(json: defaultJSON, against: type) {
+                if !parameter.choices.isEmpty {
+                    if type != .string {
                         return invalid(
-                            "\(field).default_json", "a JSON \(type)", "\(defaultJSON)",
-                            "kind \(kind.id), parameter \(parameter.name): \(problem)")
+                            "\(field).choices", "no choices (only WH_PARAM_STRING parameters have them)",
+                            "\(parameter.choices.count) choices on a \(type) parameter",
+                            "kind \(kind.id), parameter \(parameter.name)")
+                    }
+                    var values: Set<String> = []
+                    for choice in parameter.choices where !values.insert(choice.value).inserted {
+                        return invalid(
+                            "\(field).choices", "distinct values", "\"\(choice.value)\" twice",
+                            "kind \(kind.id), parameter \(parameter.name)")
+                    }
+                }
+                if let defaultJSON = parameter.defaultJSON {
+                    if let problem = ConfigurationBuilder.check(json: defaultJSON, against: parameter) {
+                        return invalid(
+                            "\(field).default_json",
+                            parameter.choices.isEmpty ? "a JSON \(type)" : "one of the parameter's choices",
+                            "\(defaultJSON)", "kind \(kind.id), parameter \(parameter.name): \(problem)")
                     }
                 }
             }
@@ -143,19 +169,36 @@ public enum ConfigurationBuilder {
         }
         for parameter in kind.parameters {
             guard let value = overrides[parameter.name] ?? parameter.defaultJSON else {
+                if parameter.isOptional { continue }
                 return .failure(
                     ConfigurationProblem(
                         "parameter \"\(parameter.name)\" of kind \(kind.id) is required and has no default"))
             }
-            if let type = parameter.type, let problem = check(json: value, against: type) {
+            if let type = parameter.type, let problem = check(json: value, against: parameter) {
+                let expected =
+                    parameter.choices.isEmpty
+                    ? "a \(type)" : "one of " + parameter.choices.map { jsonQuoted($0.value) }.joined(separator: ", ")
                 return .failure(
                     ConfigurationProblem(
-                        "parameter \"\(parameter.name)\" of kind \(kind.id): expected a \(type), got \(value) (\(problem))"
+                        "parameter \"\(parameter.name)\" (\(parameter.label)) of kind \(kind.id): expected \(expected), got \(value) (\(problem))"
                     ))
             }
         }
         return .success(kind.configurationJSON(overrides: overrides))
     }
+
+    /// Why `json` is not a value of `parameter` (its type and, when it has
+    /// choices, one of them), or nil if it is.
+    static func check(json: String, against parameter: ParameterDescription) -> String? {
+        guard let type = parameter.type else { return nil }
+        if let problem = check(json: json, against: type) { return problem }
+        guard !parameter.choices.isEmpty else { return nil }
+        guard case .string(let text)? = try? JSONValue.parse(json) else { return nil }
+        return parameter.choices.contains(where: { $0.value == text })
+            ? nil : "not one of its \(parameter.choices.count) choices"
+    }
+
+    private static func jsonQuoted(_ text: String) -> String { JSONValue.string(text).compactText(limit: .max) }
 
     /// Why `json` is not a value of `type`, or nil if it is.
     static func check(json: String, against type: ParameterType) -> String? {

@@ -148,16 +148,34 @@ public final class InProcessPlugin {
         for index in 0..<Int(d.kind_count) {
             let k = UnsafeRawPointer(d.kinds!).advanced(by: index * Int(d.kind_size)).loadUnaligned(as: wh_kind.self)
             var parameters: [ParameterDescription] = []
-            if k.parameter_count > 0, let base = k.parameters,
-                k.parameter_size >= UInt32(MemoryLayout<wh_parameter>.size)
-            {
+            let smallestParameter = MemoryLayout<wh_parameter>.offset(of: \.title)!  // SDK 1.0-1.2's size
+            if k.parameter_count > 0, let base = k.parameters, k.parameter_size >= UInt32(smallestParameter) {
                 for j in 0..<Int(min(k.parameter_count, 64)) {
-                    let p = UnsafeRawPointer(base).advanced(by: j * Int(k.parameter_size))
-                        .loadUnaligned(as: wh_parameter.self)
+                    // Zero-extend a parameter smaller than ours (SDK 1.0-1.2).
+                    let raw = UnsafeRawPointer(base).advanced(by: j * Int(k.parameter_size))
+                    let declared = min(Int(raw.loadUnaligned(as: UInt32.self)), Int(k.parameter_size))
+                    var p = wh_parameter()
+                    withUnsafeMutableBytes(of: &p) {
+                        $0.copyMemory(
+                            from: UnsafeRawBufferPointer(
+                                start: raw, count: min(declared, MemoryLayout<wh_parameter>.size)))
+                    }
+                    var choices: [ParameterChoice] = []
+                    if declared >= MemoryLayout<wh_parameter>.size, let values = p.choices {
+                        for c in 0..<Int(min(p.choice_count, 256)) {
+                            let title = p.choice_titles.flatMap { $0[c] }.map { String(cString: $0) }
+                            choices.append(ParameterChoice(value: text(values[c]), title: title))
+                        }
+                    }
                     parameters.append(
                         ParameterDescription(
                             name: text(p.name), type: ParameterType(rawValue: p.type), rawType: p.type,
-                            defaultJSON: p.default_json.map { String(cString: $0) }, summary: text(p.description)))
+                            defaultJSON: p.default_json.map { String(cString: $0) }, summary: text(p.description),
+                            title: declared >= MemoryLayout<wh_parameter>.size
+                                ? p.title.map { String(cString: $0) } : nil,
+                            choices: choices,
+                            isOptional: declared >= MemoryLayout<wh_parameter>.size
+                                && p.flags & UInt32(WH_PARAMETER_OPTIONAL.rawValue) != 0))
                 }
             }
             let entryPoints = EntryPoint.allCases.filter {

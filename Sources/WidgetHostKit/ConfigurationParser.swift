@@ -5,7 +5,7 @@ struct ConfigurationParseError: Error, Sendable, Equatable {
     /// The byte offset in the configuration's UTF-8 where it went wrong.
     var offset: Int
 
-    /// The error ``WidgetConfiguration/init(json:)`` throws for it.
+    /// The error ``InstanceConfiguration/init(json:)`` throws for it.
     var providerError: TimelineProviderError {
         TimelineProviderError(
             code: TimelineProviderError.badConfiguration,

@@ -1,14 +1,18 @@
-// WidgetHostKit re-exports the Foundation value types that provider code uses
-// (`Date`, `Calendar`, `TimeInterval`, `URL`, `JSONEncoder`, ...), so that
-// WidgetKit provider code compiles with `import WidgetKit` replaced by
-// `import WidgetHostKit` and nothing else.
+// WidgetHostKit re-exports Foundation, as `import WidgetKit` does on Apple's
+// platforms: `Date`, `Calendar`, `URL`, `JSONEncoder`, and also
+// `UserDefaults`, `URLSession`, `CGSize`/`CGRect`/`CGFloat`, formatters and
+// `Error.localizedDescription`, so that WidgetKit provider code compiles with
+// `import WidgetKit` replaced by `import WidgetHostKit` and nothing else.
 //
-// It uses FoundationEssentials, not the full Foundation: loading Foundation
-// costs ~6 ms per process on Linux, FoundationEssentials much less. A plugin
-// that needs the rest (IANA time zones, `CGFloat`, formatters) can still
-// `import Foundation` itself; the types are the same.
-#if canImport(FoundationEssentials)
-    @_exported import FoundationEssentials
-#else
-    @_exported import Foundation
+// Until SDK 1.2 it re-exported FoundationEssentials only, to load faster.
+// The cost of the whole Foundation, measured (docs/swift-sdk.md, "What
+// Foundation costs"): it is paid once per worker or fork server, at load,
+// not per call.
+@_exported import Foundation
+
+// On Linux, URLSession and URLRequest live in FoundationNetworking (which
+// loads libcurl): re-exported too, so network code compiles unchanged. A kind
+// gets network access only with `needsNetwork` (`WH_KIND_NEEDS_NETWORK`).
+#if canImport(FoundationNetworking)
+    @_exported import FoundationNetworking
 #endif

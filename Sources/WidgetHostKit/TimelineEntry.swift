@@ -2,10 +2,20 @@
 /// current relevance of the widget's content (WidgetKit's `TimelineEntry`).
 ///
 /// An entry is a plain value. Unlike WidgetKit, where SwiftUI renders it, a
-/// widgethost entry travels to the host as JSON: every stored property of the
-/// entry is encoded with `JSONEncoder` (dates as ISO 8601 strings, keys
-/// sorted) and becomes the entry's content. Conformance to `Encodable` is
-/// synthesized for ordinary structs, so nothing needs to be written:
+/// widgethost entry travels to the host as a JSON object, its content:
+///
+/// - An entry that is `Encodable` is encoded as `JSONEncoder` would (dates
+///   as ISO 8601 strings, keys sorted). Conformance is synthesized for
+///   ordinary structs: write `: TimelineEntry, Codable` and, to choose the
+///   members, `CodingKeys` or `encode(to:)`.
+/// - An entry that is not is exported by reflection (`Mirror`) of its stored
+///   properties: numbers, strings, Booleans, dates (ISO 8601), URLs, UUIDs,
+///   arrays, string-keyed dictionaries, nested structs and classes as
+///   objects, enums as their case name (with payload: `{"case": payload}`),
+///   `nil` as `null`, errors as their `localizedDescription`, anything else
+///   as its description; nested `Encodable` values are encoded. `widgethost
+///   load` then warns, once per call, that the entry was reflected: make the
+///   entry `Codable` to control its JSON.
 ///
 /// ```swift
 /// struct CharacterDetailEntry: TimelineEntry {
@@ -18,10 +28,10 @@
 /// `date` is also passed to the host separately (seconds since the epoch), and
 /// so is ``relevance`` when it is not `nil`.
 ///
-/// Entries must be `Sendable`: a provider may answer from another thread (see
-/// ``TimelineProvider``). Structs of `Sendable` values (numbers, strings,
-/// dates, arrays and other such structs) are `Sendable` without annotation.
-public protocol TimelineEntry: Encodable, Sendable {
+/// Entries need not be `Sendable` (nor do WidgetKit's): the SDK hands each
+/// entry from the provider to the host within one call. An entry may hold
+/// the call's configuration intent, an `[String: Any]` or a class.
+public protocol TimelineEntry {
     /// The date for the host to display the widget.
     var date: Date { get }
     /// The relevance of the widget's content: how much the entry matters
@@ -76,7 +86,7 @@ public struct TimelineEntryRelevance: Sendable, Hashable, Codable {
 ///
 /// The host shows each entry from its `date` on. Entries are sent sorted by
 /// date; a timeline needs at least one entry.
-public struct Timeline<EntryType: TimelineEntry>: Sendable {
+public struct Timeline<EntryType: TimelineEntry> {
     /// The entries, in the order the provider gave them.
     public let entries: [EntryType]
     /// When the host should ask for the next timeline.
@@ -88,6 +98,8 @@ public struct Timeline<EntryType: TimelineEntry>: Sendable {
         self.policy = policy
     }
 }
+
+extension Timeline: Sendable where EntryType: Sendable {}
 
 /// When the host should ask a provider for the next timeline (WidgetKit's
 /// `TimelineReloadPolicy`).

@@ -112,36 +112,34 @@ extension TimelineProvider {
 }
 
 extension TimelineProvider {
-    /// Runs ``snapshot(in:)`` in a `Task` and passes its entry to
+    /// Runs ``snapshot(in:)`` in a `Task`, cancelled at the call's deadline
+    /// (see ``AppIntentTimelineProvider``), and passes its entry to
     /// `completion`; if it throws, passes the error to
     /// ``TimelineProviderContext/fail(_:)`` instead.
     public func getSnapshot(in context: Context, completion: @escaping @Sendable (Entry) -> Void) {
         let marker = ObjectIdentifier(Self.self)
-        Task {
-            do {
-                let entry = try await AsyncBridge.$bridging.withValue(marker) {
-                    try await self.snapshot(in: context)
-                }
-                completion(entry)
-            } catch {
-                context.fail(error)
+        CallTask.run(context: context) {
+            try await AsyncBridge.$bridging.withValue(marker) { try await self.snapshot(in: context) }
+        } completion: { result in
+            switch result {
+            case .success(let entry): completion(entry)
+            case .failure(let error): context.fail(error)
             }
         }
     }
 
-    /// Runs ``timeline(in:)`` in a `Task` and passes its timeline to
+    /// Runs ``timeline(in:)`` in a `Task`, cancelled at the call's deadline,
+    /// and passes its timeline to
     /// `completion`; if it throws, passes the error to
     /// ``TimelineProviderContext/fail(_:)`` instead.
     public func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void) {
         let marker = ObjectIdentifier(Self.self)
-        Task {
-            do {
-                let timeline = try await AsyncBridge.$bridging.withValue(marker) {
-                    try await self.timeline(in: context)
-                }
-                completion(timeline)
-            } catch {
-                context.fail(error)
+        CallTask.run(context: context) {
+            try await AsyncBridge.$bridging.withValue(marker) { try await self.timeline(in: context) }
+        } completion: { result in
+            switch result {
+            case .success(let timeline): completion(timeline)
+            case .failure(let error): context.fail(error)
             }
         }
     }
@@ -157,14 +155,15 @@ extension TimelineProvider {
             throw TimelineProviderError.missing("getSnapshot(in:completion:) or snapshot(in:)", in: Self.self)
         }
         return try await AsyncBridge.$bridging.withValue(nil) {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<CallLocal<Entry>, any Error>) in
                 let once = ResumeOnce(continuation)
                 var inner = context
                 inner.failureHandler = { error in
                     once.resume(with: .failure(error))
                 }
                 getSnapshot(in: inner) { once.resume(with: .success($0)) }
-            }
+            }.value
         }
     }
 
@@ -179,14 +178,15 @@ extension TimelineProvider {
             throw TimelineProviderError.missing("getTimeline(in:completion:) or timeline(in:)", in: Self.self)
         }
         return try await AsyncBridge.$bridging.withValue(nil) {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<CallLocal<Timeline<Entry>>, any Error>) in
                 let once = ResumeOnce(continuation)
                 var inner = context
                 inner.failureHandler = { error in
                     once.resume(with: .failure(error))
                 }
                 getTimeline(in: inner) { once.resume(with: .success($0)) }
-            }
+            }.value
         }
     }
 }
@@ -232,6 +232,9 @@ public struct TimelineProviderError: Error, Sendable, Hashable, CustomStringConv
     public static let unknownKind: Int32 = 5
     /// The provider implements neither form of an entry point.
     public static let notImplemented: Int32 = 6
+    /// An `async` entry point was cancelled at the call's deadline and threw
+    /// `CancellationError`.
+    public static let cancelled: Int32 = 7
 
     static func missing(_ what: String, in type: Any.Type) -> TimelineProviderError {
         TimelineProviderError(
@@ -248,18 +251,20 @@ enum AsyncBridge {
 
 /// Resumes a continuation at most once, whichever of the completion and
 /// `fail` comes first.
-final class ResumeOnce<Value: Sendable>: Sendable {
-    private let state: Mutex<CheckedContinuation<Value, any Error>?>
+final class ResumeOnce<Value>: Sendable {
+    // The value travels in a CallLocal: entries need not be Sendable, and
+    // only the one awaiting task receives it.
+    private let state: Mutex<CheckedContinuation<CallLocal<Value>, any Error>?>
 
-    init(_ continuation: CheckedContinuation<Value, any Error>) {
+    init(_ continuation: CheckedContinuation<CallLocal<Value>, any Error>) {
         state = Mutex(continuation)
     }
 
     func resume(with result: Result<Value, any Error>) {
-        let continuation = state.withLock { value -> CheckedContinuation<Value, any Error>? in
+        let continuation = state.withLock { value -> CheckedContinuation<CallLocal<Value>, any Error>? in
             defer { value = nil }
             return value
         }
-        continuation?.resume(with: result)
+        continuation?.resume(with: result.map { CallLocal($0) })
     }
 }

@@ -16,7 +16,7 @@
 /// ```swift
 /// let context = TimelineProviderContext(
 ///     family: .systemSmall, date: Date(timeIntervalSince1970: 0),
-///     configuration: try WidgetConfiguration(json: #"{"city": "Oslo"}"#))
+///     configuration: try InstanceConfiguration(json: #"{"city": "Oslo"}"#))
 /// let timeline = try await MyProvider().timeline(in: context)
 /// ```
 public struct TimelineProviderContext: Sendable {
@@ -25,8 +25,9 @@ public struct TimelineProviderContext: Sendable {
     /// `true` when the widget is shown in the gallery: answer quickly, with
     /// sample data if the real data is not at hand.
     public var isPreview: Bool
-    /// The size the widget is shown at, in points.
-    public var displaySize: DisplaySize
+    /// The size the widget is shown at, in points (the family's, as in
+    /// WidgetKit: ``WidgetFamily/defaultDisplaySize``).
+    public var displaySize: CGSize
 
     /// The current time, from the host's clock.
     ///
@@ -36,7 +37,7 @@ public struct TimelineProviderContext: Sendable {
     public var date: Date
     /// The instance's configuration: one value per declared parameter, with
     /// defaults filled in by the host.
-    public var configuration: WidgetConfiguration
+    public var configuration: InstanceConfiguration
     /// The user's locale as a BCP 47 tag, e.g. `"en-US"`.
     public var locale: String
     /// The plugin's own data directory (WidgetKit's App Group container): the
@@ -78,9 +79,9 @@ public struct TimelineProviderContext: Sendable {
     public init(
         family: WidgetFamily = .systemSmall,
         isPreview: Bool = false,
-        displaySize: DisplaySize? = nil,
+        displaySize: CGSize? = nil,
         date: Date = Date(),
-        configuration: WidgetConfiguration = WidgetConfiguration(),
+        configuration: InstanceConfiguration = InstanceConfiguration(),
         locale: String = "en-US",
         dataDirectory: URL = URL(fileURLWithPath: "/tmp", isDirectory: true),
         kind: String = "",
@@ -95,8 +96,8 @@ public struct TimelineProviderContext: Sendable {
 
     /// The same with the data directory as a path (what the host passes).
     init(
-        family: WidgetFamily, isPreview: Bool, displaySize: DisplaySize?, date: Date,
-        configuration: WidgetConfiguration, locale: String, dataDirectoryPath: String, kind: String,
+        family: WidgetFamily, isPreview: Bool, displaySize: CGSize?, date: Date,
+        configuration: InstanceConfiguration, locale: String, dataDirectoryPath: String, kind: String,
         timeout: TimeInterval, onFailure: (@Sendable (any Error) -> Void)?
     ) {
         self.family = family
@@ -133,6 +134,11 @@ public struct TimelineProviderContext: Sendable {
 /// The configuration of one widget instance: a JSON object with one member
 /// per parameter the kind declares (see ``WidgetParameter``).
 ///
+/// (Called `WidgetConfiguration` before SDK 1.3; that name is now WidgetKit's
+/// protocol of ``StaticConfiguration`` and its kin.) Providers of
+/// configurable kinds get the same values as their intent
+/// (``AppIntentTimelineProvider``).
+///
 /// ```swift
 /// let name = context.configuration.string("character") ?? "Power Panda"
 /// let health = context.configuration.number("health") ?? 0.25
@@ -140,7 +146,7 @@ public struct TimelineProviderContext: Sendable {
 /// struct Settings: Decodable { var character: String; var health: Double }
 /// let settings = try context.configuration.decode(Settings.self)
 /// ```
-public struct WidgetConfiguration: Sendable, Hashable {
+public struct InstanceConfiguration: Sendable, Hashable {
     /// The configuration as the host sent it: a JSON object.
     public let json: String
     /// The members of the object.

@@ -44,38 +44,21 @@ public enum WidgetFamily: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// The display size the host passes for this family, in points
     /// (informational: a provider must not depend on it).
-    public var defaultDisplaySize: DisplaySize {
+    public var defaultDisplaySize: CGSize {
         switch self {
-        case .systemSmall: DisplaySize(width: 170, height: 170)
-        case .systemMedium: DisplaySize(width: 364, height: 170)
-        case .systemLarge: DisplaySize(width: 364, height: 382)
-        case .systemExtraLarge: DisplaySize(width: 715, height: 330)
-        case .accessoryCircular: DisplaySize(width: 76, height: 76)
-        case .accessoryRectangular: DisplaySize(width: 172, height: 76)
-        case .accessoryInline: DisplaySize(width: 257, height: 26)
+        case .systemSmall: CGSize(width: 170, height: 170)
+        case .systemMedium: CGSize(width: 364, height: 170)
+        case .systemLarge: CGSize(width: 364, height: 382)
+        case .systemExtraLarge: CGSize(width: 715, height: 330)
+        case .accessoryCircular: CGSize(width: 76, height: 76)
+        case .accessoryRectangular: CGSize(width: 172, height: 76)
+        case .accessoryInline: CGSize(width: 257, height: 26)
         }
     }
 }
 
-/// A width and a height in points: what WidgetKit passes as a `CGSize` in
-/// `TimelineProviderContext.displaySize`.
-///
-/// FoundationEssentials, which WidgetHostKit uses to load fast, has no
-/// `CGSize`; code that uses `context.displaySize.width` and `.height`
-/// compiles unchanged. With `import Foundation`, convert with
-/// `CGSize(width: size.width, height: size.height)`.
-public struct DisplaySize: Sendable, Hashable, Codable {
-    /// Width in points.
-    public var width: Double
-    /// Height in points.
-    public var height: Double
-
-    /// Creates a size.
-    public init(width: Double, height: Double) {
-        self.width = width
-        self.height = height
-    }
-
-    /// A size of zero by zero.
-    public static let zero = DisplaySize(width: 0, height: 0)
-}
+/// A width and a height in points: Foundation's `CGSize`, what WidgetKit
+/// passes in `TimelineProviderContext.displaySize`. (Before SDK 1.3 a type of
+/// its own, with `Double` fields; `CGFloat` converts to and from `Double`
+/// implicitly, so code written for it compiles.)
+public typealias DisplaySize = CGSize

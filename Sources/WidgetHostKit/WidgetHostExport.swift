@@ -73,6 +73,28 @@ public enum WidgetHostExport {
         }.asPointer
     }
 
+    /// Builds the descriptor of a ``WidgetBundle``'s widgets (see
+    /// ``descriptor(offer:plugin:kinds:)``).
+    ///
+    /// ```swift
+    /// @_cdecl("widgethost_provider_entry")
+    /// public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPointer? {
+    ///     WidgetHostExport.descriptor(offer: offer, plugin: info, bundle: GameWidgets())
+    /// }
+    /// ```
+    public static func descriptor<Bundle: WidgetBundle>(
+        offer: UnsafeRawPointer?, plugin: PluginInfo, bundle: @autoclosure () -> Bundle
+    ) -> UnsafeRawPointer {
+        descriptor(offer: offer, plugin: plugin, kinds: bundle().kinds)
+    }
+
+    /// The warning written to stderr for each call whose entries of `type`
+    /// are exported by reflection, because the type is not `Encodable`;
+    /// `widgethost load` shows it with the call.
+    public static func reflectionWarning(for type: Any.Type) -> String {
+        ReflectionEncoder.warning(for: type)
+    }
+
     /// The ABI version this SDK speaks.
     public static let abiVersion: UInt32 = WH_ABI_VERSION
 
@@ -162,19 +184,35 @@ final class PluginRecord: @unchecked Sendable {
         for (offset, kind) in kinds.enumerated() {
             let parameters = UnsafeMutablePointer<wh_parameter>.allocate(capacity: max(kind.parameters.count, 1))
             for (index, parameter) in kind.parameters.enumerated() {
+                var choices: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+                var choiceTitles: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+                if !parameter.choices.isEmpty {
+                    choices = .allocate(capacity: parameter.choices.count)
+                    choiceTitles = .allocate(capacity: parameter.choices.count)
+                    for (offset, choice) in parameter.choices.enumerated() {
+                        (choices! + offset).initialize(to: permanentCString(choice.value))
+                        (choiceTitles! + offset).initialize(to: choice.title.map(permanentCString))
+                    }
+                }
                 (parameters + index).initialize(
                     to: wh_parameter(
                         struct_size: UInt32(MemoryLayout<wh_parameter>.size),
                         type: parameter.type.rawValue,
                         name: permanentCString(parameter.name),
                         default_json: parameter.defaultJSON.map(permanentCString),
-                        description: parameter.description.map(permanentCString)))
+                        description: parameter.description.map(permanentCString),
+                        title: parameter.title.map(permanentCString),
+                        choice_count: UInt32(parameter.choices.count),
+                        flags: parameter.isOptional ? WH_PARAMETER_OPTIONAL.rawValue : 0,
+                        choices: UnsafePointer(choices),
+                        choice_titles: UnsafePointer(choiceTitles)))
             }
             var entry = wh_kind()
             entry.struct_size = UInt32(MemoryLayout<wh_kind>.size)
             entry.flags =
                 (kind.needsNetwork ? WH_KIND_NEEDS_NETWORK.rawValue : 0)
                 | (kind.isDeterministic ? WH_KIND_DETERMINISTIC.rawValue : 0)
+                | (kind.supportsPush ? WH_KIND_PUSH.rawValue : 0)
             entry.id = permanentCString(kind.id)
             entry.display_name = permanentCString(kind.displayName)
             entry.description = kind.description.map(permanentCString)
@@ -215,6 +253,9 @@ func validate(plugin: PluginInfo, kinds: [WidgetKind]) -> String? {
             }
             if !names.insert(parameter.name).inserted {
                 return "kind \"\(kind.id)\": parameter \"\(parameter.name)\" is declared twice"
+            }
+            if !parameter.choices.isEmpty && parameter.type != .string {
+                return "kind \"\(kind.id)\": parameter \"\(parameter.name)\" has choices but is not a string parameter"
             }
         }
     }
@@ -284,6 +325,64 @@ struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox {
     }
 }
 
+struct IntentProviderBox<Provider: IntentTimelineProvider>: AnyProviderBox {
+    let provider: Provider
+
+    func placeholder(in context: TimelineProviderContext, sink: CompletionSink) {
+        sink.succeed(entries: [provider.placeholder(in: context)], policy: nil)
+    }
+
+    func snapshot(in context: TimelineProviderContext, sink: CompletionSink) {
+        let intent = configuredIntent({ Provider.Intent() }, context.configuration)
+        provider.getSnapshot(for: intent, in: context) { entry in sink.succeed(entries: [entry], policy: nil) }
+    }
+
+    func timeline(in context: TimelineProviderContext, sink: CompletionSink) {
+        let intent = configuredIntent({ Provider.Intent() }, context.configuration)
+        provider.getTimeline(for: intent, in: context) { timeline in
+            sink.succeed(entries: timeline.entries, policy: timeline.policy)
+        }
+    }
+
+    func warmUp(in context: TimelineProviderContext) {}
+}
+
+struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox {
+    let provider: Provider
+
+    func placeholder(in context: TimelineProviderContext, sink: CompletionSink) {
+        sink.succeed(entries: [provider.placeholder(in: context)], policy: nil)
+    }
+
+    func snapshot(in context: TimelineProviderContext, sink: CompletionSink) {
+        let intent = configuredIntent({ Provider.Intent() }, context.configuration)
+        let provider = provider
+        CallTask.run(context: context) {
+            try await provider.snapshot(for: intent, in: context)
+        } completion: { result in
+            switch result {
+            case .success(let entry): sink.succeed(entries: [entry], policy: nil)
+            case .failure(let error): sink.fail(error)
+            }
+        }
+    }
+
+    func timeline(in context: TimelineProviderContext, sink: CompletionSink) {
+        let intent = configuredIntent({ Provider.Intent() }, context.configuration)
+        let provider = provider
+        CallTask.run(context: context) {
+            try await provider.timeline(for: intent, in: context)
+        } completion: { result in
+            switch result {
+            case .success(let timeline): sink.succeed(entries: timeline.entries, policy: timeline.policy)
+            case .failure(let error): sink.fail(error)
+            }
+        }
+    }
+
+    func warmUp(in context: TimelineProviderContext) {}
+}
+
 enum EntryPoint: Sendable {
     case placeholder, snapshot, timeline
 }
@@ -332,9 +431,9 @@ enum EntryPoints {
                     message: "kind \"\(kindID)\": its kind_context (\(index + 1)) names no kind of this plugin"))
             return nil
         }
-        let configuration: WidgetConfiguration
+        let configuration: InstanceConfiguration
         do {
-            configuration = try WidgetConfiguration(json: raw.configuration_json.map { String(cString: $0) } ?? "{}")
+            configuration = try InstanceConfiguration(json: raw.configuration_json.map { String(cString: $0) } ?? "{}")
         } catch {
             sink.fail(error)
             return nil
@@ -342,7 +441,7 @@ enum EntryPoints {
         let family = WidgetFamily(abiBit: raw.family) ?? kind.families.first ?? .systemSmall
         let displaySize =
             raw.display_width > 0 || raw.display_height > 0
-            ? DisplaySize(width: raw.display_width, height: raw.display_height) : family.defaultDisplaySize
+            ? CGSize(width: raw.display_width, height: raw.display_height) : family.defaultDisplaySize
         let context = TimelineProviderContext(
             family: family,
             isPreview: raw.is_preview != 0,
@@ -436,6 +535,10 @@ final class CompletionSink: @unchecked Sendable {
         }
         var encoded: [EncodedEntry] = []
         encoded.reserveCapacity(entries.count)
+        // Encodable entries as JSONEncoder would; the others by reflection,
+        // with a warning `widgethost load` shows (TimelineEntry's rules).
+        let isEncodable = Entry.self is any Encodable.Type
+        if !isEncodable { ReflectionEncoder.warn(for: Entry.self) }
         // Index loops rather than enumerated(): in this generic function
         // EnumeratedSequence<[Entry]> would be instantiated at run time, a
         // conformance lookup in every fork-server child.
@@ -443,7 +546,11 @@ final class CompletionSink: @unchecked Sendable {
             let entry = entries[index]
             let data: [UInt8]
             do {
-                data = try Self.encode(entry: entry)
+                if isEncodable, let encodable = entry as? any Encodable {
+                    data = try Self.encode(entry: encodable)
+                } else {
+                    data = ReflectionEncoder.encode(entry)
+                }
             } catch {
                 return .failure(
                     TimelineProviderError(

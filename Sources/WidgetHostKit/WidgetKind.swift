@@ -58,13 +58,52 @@ public struct WidgetParameter: Sendable, Hashable {
     public var defaultJSON: String?
     /// One line for people configuring an instance, or `nil`.
     public var description: String?
+    /// The title people see, e.g. `"City"` (SDK 1.3; an AppIntents
+    /// `@Parameter(title:)`), or `nil` to show the name.
+    public var title: String?
+    /// The values a string parameter may take (SDK 1.3; an ``AppEnum``'s
+    /// cases), or empty for any string.
+    public var choices: [Choice]
+    /// Whether the parameter may be left out when it has no default (SDK
+    /// 1.3, `WH_PARAMETER_OPTIONAL`; an optional `@Parameter`). Otherwise a
+    /// parameter without a default is required.
+    public var isOptional: Bool = false
+
+    /// One allowed value of a parameter and its title.
+    public struct Choice: Sendable, Hashable {
+        /// The value, as the configuration holds it.
+        public var value: String
+        /// The title people see, or `nil` to show the value.
+        public var title: String?
+
+        /// A choice of `value`, shown as `title`.
+        public init(value: String, title: String? = nil) {
+            self.value = value
+            self.title = title
+        }
+    }
 
     /// Creates a parameter from a default given as a JSON literal.
-    public init(name: String, type: ValueType, defaultJSON: String?, description: String? = nil) {
+    public init(
+        name: String, type: ValueType, defaultJSON: String?, description: String? = nil, title: String? = nil,
+        choices: [Choice] = []
+    ) {
         self.name = name
         self.type = type
         self.defaultJSON = defaultJSON
         self.description = description
+        self.title = title
+        self.choices = choices
+    }
+
+    /// A string parameter that takes one of `choices` (value and title).
+    public static func choice(
+        _ name: String, _ choices: [Choice], default value: String? = nil, title: String? = nil,
+        description: String? = nil
+    ) -> WidgetParameter {
+        WidgetParameter(
+            name: name, type: .string, defaultJSON: value.map(jsonStringLiteral), description: description,
+            title: title, choices: choices)
     }
 
     /// A string parameter; `default: nil` makes it required.
@@ -131,6 +170,12 @@ public struct WidgetKind: Sendable {
     /// (`WH_KIND_DETERMINISTIC`; `widgethost simulate` does, for thousands of
     /// identical instances). Leave it `false` when in doubt.
     public var isDeterministic: Bool
+    /// The handler of the kind's push token, or `nil` when the kind takes
+    /// no push updates (``WidgetConfiguration/pushHandler(_:)``; sets
+    /// `WH_KIND_PUSH`).
+    public var pushHandler: (any WidgetPushHandler.Type)?
+    /// Whether the kind accepts push updates (`WH_KIND_PUSH`).
+    public var supportsPush: Bool { pushHandler != nil }
     let provider: any AnyProviderBox
 
     /// Creates a kind.
@@ -163,6 +208,66 @@ public struct WidgetKind: Sendable {
         self.needsNetwork = needsNetwork
         self.isDeterministic = deterministic
         self.provider = ProviderBox(provider: provider)
+    }
+
+    /// Creates a kind answered by an ``IntentTimelineProvider``: its
+    /// parameters are the `@Parameter`s of the provider's `Intent`, followed
+    /// by `parameters`.
+    public init<Provider: IntentTimelineProvider>(
+        _ id: String,
+        displayName: String,
+        description: String? = nil,
+        families: [WidgetFamily] = WidgetFamily.allCases,
+        parameters: [WidgetParameter] = [],
+        needsNetwork: Bool = false,
+        deterministic: Bool = false,
+        provider: Provider
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.description = description
+        self.families = families
+        self.parameters =
+            intentParameters(of: Provider.Intent()).map { $0.parameter._describe(name: $0.name) } + parameters
+        self.needsNetwork = needsNetwork
+        self.isDeterministic = deterministic
+        self.provider = IntentProviderBox(provider: provider)
+    }
+
+    /// Creates a kind answered by an ``AppIntentTimelineProvider``: its
+    /// parameters are the `@Parameter`s of the provider's `Intent`, followed
+    /// by `parameters`.
+    public init<Provider: AppIntentTimelineProvider>(
+        _ id: String,
+        displayName: String,
+        description: String? = nil,
+        families: [WidgetFamily] = WidgetFamily.allCases,
+        parameters: [WidgetParameter] = [],
+        needsNetwork: Bool = false,
+        deterministic: Bool = false,
+        provider: Provider
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.description = description
+        self.families = families
+        self.parameters =
+            intentParameters(of: Provider.Intent()).map { $0.parameter._describe(name: $0.name) } + parameters
+        self.needsNetwork = needsNetwork
+        self.isDeterministic = deterministic
+        self.provider = AppIntentProviderBox(provider: provider)
+    }
+
+    /// The kind a WidgetKit configuration declares
+    /// (``StaticConfiguration``, ``IntentConfiguration``,
+    /// ``AppIntentConfiguration`` and their modifiers).
+    public init(_ configuration: some WidgetConfiguration) {
+        self = configuration._kind
+    }
+
+    /// The kind a WidgetKit widget declares in its `body`.
+    public init(_ widget: some Widget) {
+        self = widget.body._kind
     }
 }
 

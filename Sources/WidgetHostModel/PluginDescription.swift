@@ -48,15 +48,46 @@ public struct ParameterDescription: Sendable, Hashable, Codable {
     /// The default as a JSON literal, or nil when the parameter is required.
     public var defaultJSON: String?
     public var summary: String
+    /// The title for people (SDK 1.3, an AppIntents `@Parameter(title:)`),
+    /// or nil when the plugin gave none.
+    public var title: String?
+    /// The values the parameter may take (SDK 1.3, an `AppEnum`'s cases);
+    /// empty when any value of the type is allowed.
+    public var choices: [ParameterChoice]
+    /// Whether the parameter may be left out when it has no default (SDK
+    /// 1.3, `WH_PARAMETER_OPTIONAL`); otherwise a parameter without a
+    /// default is required.
+    public var isOptional: Bool
 
     public init(
-        name: String, type: ParameterType?, rawType: UInt32, defaultJSON: String?, summary: String
+        name: String, type: ParameterType?, rawType: UInt32, defaultJSON: String?, summary: String,
+        title: String? = nil, choices: [ParameterChoice] = [], isOptional: Bool = false
     ) {
+        self.isOptional = isOptional
         self.name = name
         self.type = type
         self.rawType = rawType
         self.defaultJSON = defaultJSON
         self.summary = summary
+        self.title = title
+        self.choices = choices
+    }
+
+    /// The title, else the name: what a form labels the parameter with.
+    public var label: String { title.flatMap { $0.isEmpty ? nil : $0 } ?? name }
+}
+
+/// One allowed value of a parameter (`wh_parameter.choices`): an
+/// `AppEnum` case's raw value and its title.
+public struct ParameterChoice: Sendable, Hashable, Codable {
+    /// The value, as the configuration holds it (a string).
+    public var value: String
+    /// The title for people, or nil: the value is shown.
+    public var title: String?
+
+    public init(value: String, title: String? = nil) {
+        self.value = value
+        self.title = title
     }
 }
 

@@ -22,6 +22,7 @@
 
 #define WH_MAX_KINDS 256u
 #define WH_MAX_PARAMETERS 64u
+#define WH_MAX_CHOICES 256u
 
 
 static wh_plugin_descriptor g_descriptor; /* zero-extended copy */
@@ -71,6 +72,43 @@ static uint32_t run_warm_up(wh_warm_up_fn warm_up, const char *data_directory) {
     send_frame(WH_MSG_WARMED, &b);
     free(b.data);
     return threads;
+}
+
+/* The zero-extended copy of parameter `j` of `kind` (SDK 1.0-1.2
+ * parameters end before `title`: their title and choices read as zero). */
+static wh_parameter parameter_at(const wh_kind *kind, uint32_t j) {
+    wh_parameter p;
+    const uint8_t *base = (const uint8_t *)kind->parameters;
+    const wh_parameter *raw = (const wh_parameter *)(const void *)(base + (size_t)j * kind->parameter_size);
+    uint32_t declared = raw->struct_size;
+    if (declared > kind->parameter_size) declared = kind->parameter_size;
+    copy_struct(&p, sizeof p, raw, declared);
+    if (!WH_PARAMETER_HAS_CHOICES(declared)) {
+        p.title = NULL;
+        p.choice_count = 0;
+        p.flags = 0;
+        p.choices = NULL;
+        p.choice_titles = NULL;
+    }
+    return p;
+}
+
+/* The SDK 1.3 fields of kind `i`'s parameters: at most WH_MAX_CHOICES
+ * choices, an array and a string for each. */
+static void check_parameters(uint32_t i, const wh_kind *kind) {
+    for (uint32_t j = 0; j < kind->parameter_count; j++) {
+        wh_parameter p = parameter_at(kind, j);
+        if (p.choice_count == 0) continue;
+        int bad = p.choice_count > WH_MAX_CHOICES || p.choices == NULL;
+        for (uint32_t c = 0; !bad && c < p.choice_count; c++) bad = p.choices[c] == NULL;
+        if (bad) {
+            char field[64];
+            snprintf(field, sizeof field, "kinds[%u].parameters[%u].choices", i, j);
+            fail_load(WH_LOAD_INVALID_DESCRIPTOR, "a parameter's choices are invalid", field,
+                      fmt("at most %u non-NULL strings, choices set", WH_MAX_CHOICES),
+                      fmt("%u choices at %p", p.choice_count, (const void *)p.choices));
+        }
+    }
 }
 
 void handle_load(reader *r) {
@@ -231,6 +269,7 @@ void handle_load(reader *r) {
                       fmt("%u parameters of %u bytes at %p", kind->parameter_count,
                           kind->parameter_size, (const void *)kind->parameters));
         }
+        check_parameters(i, kind);
     }
 
     buffer b = {0};
@@ -254,17 +293,20 @@ void handle_load(reader *r) {
         buf_u32(&b, k->flags);
         buf_u32(&b, (k->placeholder ? 1u : 0u) | (k->snapshot ? 2u : 0u) | (k->timeline ? 4u : 0u));
         buf_u32(&b, k->parameter_count);
-        const uint8_t *pbase = (const uint8_t *)k->parameters;
         for (uint32_t j = 0; j < k->parameter_count; j++) {
-            wh_parameter p;
-            const wh_parameter *raw_p =
-                (const wh_parameter *)(const void *)(pbase + (size_t)j * k->parameter_size);
-            copy_struct(&p, sizeof p, raw_p, raw_p->struct_size);
+            wh_parameter p = parameter_at(k, j);
             buf_str(&b, p.name);
             buf_u32(&b, p.type);
             buf_u32(&b, p.default_json ? 1u : 0u);
             buf_str(&b, p.default_json);
             buf_str(&b, p.description);
+            buf_str(&b, p.title);
+            buf_u32(&b, p.flags);
+            buf_u32(&b, p.choice_count);
+            for (uint32_t c = 0; c < p.choice_count; c++) {
+                buf_str(&b, p.choices[c]);
+                buf_str(&b, p.choice_titles ? p.choice_titles[c] : NULL);
+            }
         }
     }
     wh_warm_up_fn warm_up = WH_DESCRIPTOR_HAS_WARM_UP(declared) ? g_descriptor.warm_up : NULL;

@@ -91,7 +91,7 @@ void check_elf(const char *path);
  * smaller struct is then zero-extended (see docs/abi.md). */
 #define WH_V1_DESCRIPTOR_SIZE WH_DESCRIPTOR_SIZE_V1_0
 #define WH_V1_KIND_SIZE sizeof(wh_kind)
-#define WH_V1_PARAMETER_SIZE sizeof(wh_parameter)
+#define WH_V1_PARAMETER_SIZE WH_PARAMETER_SIZE_V1_0
 #define WH_V1_ENTRY_SIZE sizeof(wh_entry)
 #define WH_V1_RESULT_SIZE sizeof(wh_result)
 

@@ -3,7 +3,7 @@ import Testing
 @testable import WidgetHostKit
 
 /// Parses UTF-8 bytes with the new parser, throwing what
-/// `WidgetConfiguration(json:)` would throw.
+/// `InstanceConfiguration(json:)` would throw.
 private func parseNew(_ bytes: [UInt8]) throws(TimelineProviderError) -> [String: ConfigurationValue] {
     var result: Result<[String: ConfigurationValue], ConfigurationParseError> = .success([:])
     bytes.withUnsafeBufferPointer { buffer in
@@ -279,14 +279,14 @@ private struct Generator {
             ("12345678901234567890", .number(12_345_678_901_234_567_168)),
         ]
         for (lexeme, value) in expected {
-            let configuration = try WidgetConfiguration(json: "{\"n\":\(lexeme)}")
+            let configuration = try InstanceConfiguration(json: "{\"n\":\(lexeme)}")
             #expect(configuration["n"] == value, "\(lexeme)")
             #expect(parseOld(Array("{\"n\":\(lexeme)}".utf8))?["n"] == value, "JSONDecoder: \(lexeme)")
         }
     }
 
     @Test func keysStringsAndNesting() throws {
-        let configuration = try WidgetConfiguration(
+        let configuration = try InstanceConfiguration(
             json:
                 "\u{FEFF} {\"a\": 1, \"a\": 2, \"s\": \"\\ud83d\\ude00\\u00e9\\/\\\"x\\u0000\", \"\u{E9}\": true, \"e\u{301}\": false} "
         )
@@ -296,9 +296,9 @@ private struct Generator {
         #expect(configuration.values.count == 3)
 
         let deepest = "{\"a\":" + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}"
-        #expect(throws: Never.self) { try WidgetConfiguration(json: deepest) }
+        #expect(throws: Never.self) { try InstanceConfiguration(json: deepest) }
         let objects = String(repeating: "{\"a\":", count: 512) + "1" + String(repeating: "}", count: 512)
-        #expect(throws: Never.self) { try WidgetConfiguration(json: objects) }
+        #expect(throws: Never.self) { try InstanceConfiguration(json: objects) }
     }
 
     @Test func invalidInputsNameWhatAndWhere() {
@@ -364,7 +364,7 @@ private struct Generator {
             }
             // Through the public API too, where the bytes are valid UTF-8.
             if String(validating: input, as: UTF8.self) != nil {
-                #expect(throws: TimelineProviderError.self) { try WidgetConfiguration(json: text) }
+                #expect(throws: TimelineProviderError.self) { try InstanceConfiguration(json: text) }
             }
         }
     }

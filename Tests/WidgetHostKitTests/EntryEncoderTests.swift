@@ -294,7 +294,7 @@ private struct Single: Encodable {
     }
 }
 
-private struct RandomEntry: TimelineEntry {
+private struct RandomEntry: TimelineEntry, Encodable {
     var date: Date
     var title: String
     var target: Date?
@@ -507,10 +507,10 @@ private struct Field<Value: Encodable>: Encodable {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         func context(_ json: String = "{}", preview: Bool = false) throws -> TimelineProviderContext {
             TimelineProviderContext(
-                isPreview: preview, date: now, configuration: try WidgetConfiguration(json: json),
+                isPreview: preview, date: now, configuration: try InstanceConfiguration(json: json),
                 dataDirectory: URL(fileURLWithPath: "/nonexistent", isDirectory: true))
         }
-        func check<Entry: TimelineEntry>(_ entries: [Entry]) throws {
+        func check<Entry: TimelineEntry & Encodable>(_ entries: [Entry]) throws {
             #expect(!entries.isEmpty)
             for entry in entries { #expect(try compare(entry) == .identical, "\(entry)") }
         }
@@ -529,7 +529,7 @@ private struct Field<Value: Encodable>: Encodable {
         try check([market.placeholder(in: try context())])
         for offset in stride(from: 0.0, to: 7 * 86_400, by: 5 * 3600) {
             let at = TimelineProviderContext(
-                date: now.addingTimeInterval(offset), configuration: WidgetConfiguration(),
+                date: now.addingTimeInterval(offset), configuration: InstanceConfiguration(),
                 dataDirectory: URL(fileURLWithPath: "/nonexistent", isDirectory: true))
             try check(try await market.timeline(in: at).entries)
         }
@@ -616,7 +616,7 @@ private struct Field<Value: Encodable>: Encodable {
     }
 }
 
-private struct LinkEntry: TimelineEntry {
+private struct LinkEntry: TimelineEntry, Encodable {
     var date: Date
     var link: URL
 }

@@ -2,7 +2,7 @@ import Testing
 import WidgetHostABI
 import WidgetHostKit
 
-private struct ScoreEntry: TimelineEntry {
+private struct ScoreEntry: TimelineEntry, Encodable {
     var date: Date
     var score: Double
     var label: String
@@ -316,12 +316,12 @@ private let syncKinds = [
             var city: String
             var days: Int
         }
-        let configuration = try WidgetConfiguration(json: #"{"city": "Oslo", "days": 3, "ratio": 0.5, "on": true}"#)
+        let configuration = try InstanceConfiguration(json: #"{"city": "Oslo", "days": 3, "ratio": 0.5, "on": true}"#)
         #expect(configuration.string("city") == "Oslo")
         #expect(configuration.integer("days") == 3 && configuration.number("days") == 3)
         #expect(configuration.number("ratio") == 0.5 && configuration.integer("ratio") == nil)
         #expect(configuration.bool("on") == true && configuration["missing"] == nil)
         #expect(try configuration.decode(Settings.self).days == 3)
-        #expect(throws: TimelineProviderError.self) { try WidgetConfiguration(json: "nope") }
+        #expect(throws: TimelineProviderError.self) { try InstanceConfiguration(json: "nope") }
     }
 }

@@ -13,7 +13,7 @@ private func context(
     throws -> TimelineProviderContext
 {
     TimelineProviderContext(
-        isPreview: preview, date: date, configuration: try WidgetConfiguration(json: json),
+        isPreview: preview, date: date, configuration: try InstanceConfiguration(json: json),
         dataDirectory: URL(fileURLWithPath: directory, isDirectory: true))
 }
 

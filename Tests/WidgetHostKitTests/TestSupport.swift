@@ -105,7 +105,8 @@ enum Call {
 /// `wh_context`, and awaits the completion.
 func call(
     _ kind: wh_kind, _ which: Call, now: Double = 1_795_000_000, configuration: String = "{}",
-    preview: Bool = false, dataDirectory: String = "/tmp", family: WidgetFamily = .systemSmall
+    preview: Bool = false, dataDirectory: String = "/tmp", family: WidgetFamily = .systemSmall,
+    timeout: Double = 5
 ) async -> CopiedResult {
     let fn: wh_entry_fn
     switch which {
@@ -127,7 +128,7 @@ func call(
         context.pointee.display_width = 170
         context.pointee.display_height = 170
         context.pointee.now = now
-        context.pointee.timeout = 5
+        context.pointee.timeout = timeout
         context.pointee.configuration_json = UnsafePointer(collector.strings[1])
         context.pointee.locale = UnsafePointer(collector.strings[2])
         context.pointee.data_directory = UnsafePointer(collector.strings[3])

@@ -57,7 +57,7 @@ extern "C" {
 #define WH_PLUGIN_MAGIC 0x56504857u
 
 /** Version of the SDK this header belongs to, as a string. Informational. */
-#define WH_SDK_VERSION "1.2.0"
+#define WH_SDK_VERSION "1.3.0"
 
 /** Name of the one symbol every plugin exports. */
 #define WH_ENTRY_SYMBOL "widgethost_provider_entry"
@@ -95,6 +95,16 @@ typedef enum wh_parameter_type {
     WH_PARAM_BOOLEAN = 4
 } wh_parameter_type;
 
+/** (SDK 1.3) Bits of `wh_parameter.flags`. */
+typedef enum wh_parameter_flags {
+    /** The parameter may be left out: with no default (`default_json`
+     *  NULL) it is not required, and the configuration has no member for it
+     *  unless the instance sets one (an optional AppIntents `@Parameter`,
+     *  `String?`). Older hosts, which do not read it, treat such a
+     *  parameter as required. */
+    WH_PARAMETER_OPTIONAL = 1u << 0
+} wh_parameter_flags;
+
 /** Bits of `wh_kind.flags`. */
 typedef enum wh_kind_flags {
     /** The kind needs network access. Without this bit the sandbox gives
@@ -109,7 +119,12 @@ typedef enum wh_kind_flags {
      *  never serves it from a reused warm worker, but forks a fresh child
      *  from the plugin's fork server per call (docs/isolation.md). Set it
      *  when a call leaves state behind that the next must not see. */
-    WH_KIND_FRESH_PROCESS = 1u << 2
+    WH_KIND_FRESH_PROCESS = 1u << 2,
+    /** (SDK 1.3) The kind accepts push updates (WidgetKit's
+     *  `pushHandler(_:)`): a server may tell the host that the kind's content
+     *  changed, and the host reloads its instances within a push budget of
+     *  their own (docs/daemon.md). Older hosts ignore the bit. */
+    WH_KIND_PUSH = 1u << 3
 } wh_kind_flags;
 
 /** When the host should ask for the next timeline (WidgetKit's
@@ -354,7 +369,34 @@ typedef struct wh_parameter {
     const char *default_json;
     /** One line for people configuring an instance. May be NULL. */
     const char *description;
+    /* ---- appended in SDK 1.3 (still ABI v1: a host reads them only when
+     * struct_size covers them, WH_PARAMETER_HAS_CHOICES) ---- */
+    /** The parameter's title for people (an AppIntents `@Parameter(title:)`),
+     *  e.g. "City". May be NULL: the name is shown. */
+    const char *title;
+    /** Number of allowed values in `choices` (an `AppEnum`'s cases); 0 means
+     *  any value of the type. Only WH_PARAM_STRING parameters have choices. */
+    uint32_t choice_count;
+    /** Bits from `wh_parameter_flags`. */
+    uint32_t flags;
+    /** `choice_count` allowed values, as plain strings (not JSON), e.g.
+     *  "metric", "imperial". NULL when choice_count is 0. A default, if any,
+     *  is one of them. */
+    const char *const *choices;
+    /** `choice_count` titles for people, parallel to `choices` (an AppEnum's
+     *  `caseDisplayRepresentations`). May be NULL, and so may any element:
+     *  the value is shown. */
+    const char *const *choice_titles;
 } wh_parameter;
+
+/** sizeof(wh_parameter) in SDK 1.0-1.2: the smallest parameter a host
+ *  accepts for ABI v1. */
+#define WH_PARAMETER_SIZE_V1_0 offsetof(wh_parameter, title)
+
+/** Whether a parameter of `struct_size` bytes has `title`, `choice_count`,
+ *  `flags`, `choices` and `choice_titles` (SDK 1.3). */
+#define WH_PARAMETER_HAS_CHOICES(struct_size) \
+    ((struct_size) >= offsetof(wh_parameter, choice_titles) + sizeof(const char *const *))
 
 /** One widget kind (WidgetKit: one `Widget` of a `WidgetBundle`).
  *  Owner: the plugin; must stay valid (constant) while it is loaded. */
@@ -534,7 +576,21 @@ WH_EXPORT const wh_plugin_descriptor *widgethost_provider_entry(const wh_host_of
 /** A `wh_parameter`: type (a `wh_parameter_type`), name, default as a JSON
  *  literal or NULL (required), description or NULL. */
 #define WH_PARAMETER(type, name, default_json, description) \
-    { (uint32_t)sizeof(wh_parameter), (uint32_t)(type), (name), (default_json), (description) }
+    { (uint32_t)sizeof(wh_parameter), (uint32_t)(type), (name), (default_json), (description), NULL, 0u, 0u, NULL, NULL }
+
+/** (SDK 1.3) A `wh_parameter` with a title for people (or NULL). */
+#define WH_PARAMETER_TITLED(type, name, default_json, description, title) \
+    { (uint32_t)sizeof(wh_parameter), (uint32_t)(type), (name), (default_json), (description), (title), 0u, 0u, NULL, NULL }
+
+/** (SDK 1.3) A string `wh_parameter` that takes one of the strings of the
+ *  array `choices` (its count taken with WH_ARRAY_COUNT), shown with the
+ *  parallel array `choice_titles` (or NULL); `default_json` is one of them
+ *  as a JSON string literal, or NULL. */
+#define WH_PARAMETER_CHOICE(name, default_json, description, title, choices, choice_titles)            \
+    {                                                                                                \
+        (uint32_t)sizeof(wh_parameter), (uint32_t)WH_PARAM_STRING, (name), (default_json), (description), \
+            (title), WH_ARRAY_COUNT(choices), 0u, (choices), (choice_titles)                         \
+    }
 
 /** A `wh_kind`, every field: flags (`wh_kind_flags` bits), id, display name,
  *  description (or NULL), families (`wh_family` bits), parameters (an array
