@@ -181,6 +181,17 @@ enum JSONReport {
         var library: String
     }
 
+    /// A call's warnings: the host's checks of the result, then the lines
+    /// the Swift SDK writes to stderr as `WidgetHostKit warning: ...` (an
+    /// entry exported by reflection, docs/swift-sdk.md), without the prefix.
+    static func warnings(_ output: CallOutput) -> [String] {
+        let prefix = "WidgetHostKit warning: "
+        let sdk = output.log.stderr.split(separator: "\n").filter { $0.hasPrefix(prefix) }.map {
+            String($0.dropFirst(prefix.count))
+        }
+        return (output.result?.warnings ?? []) + sdk
+    }
+
     static func call(_ call: PluginCall, _ output: CallOutput) -> Call {
         Call(
             kind: call.kind, family: call.family.name, entryPoint: call.entryPoint.description,
@@ -192,7 +203,7 @@ enum JSONReport {
                     content: (try? JSONValue.parse($0.contentJSON)) ?? .string($0.contentJSON))
             },
             policy: output.result?.policy.map(Policy.init),
-            warnings: output.result?.warnings ?? [],
+            warnings: warnings(output),
             failure: output.failure.map(Failure.init),
             log: Log(stdout: output.log.stdout, stderr: output.log.stderr, droppedBytes: output.log.droppedBytes),
             childExit: output.childExit)

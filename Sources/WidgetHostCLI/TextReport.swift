@@ -98,7 +98,7 @@ enum TextReport {
             if !verbose && result.entries.count > 12 {
                 lines.append("\(indent)    … \(result.entries.count - 12) more (--verbose shows all)")
             }
-            for warning in result.warnings { lines.append("\(indent)  warning: \(warning)") }
+            for warning in JSONReport.warnings(output) { lines.append("\(indent)  warning: \(warning)") }
         }
         if verbose {
             var timing = "total \(latency)"

@@ -37,7 +37,8 @@ private struct WeatherProvider: AppIntentTimelineProvider {
         let summary =
             "\(configuration.city) \(configuration.units.rawValue) \(configuration.days.map(String.init) ?? "nil") \(configuration.compact) \(configuration.ratio)"
         let width: CGFloat = context.displaySize.width
-        return Timeline(entries: [WeatherEntry(date: context.date, summary: summary, width: Double(width))], policy: .never)
+        return Timeline(
+            entries: [WeatherEntry(date: context.date, summary: summary, width: Double(width))], policy: .never)
     }
 }
 

@@ -225,8 +225,6 @@ struct SharedDefaultsProvider: TimelineProvider {
 
     func getTimeline(in context: Context, completion: @escaping (Timeline<SharedEntry>) -> Void) {
         let defaults = UserDefaults(suiteName: "group.corpus.shared")!
-        defaults.set((defaults.integer(forKey: "count")) + 1, forKey: "count")
-        defaults.set("From the app", forKey: "headline")
         let values: [String: Any] = [
             "headline": defaults.string(forKey: "headline") ?? "",
             "count": defaults.integer(forKey: "count"),
