@@ -17,7 +17,7 @@ pub const WH_ABI_VERSION: u32 = 1;
 /// `WH_PLUGIN_MAGIC`: "WHPV" read as a little-endian u32.
 pub const WH_PLUGIN_MAGIC: u32 = 0x5650_4857;
 /// `WH_SDK_VERSION`.
-pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.2.0";
+pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.3.0";
 
 // Limits the host enforces on a result (provider.h, SDK 1.2).
 /// `WH_MAX_ENTRIES`: most entries in one result.
@@ -45,6 +45,14 @@ pub const WH_PARAM_BOOLEAN: u32 = 4;
 
 // wh_kind_flags
 pub const WH_KIND_NEEDS_NETWORK: u32 = 1 << 0;
+pub const WH_KIND_DETERMINISTIC: u32 = 1 << 1;
+pub const WH_KIND_FRESH_PROCESS: u32 = 1 << 2;
+/// SDK 1.3: the kind accepts push updates.
+pub const WH_KIND_PUSH: u32 = 1 << 3;
+
+// wh_parameter_flags (SDK 1.3)
+/// The parameter may be left out when it has no default.
+pub const WH_PARAMETER_OPTIONAL: u32 = 1 << 0;
 
 // wh_reload_policy
 pub const WH_POLICY_AT_END: u32 = 1;
@@ -141,7 +149,16 @@ pub struct WhParameter {
     pub name: *const c_char,
     pub default_json: *const c_char,
     pub description: *const c_char,
+    // Appended in SDK 1.3 (a host reads them only when struct_size covers them).
+    pub title: *const c_char,
+    pub choice_count: u32,
+    pub flags: u32,
+    pub choices: *const *const c_char,
+    pub choice_titles: *const *const c_char,
 }
+
+/// `WH_PARAMETER_SIZE_V1_0`: sizeof(wh_parameter) in SDK 1.0-1.2.
+pub const WH_PARAMETER_SIZE_V1_0: usize = 32;
 
 /// `wh_kind`: owned by the plugin, constant while loaded.
 #[repr(C)]
@@ -293,7 +310,12 @@ mod layout_tests {
 
     #[test]
     fn parameter() {
-        assert_eq!(size_of::<WhParameter>(), 32);
+        assert_eq!(size_of::<WhParameter>(), 64);
+        assert_eq!(offset_of!(WhParameter, title), WH_PARAMETER_SIZE_V1_0);
+        assert_eq!(offset_of!(WhParameter, choice_count), 40);
+        assert_eq!(offset_of!(WhParameter, flags), 44);
+        assert_eq!(offset_of!(WhParameter, choices), 48);
+        assert_eq!(offset_of!(WhParameter, choice_titles), 56);
         assert_eq!(offset_of!(WhParameter, struct_size), 0);
         assert_eq!(offset_of!(WhParameter, type_), 4);
         assert_eq!(offset_of!(WhParameter, name), 8);

@@ -77,6 +77,11 @@ impl Exported {
                     description: p
                         .description
                         .map_or(core::ptr::null(), |d| c(d, "a parameter description")),
+                    title: core::ptr::null(),
+                    choice_count: 0,
+                    flags: 0,
+                    choices: core::ptr::null(),
+                    choice_titles: core::ptr::null(),
                 })
                 .collect();
             kinds.push(WhKind {
