@@ -100,6 +100,17 @@ struct ProjectTemplate {
         """
         import WidgetHostKit
 
+        /// What people set per widget (WidgetKit's configuration intent): each
+        /// @Parameter becomes a parameter of the kind, which `widgethost load`
+        /// lists and the daemon's configuration sets.
+        struct \(typeName)Intent: WidgetConfigurationIntent {
+            static let title: LocalizedStringResource = "\(project.name)"
+            static let description = IntentDescription("What the widget says.")
+
+            @Parameter(title: "Message", default: "Hello from \(project.name)")
+            var message: String
+        }
+
         /// One moment of the widget: stored properties become the entry's JSON.
         struct \(typeName)Entry: TimelineEntry, Codable {
             var date: Date
@@ -107,24 +118,24 @@ struct ProjectTemplate {
             var minute: Int
         }
 
-        /// Answers the host's calls (WidgetKit's TimelineProvider).
-        struct \(typeName)Provider: TimelineProvider {
+        /// Answers the host's calls (WidgetKit's AppIntentTimelineProvider).
+        struct \(typeName)Provider: AppIntentTimelineProvider {
             func placeholder(in context: Context) -> \(typeName)Entry {
                 \(typeName)Entry(date: context.date, message: "Hello", minute: 0)
             }
 
-            func getSnapshot(in context: Context, completion: @escaping @Sendable (\(typeName)Entry) -> Void) {
-                completion(\(typeName)Entry(date: context.date, message: "Hello from \(project.name)", minute: 0))
+            func snapshot(for configuration: \(typeName)Intent, in context: Context) async -> \(typeName)Entry {
+                \(typeName)Entry(date: context.date, message: configuration.message, minute: 0)
             }
 
-            func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<\(typeName)Entry>) -> Void) {
+            func timeline(for configuration: \(typeName)Intent, in context: Context) async -> Timeline<\(typeName)Entry> {
                 // context.date is the host's time: never read the system clock.
                 let entries = (0..<4).map { step in
                     \(typeName)Entry(
                         date: context.date.addingTimeInterval(Double(step) * 15 * 60),
-                        message: "Hello from \(project.name)", minute: step * 15)
+                        message: configuration.message, minute: step * 15)
                 }
-                completion(Timeline(entries: entries, policy: .atEnd))
+                return Timeline(entries: entries, policy: .atEnd)
             }
         }
 
