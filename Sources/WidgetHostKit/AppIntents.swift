@@ -437,8 +437,9 @@ extension Optional: _IntentValue where Wrapped: _IntentValue {
 ///
 /// The property's name (without the underscore the wrapper adds) is the
 /// parameter's name in the descriptor and the configuration; it must be
-/// `[A-Za-z_][A-Za-z0-9_]*`. A non-optional parameter without a default is
-/// required.
+/// `[A-Za-z_][A-Za-z0-9_]*`. The default in the descriptor is the value a
+/// fresh intent (`Intent()`) has: the `default:`, or what the intent's
+/// `init()` assigns. A non-optional parameter without either is required.
 @propertyWrapper
 public final class IntentParameter<Value: _IntentValue>: @unchecked Sendable, _AnyIntentParameter {
     // @unchecked: the value is behind a mutex; the rest is immutable.
@@ -479,9 +480,12 @@ public final class IntentParameter<Value: _IntentValue>: @unchecked Sendable, _A
     public var projectedValue: IntentParameter<Value> { self }
 
     public func _describe(name: String) -> WidgetParameter {
+        // The default: the value a fresh intent has (set by its `init()`, as
+        // in `init() { self.style = .modern }`), else the declared one.
+        let initial = storage.withLock { $0 } ?? defaultValue
         var parameter = WidgetParameter(
             name: name, type: Value._parameterType,
-            defaultJSON: defaultValue.flatMap { $0._configurationJSON },
+            defaultJSON: initial.flatMap { $0._configurationJSON },
             description: parameterDescription?.defaultValue)
         parameter.title = title.defaultValue
         parameter.choices = Value._choices

@@ -67,5 +67,8 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 "corpus.slow-weather", displayName: "Slow weather", families: [.systemSmall],
                 provider: SlowWeatherProvider()),
             WidgetKind("corpus.city", displayName: "City", families: [.systemSmall], provider: CityProvider()),
+            WidgetKind(
+                "corpus.clock", displayName: "Clock", families: [.accessoryCircular, .accessoryInline],
+                provider: ClockProvider()),
         ])
 }
