@@ -344,7 +344,11 @@ struct IntentProviderBox<Provider: IntentTimelineProvider>: AnyProviderBox {
         }
     }
 
-    func warmUp(in context: TimelineProviderContext) {}
+    /// Builds a configured intent once, so that fork-server call children
+    /// inherit its reflection metadata warm.
+    func warmUp(in context: TimelineProviderContext) {
+        _ = configuredIntent({ Provider.Intent() }, context.configuration)
+    }
 }
 
 struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox {
@@ -380,7 +384,11 @@ struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox
         }
     }
 
-    func warmUp(in context: TimelineProviderContext) {}
+    /// Builds a configured intent once, so that fork-server call children
+    /// inherit its reflection metadata warm.
+    func warmUp(in context: TimelineProviderContext) {
+        _ = configuredIntent({ Provider.Intent() }, context.configuration)
+    }
 }
 
 enum EntryPoint: Sendable {
