@@ -23,7 +23,7 @@
 /// Implement the completion or the `async` form of snapshot and timeline;
 /// the other bridges to it. `async` forms run in a task that is cancelled at
 /// the call's deadline (see ``AppIntentTimelineProvider``).
-public protocol IntentTimelineProvider: Sendable {
+public protocol IntentTimelineProvider: SendableMetatype {
     /// The type of the provider's entries.
     associatedtype Entry: TimelineEntry
     /// The configuration intent.
@@ -64,9 +64,10 @@ extension IntentTimelineProvider {
     ) {
         let marker = ObjectIdentifier(Self.self)
         let configuration = CallLocal(configuration)
+        let provider = CallLocal(self)
         CallTask.run(context: context) {
             try await AsyncBridge.$bridging.withValue(marker) {
-                try await self.snapshot(for: configuration.value, in: context)
+                try await provider.value.snapshot(for: configuration.value, in: context)
             }
         } completion: { result in
             switch result {
@@ -82,9 +83,10 @@ extension IntentTimelineProvider {
     ) {
         let marker = ObjectIdentifier(Self.self)
         let configuration = CallLocal(configuration)
+        let provider = CallLocal(self)
         CallTask.run(context: context) {
             try await AsyncBridge.$bridging.withValue(marker) {
-                try await self.timeline(for: configuration.value, in: context)
+                try await provider.value.timeline(for: configuration.value, in: context)
             }
         } completion: { result in
             switch result {
@@ -160,7 +162,7 @@ extension IntentTimelineProvider {
 /// that throws, or lets the cancellation error escape, fails the call.
 /// `snapshot` and `timeline` may be `async` without `throws`, as in
 /// WidgetKit.
-public protocol AppIntentTimelineProvider: Sendable {
+public protocol AppIntentTimelineProvider: SendableMetatype {
     /// The type of the provider's entries.
     associatedtype Entry: TimelineEntry
     /// The configuration intent.
@@ -231,8 +233,9 @@ enum CallTask {
     }
 }
 
-/// A value of one call handed to that call's task: an ``INIntent`` is not
-/// `Sendable`, but each call gets its own and only its task uses it.
+/// A value of one call handed to that call's task: an ``INIntent``, an entry
+/// or a provider need not be `Sendable`, but only the call's task uses them
+/// (the host calls a plugin process one entry point at a time).
 struct CallLocal<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

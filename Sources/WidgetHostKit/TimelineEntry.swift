@@ -31,7 +31,7 @@
 /// Entries need not be `Sendable` (nor do WidgetKit's): the SDK hands each
 /// entry from the provider to the host within one call. An entry may hold
 /// the call's configuration intent, an `[String: Any]` or a class.
-public protocol TimelineEntry {
+public protocol TimelineEntry: SendableMetatype {
     /// The date for the host to display the widget.
     var date: Date { get }
     /// The relevance of the widget's content: how much the entry matters

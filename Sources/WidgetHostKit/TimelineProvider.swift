@@ -48,14 +48,16 @@ import Synchronization
 /// Threads: the host calls one entry point at a time and waits for the
 /// completion, which may be called from any thread, now or later (before the
 /// call's deadline, ``TimelineProviderContext/timeout``). The `async` forms
-/// run in a `Task`. Providers must therefore be `Sendable`; a struct of
-/// `Sendable` values is, without annotation.
+/// run in a `Task`. Providers need not be `Sendable` (nor are WidgetKit's): a
+/// provider may keep a service object or a cache. The host calls a plugin
+/// process one entry point at a time, so such state is not shared between
+/// concurrent calls unless the provider starts work that outlives its call.
 ///
 /// Errors: `async` forms throw; completion forms call
 /// ``TimelineProviderContext/fail(_:)`` instead of the completion. The host
 /// reports the call as failed with ``TimelineProviderError/code`` and
 /// ``TimelineProviderError/message``.
-public protocol TimelineProvider: Sendable {
+public protocol TimelineProvider: SendableMetatype {
     /// The type of the provider's entries.
     associatedtype Entry: TimelineEntry
     /// The context passed to every entry point.
@@ -118,8 +120,9 @@ extension TimelineProvider {
     /// ``TimelineProviderContext/fail(_:)`` instead.
     public func getSnapshot(in context: Context, completion: @escaping @Sendable (Entry) -> Void) {
         let marker = ObjectIdentifier(Self.self)
+        let provider = CallLocal(self)
         CallTask.run(context: context) {
-            try await AsyncBridge.$bridging.withValue(marker) { try await self.snapshot(in: context) }
+            try await AsyncBridge.$bridging.withValue(marker) { try await provider.value.snapshot(in: context) }
         } completion: { result in
             switch result {
             case .success(let entry): completion(entry)
@@ -134,8 +137,9 @@ extension TimelineProvider {
     /// ``TimelineProviderContext/fail(_:)`` instead.
     public func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void) {
         let marker = ObjectIdentifier(Self.self)
+        let provider = CallLocal(self)
         CallTask.run(context: context) {
-            try await AsyncBridge.$bridging.withValue(marker) { try await self.timeline(in: context) }
+            try await AsyncBridge.$bridging.withValue(marker) { try await provider.value.timeline(in: context) }
         } completion: { result in
             switch result {
             case .success(let timeline): completion(timeline)

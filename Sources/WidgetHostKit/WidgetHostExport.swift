@@ -303,7 +303,9 @@ protocol AnyProviderBox: Sendable {
     func warmUp(in context: TimelineProviderContext)
 }
 
-struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox {
+/// `@unchecked Sendable`: providers need not be `Sendable` (WidgetKit's are
+/// not); the host calls a plugin process one entry point at a time.
+struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox, @unchecked Sendable {
     let provider: Provider
 
     func placeholder(in context: TimelineProviderContext, sink: CompletionSink) {
@@ -325,7 +327,7 @@ struct ProviderBox<Provider: TimelineProvider>: AnyProviderBox {
     }
 }
 
-struct IntentProviderBox<Provider: IntentTimelineProvider>: AnyProviderBox {
+struct IntentProviderBox<Provider: IntentTimelineProvider>: AnyProviderBox, @unchecked Sendable {
     let provider: Provider
 
     func placeholder(in context: TimelineProviderContext, sink: CompletionSink) {
@@ -351,7 +353,7 @@ struct IntentProviderBox<Provider: IntentTimelineProvider>: AnyProviderBox {
     }
 }
 
-struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox {
+struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox, @unchecked Sendable {
     let provider: Provider
 
     func placeholder(in context: TimelineProviderContext, sink: CompletionSink) {
@@ -360,9 +362,9 @@ struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox
 
     func snapshot(in context: TimelineProviderContext, sink: CompletionSink) {
         let intent = configuredIntent({ Provider.Intent() }, context.configuration)
-        let provider = provider
+        let provider = CallLocal(provider)
         CallTask.run(context: context) {
-            try await provider.snapshot(for: intent, in: context)
+            try await provider.value.snapshot(for: intent, in: context)
         } completion: { result in
             switch result {
             case .success(let entry): sink.succeed(entries: [entry], policy: nil)
@@ -373,9 +375,9 @@ struct AppIntentProviderBox<Provider: AppIntentTimelineProvider>: AnyProviderBox
 
     func timeline(in context: TimelineProviderContext, sink: CompletionSink) {
         let intent = configuredIntent({ Provider.Intent() }, context.configuration)
-        let provider = provider
+        let provider = CallLocal(provider)
         CallTask.run(context: context) {
-            try await provider.timeline(for: intent, in: context)
+            try await provider.value.timeline(for: intent, in: context)
         } completion: { result in
             switch result {
             case .success(let timeline): sink.succeed(entries: timeline.entries, policy: timeline.policy)

@@ -28,7 +28,7 @@ struct ProviderCorpusTests {
         let document = try load(dataDirectory: data)
         #expect(document["ok"] as? Bool == true)
         let kinds = try #require(document["kinds"] as? [[String: Any]])
-        #expect(kinds.count == 22)
+        #expect(kinds.count == 23)
         var calls = 0
         for kind in kinds {
             for call in kind["calls"] as? [[String: Any]] ?? [] {
@@ -36,7 +36,7 @@ struct ProviderCorpusTests {
                 #expect(call["ok"] as? Bool == true, "\(kind["id"] ?? "?"): \(call["failure"] ?? "")")
             }
         }
-        #expect(calls >= 22 * 4)
+        #expect(calls >= 23 * 4)
         // UserDefaults(suiteName:) is backed by the plugin's data directory: the widget read what the app wrote.
         let shared = try #require(kinds.first { $0["id"] as? String == "corpus.shared" })
         let timeline = try #require((shared["calls"] as? [[String: Any]])?.last)

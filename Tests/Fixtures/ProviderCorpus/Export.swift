@@ -67,6 +67,7 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 "corpus.slow-weather", displayName: "Slow weather", families: [.systemSmall],
                 provider: SlowWeatherProvider()),
             WidgetKind("corpus.city", displayName: "City", families: [.systemSmall], provider: CityProvider()),
+            WidgetKind("corpus.reading", displayName: "Reading", families: [.systemSmall], provider: ReadingProvider()),
             WidgetKind(
                 "corpus.clock", displayName: "Clock", families: [.accessoryCircular, .accessoryInline],
                 provider: ClockProvider()),
