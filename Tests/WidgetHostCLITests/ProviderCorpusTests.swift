@@ -60,6 +60,10 @@ struct ProviderCorpusTests {
         let server = try #require(kinds.first { $0["id"] as? String == "corpus.server" })
         let host = try #require((server["parameters"] as? [[String: Any]])?.first)
         #expect(host["optional"] as? Bool == true && host["defaultJSON"] == nil)
+        // A parameter without `default:` whose intent's init() assigns one has that default.
+        let clock = try #require(kinds.first { $0["id"] as? String == "corpus.clock" })
+        let style = try #require((clock["parameters"] as? [[String: Any]])?.first)
+        #expect(style["name"] as? String == "style" && style["defaultJSON"] as? String == #""modern""#)
         // The text report shows the titles and the choices.
         let text = try CLI.run(["load", Self.plugin, "--kind", "corpus.tracker"])
         #expect(text.stdout.contains(#"displayMode "Display Mode": string = "upcoming", one of upcoming (Upcoming)"#))
