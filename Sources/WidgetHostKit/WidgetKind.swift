@@ -131,6 +131,9 @@ public struct WidgetKind: Sendable {
     /// (`WH_KIND_DETERMINISTIC`; `widgethost simulate` does, for thousands of
     /// identical instances). Leave it `false` when in doubt.
     public var isDeterministic: Bool
+    /// The Mustache templates that draw the kind's entries as HTML; add them
+    /// with ``template(_:families:)``.
+    public var templates: [WidgetTemplate] = []
     let provider: any AnyProviderBox
 
     /// Creates a kind.
