@@ -38,6 +38,7 @@ let package = Package(
         // The web side (preview, and the dashboard of `run --http`).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
@@ -149,6 +150,8 @@ let package = Package(
                 "WidgetHostIsolation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),
