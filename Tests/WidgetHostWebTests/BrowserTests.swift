@@ -36,7 +36,7 @@ struct BrowserTests {
             let measured =
                 try await browser.run(
                     """
-                    return [...document.querySelectorAll('iframe.wh-widget')].filter(f => f.closest('[hidden]') === null).map(frame => {
+                    return [...document.querySelectorAll('iframe.wh-widget')].map(frame => {
                       const box = frame.getBoundingClientRect();
                       return [frame.dataset.family, box.width, box.height];
                     });
@@ -53,7 +53,7 @@ struct BrowserTests {
             }
             #expect(families == Set(WidgetFamily.allCases.map(\.name)))
             // Placeholder, snapshot and the shown timeline entry per family
-            // (the scrubber shows one of the timeline's two at a time).
+            // (one frame per timeline: the scrubber swaps its document).
             #expect(measured.count == WidgetFamily.allCases.count * 3)
         } catch {
             await browser.close()
@@ -71,9 +71,9 @@ struct BrowserTests {
             #expect(try await browser.waitUntil("return document.querySelector('.timeline .scrubber') !== null"))
             let shown = """
                 const timeline = document.querySelector('[data-family=systemSmall] .timeline');
-                const visible = [...timeline.querySelectorAll('.entry')].filter(e => !e.hidden);
-                return [visible.length, visible[0].dataset.index, timeline.querySelector('.entry-date').textContent,
-                        visible[0].querySelector('iframe').srcdoc];
+                const frames = timeline.querySelectorAll('.entries iframe');
+                return [frames.length, timeline.querySelector('.entries').dataset.current,
+                        timeline.querySelector('.entry-date').textContent, frames[0].srcdoc];
                 """
             Self.save(try await browser.screenshot(), as: "preview.png")
             let before = try await browser.run(shown) as? [Any] ?? []
@@ -115,7 +115,7 @@ struct BrowserTests {
         do {
             for url in [preview.url, "file://" + staticPage] {
                 try await browser.open(url)
-                #expect(try await browser.waitUntil("return document.querySelectorAll('iframe.wh-widget').length >= 4"))
+                #expect(try await browser.waitUntil("return document.querySelectorAll('iframe.wh-widget').length >= 6"))
                 // Time for anything that would run (autofocus, onerror, refresh) to run.
                 try await Task.sleep(for: .seconds(3))
                 let title = try await browser.run("return document.title") as? String
