@@ -38,6 +38,11 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        // The web side (preview, and the dashboard of `run --http`).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
@@ -139,11 +144,28 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The web side: family sizes, the entry renderer (plugin templates
+        // or the generic card, each widget in a sandboxed frame), the page
+        // shell (CSP, token + CSRF, loopback bind) and the preview routes.
+        .target(
+            name: "WidgetHostWeb",
+            dependencies: [
+                "WidgetHostModel",
+                "WidgetHostIsolation",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The command-line interface.
         .target(
             name: "WidgetHostCLI",
             dependencies: [
                 "WidgetHostModel",
+                "WidgetHostWeb",
                 "WidgetHostIsolation",
                 "WidgetHostScheduler",
                 "WidgetHostDaemon",
@@ -208,6 +230,11 @@ let package = Package(
             dependencies: [
                 "WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore", "WidgetHostModel", "WidgetHostIsolation",
             ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WidgetHostWebTests",
+            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -17,12 +17,17 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                     .number("health", default: 0.25, description: "Current health, 0 to 1"),
                 ],
                 deterministic: true,
-                provider: CharacterHealthProvider()),
+                provider: CharacterHealthProvider()
+            )
+            .template(CharacterTemplates.health)
+            .template(CharacterTemplates.healthCircular, families: [.accessoryCircular]),
             WidgetKind(
                 "com.widgethost.leaderboard",
                 displayName: "Leaderboard",
                 description: "The heroes, best first.",
                 families: [.systemMedium, .systemLarge],
-                provider: HeroLeaderboardProvider()),
+                provider: HeroLeaderboardProvider()
+            )
+            .template(CharacterTemplates.leaderboard),
         ])
 }

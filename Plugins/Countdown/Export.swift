@@ -19,6 +19,11 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                     .string("title", default: "New Year", description: "What is being counted down to"),
                 ],
                 deterministic: true,
-                provider: CountdownProvider())
+                provider: CountdownProvider()
+            )
+            .template(CountdownTemplates.small)
+            .template(CountdownTemplates.circular, families: [.accessoryCircular])
+            .template(CountdownTemplates.rectangular, families: [.accessoryRectangular])
+            .template(CountdownTemplates.inline, families: [.accessoryInline])
         ])
 }

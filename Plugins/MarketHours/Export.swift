@@ -14,6 +14,10 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 description: "Whether the exchange is open, and until when.",
                 families: [.systemSmall, .systemMedium, .accessoryRectangular, .accessoryInline],
                 deterministic: true,
-                provider: MarketHoursProvider())
+                provider: MarketHoursProvider()
+            )
+            .template(MarketHoursTemplates.system)
+            .template(MarketHoursTemplates.rectangular, families: [.accessoryRectangular])
+            .template(MarketHoursTemplates.inline, families: [.accessoryInline])
         ])
 }

@@ -22,13 +22,14 @@ public struct WidgetHostCommand: ParsableCommand {
               widgethost simulate --config samples/scenarios/03-budget.json
               widgethost run --config samples/daemon/host.json
               widgethost status
+              widgethost preview .build/debug/libCountdownPlugin.so --watch
             """,
         version: "0.1.0",
         subcommands: [
             LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self, SimulateCommand.self,
             SandboxCheckCommand.self, BenchCommand.self, RunCommand.self, ReloadCommand.self, EventCommand.self,
             ViewCommand.self, StatusCommand.self, ExplainCommand.self, ConfigurationsCommand.self,
-            UnquarantineCommand.self, NewCommand.self,
+            UnquarantineCommand.self, NewCommand.self, PreviewCommand.self,
         ]
     )
 

@@ -59,11 +59,17 @@ enum DescriptorDecoder {
             kinds.append(kind)
         }
         let hasWarmUp = reader.u32() != 0
-        let plugin = PluginDescription(
+        let templates: [TemplateDescription]
+        switch LoadedSections.decode(&reader, kinds: kinds) {
+        case .success(let decoded): templates = decoded
+        case .failure(let reason): return .failure(PluginFailure(plugin: path, reason: reason))
+        }
+        var plugin = PluginDescription(
             path: path, id: id, name: name, version: version, vendor: vendor, sdkVersion: sdkVersion,
             abiVersion: abiVersion, descriptorSize: descriptorSize,
             loadSeconds: Double(loadNanoseconds) / 1e9, threadsAfterLoad: threads, hasWarmUp: hasWarmUp,
             kinds: kinds)
+        plugin.templates = templates
         if let problem = check(plugin) {
             return .failure(PluginFailure(plugin: path, reason: problem))
         }

@@ -64,6 +64,17 @@ struct WireReader {
 
     mutating func f64() -> Double { Double(bitPattern: u64()) }
 
+    /// A length-prefixed run of raw bytes (empty and `malformed` if truncated).
+    mutating func lengthPrefixedBytes() -> [UInt8] {
+        let count = Int(u32())
+        guard !malformed, self.bytes.count - offset >= count else {
+            malformed = true
+            return []
+        }
+        defer { offset += count }
+        return Array(self.bytes[offset..<offset + count])
+    }
+
     mutating func string() -> String {
         let count = Int(u32())
         guard !malformed, bytes.count - offset >= count else {

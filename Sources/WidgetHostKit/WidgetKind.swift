@@ -176,6 +176,9 @@ public struct WidgetKind: Sendable {
     public var pushHandler: (any WidgetPushHandler.Type)?
     /// Whether the kind accepts push updates (`WH_KIND_PUSH`).
     public var supportsPush: Bool { pushHandler != nil }
+    /// The Mustache templates that draw the kind's entries as HTML; add them
+    /// with ``template(_:families:)``.
+    public var templates: [WidgetTemplate] = []
     let provider: any AnyProviderBox
 
     /// Creates a kind.

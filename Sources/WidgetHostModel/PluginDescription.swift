@@ -165,6 +165,9 @@ public struct PluginDescription: Sendable, Hashable, Codable {
     /// fork server runs once before forking calls.
     public var hasWarmUp: Bool
     public var kinds: [KindDescription]
+    /// The Mustache templates the plugin ships (the templates extension,
+    /// `ext/templates.h`); empty when it exports none.
+    public var templates: [TemplateDescription] = []
 
     public init(
         path: String, id: String, name: String, version: String, vendor: String,

@@ -311,6 +311,7 @@ void handle_load(reader *r) {
     }
     wh_warm_up_fn warm_up = WH_DESCRIPTOR_HAS_WARM_UP(declared) ? g_descriptor.warm_up : NULL;
     buf_u32(&b, warm_up ? 1u : 0u);
+    templates_append(&b, handle);
     if (b.failed) _exit(5);
     send_frame(WH_MSG_LOADED, &b);
     free(b.data);

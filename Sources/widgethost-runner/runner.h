@@ -4,6 +4,7 @@
  *   main.c         the loop on fd 3: LOAD, then CALLs, until the host closes it
  *   wire.c         frames, buffers, the reader, LOAD_FAILED / CALL_FAILED
  *   load.c         ELF checks, dlopen, the descriptor's checks, LOADED, warm-up
+ *   templates.c    the templates extension (ext/templates.h), appended to LOADED
  *   call.c         one entry-point call: context, completion, RESULT
  *   fork_server.c  fork mode: standby call children, CHILD_STARTED / EXITED
  *   prefault.c     fork mode: the pages a call child needs, mapped in advance
@@ -112,6 +113,13 @@ void copy_struct(void *dst, size_t known, const void *src, uint32_t declared);
 /** LOAD: sandbox, checks, dlopen, LOADED, and (fork and worker modes) the
  *  warm-up. In fork mode it returns only in a call child. */
 void handle_load(reader *r);
+
+/* ---- templates.c ---- */
+
+/** Appends the plugin's templates (`widgethost_provider_templates`, if it
+ *  exports it) to LOADED as a tagged section, after checking every record;
+ *  a list that breaks a rule fails the load (LOAD_FAILED, exit). */
+void templates_append(buffer *b, void *handle);
 
 /* ---- call.c ---- */
 

@@ -28,6 +28,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <widgethost/ext/templates.h>
 #include <widgethost/provider.h>
 
 #include <math.h>
@@ -301,3 +302,37 @@ static const wh_kind kinds[] = {
  * runtime, parsed tables) that every forked call would build again; this
  * plugin computes everything from ctx->now. */
 WH_DEFINE_PROVIDER("org.example.moonphase", "Moon Phase & Word Clock", "1.0.0", "Example Org", kinds, NULL)
+
+/* ---------------------------------------------------------------------- */
+/* Templates (the templates extension, <widgethost/ext/templates.h>)      */
+/* ---------------------------------------------------------------------- */
+
+/* How the kinds look in `widgethost preview` and the dashboard: Mustache
+ * over each entry's JSON members ({{phase}}, {{illumination}}, ...). Values
+ * are HTML-escaped; a template is markup and CSS only (no script runs).
+ * A template with family bits wins over the kind's template for every
+ * family (0). The strings are static: the host copies them at load. */
+static const wh_template templates[] = {
+    WH_TEMPLATE("org.example.moon-phase", 0,
+                "<style>.moon{height:100%;box-sizing:border-box;padding:14px;background:#0b1026;color:#f5f3ce}"
+                ".disc{width:64px;height:64px;border-radius:50%;margin:6px 0 10px;"
+                "background:radial-gradient(circle at 35% 35%,#fffbe0,#b8b28a)}"
+                ".moon b{display:block;font-size:15px;text-transform:capitalize}.moon span{font-size:11px;opacity:.75}"
+                "</style><div class=\"moon\"><div class=\"disc\"></div><b>{{phase}}</b>"
+                "<span>{{ageDays}} days old &middot; {{hemisphere}}ern sky</span></div>"),
+    WH_TEMPLATE("org.example.moon-phase", WH_FAMILY_ACCESSORY_CIRCULAR,
+                "<style>.c{width:76px;height:76px;border-radius:50%;box-sizing:border-box;border:4px solid #1c1c1e;"
+                "display:flex;align-items:center;justify-content:center;text-align:center;font-size:10px;"
+                "font-weight:700;text-transform:capitalize}</style><div class=\"c\">{{phase}}</div>"),
+    WH_TEMPLATE("org.example.moon-phase", WH_FAMILY_ACCESSORY_INLINE,
+                "<div style=\"padding:4px 6px;white-space:nowrap\">Moon: {{phase}}</div>"),
+    WH_TEMPLATE("org.example.word-clock", 0,
+                "<style>.w{height:100%;box-sizing:border-box;padding:14px;background:#fafafa;font-size:20px;"
+                "font-weight:700;line-height:1.15}.w small{display:block;margin-top:8px;font-size:11px;"
+                "font-weight:400;color:#8e8e93}</style><div class=\"w\">{{text}}<small>{{zone}}</small></div>"),
+    WH_TEMPLATE("org.example.word-clock", WH_FAMILY_ACCESSORY_RECTANGULAR | WH_FAMILY_ACCESSORY_INLINE,
+                "<div style=\"padding:4px 8px;font-weight:600\">{{text}}</div>"),
+};
+
+/* The exported widgethost_provider_templates, returning the array above. */
+WH_DEFINE_TEMPLATES(templates)

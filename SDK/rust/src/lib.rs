@@ -77,6 +77,7 @@
 
 pub mod abi;
 pub mod json;
+pub mod templates;
 
 mod export;
 mod types;

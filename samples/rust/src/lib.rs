@@ -51,6 +51,32 @@ static PLUGIN: Plugin = Plugin {
 
 widgethost::export_plugin!(PLUGIN);
 
+// How the kind looks in `widgethost preview` and the dashboard (the
+// templates extension): Mustache over the entry's members. The accessory
+// families get their own; `Families(0)` is every other family.
+static TEMPLATES: [widgethost::templates::Template; 3] = [
+    widgethost::templates::Template {
+        kind: "org.example.rust.tides",
+        families: Families(0),
+        source: "<style>.t{height:100%;box-sizing:border-box;padding:14px;\
+                 background:linear-gradient(180deg,#e0f7ff,#2a7ab0);color:#06263d}\
+                 .t b{display:block;font-size:34px}.t span{font-size:12px}</style>\
+                 <div class=\"t\"><span>{{station}}</span><b>{{height}} {{unit}}</b>\
+                 <span>{{trend}}, {{next}} water next ({{nextHeight}} {{unit}})</span></div>",
+    },
+    widgethost::templates::Template {
+        kind: "org.example.rust.tides",
+        families: Families::ACCESSORY_RECTANGULAR,
+        source: "<div style=\"padding:8px 10px\"><b>{{height}} {{unit}}</b><br>{{trend}} to {{next}}</div>",
+    },
+    widgethost::templates::Template {
+        kind: "org.example.rust.tides",
+        families: Families::ACCESSORY_INLINE,
+        source: "<div style=\"padding:4px 6px;white-space:nowrap\">Tide {{height}} {{unit}} {{trend}}</div>",
+    },
+];
+widgethost::export_templates!(TEMPLATES);
+
 // ---------------------------------------------------------------------------
 // The tide model
 // ---------------------------------------------------------------------------
