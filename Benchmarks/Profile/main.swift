@@ -48,10 +48,24 @@ func measuredEvents(_ driver: Driver, _ count: Int) {
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
 let events = arguments.dropFirst().first ?? 200_000
+/// Resident bytes now (/proc/self/statm), 0 where there is none.
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+let residentBefore = residentBytes()
 let driver = Driver(instances: instances)
+// The benchmark's steady state: 25 h of virtual time, every 24 h ledger full.
+let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? 25 * 3_600
 let start = driver.now
-repeat { driver.step() } while driver.now < start + 3_600
+repeat { driver.step() } while driver.now < start + warmUp
 let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(driver, events) }
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+let perInstance = (residentBytes() - residentBefore) / instances
+print(
+    "InstanceState \(MemoryLayout<InstanceState>.stride) B, InFlightReload \(MemoryLayout<InFlightReload>.stride) B,",
+    "resident \(perInstance) B/instance after \(Int(warmUp / 3600)) h")
 print("instances \(instances), measured events \(events): \(Int(Double(events) / seconds)) events/s")

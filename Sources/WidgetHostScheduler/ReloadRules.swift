@@ -7,17 +7,19 @@ import WidgetHostModel
 ///
 /// A small value made per call: the scheduler's hot paths read an instance's
 /// state in place and pass it here, so that no closure captures (and copies)
-/// the whole scheduler.
+/// the whole scheduler. The instance comes as a pointer into the scheduler's
+/// array, valid for the call only: passed as a value, the whole state (a
+/// few hundred bytes, a dozen references) was copied at every call.
 struct ReloadRules {
     let configuration: SchedulerConfiguration
     let freeLedger: RollingLedger
 
     /// Whether a candidate of `s` is a free reload under the host-wide cap.
-    func hasCappedCandidate(_ s: InstanceState, appCharge: ReloadCharge) -> Bool {
+    func hasCappedCandidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge) -> Bool {
         if configuration.developerMode { return false }
-        if let r = s.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
-        if s.locationChangeAt != nil { return true }
-        return s.policyDue != nil && !appCharge.isCounted
+        if let r = s.pointee.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
+        if s.pointee.locationChangeAt != nil { return true }
+        return s.pointee.policyDue != nil && !appCharge.isCounted
     }
 
     /// When the plan of `s` can change with no event but the passing of
@@ -25,29 +27,29 @@ struct ReloadRules {
     /// planned with the allowance of the viewing tier at `now`, which
     /// changes only at whole hours and at the end of the learning period.
     /// `.infinity` when the plan does not depend on `now`.
-    func recheckTime(_ s: InstanceState, appCharge: ReloadCharge, now: Double) -> Double {
-        if case .some = s.inFlight { return .infinity }
-        let spacing = s.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
-        let backoff = s.backoffUntil ?? -Double.infinity
+    func recheckTime(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, now: Double) -> Double {
+        if case .some = s.pointee.inFlight { return .infinity }
+        let spacing = s.pointee.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
+        let backoff = s.pointee.backoffUntil ?? -Double.infinity
         func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
         var sensitive = false
-        if let r = s.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
-        if !sensitive, let due = s.policyDue, heldBefore(due), appCharge.isCounted,
-            !(configuration.deferPolicyReloadsWhileHidden && !s.instance.isVisible)
+        if let r = s.pointee.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
+        if !sensitive, let due = s.pointee.policyDue, heldBefore(due), appCharge.isCounted,
+            !(configuration.deferPolicyReloadsWhileHidden && !s.pointee.instance.isVisible)
         {
             sensitive = true
         }
         guard sensitive else { return .infinity }
         var end = ((now / 3600).rounded(.down) + 1) * 3600
-        let learningEnds = s.addedAt + configuration.learningPeriod
+        let learningEnds = s.pointee.addedAt + configuration.learningPeriod
         if learningEnds > now && learningEnds < end { end = learningEnds }
         return end
     }
 
-    func tier(_ s: InstanceState, at time: Double) -> ViewTier {
-        if time - s.addedAt < configuration.learningPeriod { return .learning }
-        var views = s.views
-        if s.instance.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
+    func tier(_ s: UnsafePointer<InstanceState>, at time: Double) -> ViewTier {
+        if time - s.pointee.addedAt < configuration.learningPeriod { return .learning }
+        var views = s.pointee.views
+        if s.pointee.instance.isVisible { views.markVisible(from: s.pointee.visibleSince ?? time, to: time) }
         let hours = views.visibleHours(at: time)
         if hours >= configuration.frequentVisibleHours { return .frequent }
         if hours >= configuration.occasionalVisibleHours { return .occasional }
@@ -79,8 +81,8 @@ struct ReloadRules {
         }
     }
 
-    func plan(_ s: InstanceState, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
-        if case .some = s.inFlight { return nil }
+    func plan(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
+        if case .some = s.pointee.inFlight { return nil }
         var best: PlannedReload?
         func consider(_ candidate: PlannedReload?) {
             guard let c = candidate else { return }
@@ -90,23 +92,23 @@ struct ReloadRules {
             }
             if c.time < b.time || (c.time == b.time && !c.charge.isCounted && b.charge.isCounted) { best = c }
         }
-        if let r = s.request {
+        if let r = s.pointee.request {
             consider(
                 constrain(s, trigger: r.trigger, charge: r.charge, base: r.requestedAt, hiddenBound: nil, now: now))
         }
-        if let loc = s.locationChangeAt, s.instance.isVisible {
-            let base = max(loc, s.visibleSince ?? loc)
+        if let loc = s.pointee.locationChangeAt, s.pointee.instance.isVisible {
+            let base = max(loc, s.pointee.visibleSince ?? loc)
             consider(
                 constrain(
                     s, trigger: .significantLocationChange, charge: .free(.significantLocationChange), base: base,
                     hiddenBound: nil, now: now))
         }
-        if let due = s.policyDue {
+        if let due = s.pointee.policyDue {
             var hidden: Double?? = nil  // nil: no bound; .some(nil): hidden now; .some(t): shown at t
             if configuration.deferPolicyReloadsWhileHidden {
-                if !s.instance.isVisible {
+                if !s.pointee.instance.isVisible {
                     hidden = .some(nil)
-                } else if let shown = s.visibleSince, shown > due {
+                } else if let shown = s.pointee.visibleSince, shown > due {
                     hidden = .some(shown)
                 }
             }
@@ -118,7 +120,8 @@ struct ReloadRules {
     }
 
     func constrain(
-        _ s: InstanceState, trigger: ReloadTrigger, charge: ReloadCharge, base: Double, hiddenBound: Double??,
+        _ s: UnsafePointer<InstanceState>, trigger: ReloadTrigger, charge: ReloadCharge, base: Double,
+        hiddenBound: Double??,
         now: Double
     ) -> PlannedReload? {
         let developer = configuration.developerMode
@@ -129,13 +132,13 @@ struct ReloadRules {
         var limited = base
         var limitedCause: DeferralCause?
         var limitedUnknown = false
-        if let until = s.backoffUntil, until > actual {
+        if let until = s.pointee.backoffUntil, until > actual {
             actual = until
             actualCause = .backoff
         }
         limited = actual
         limitedCause = actualCause
-        if developer, trigger == .policy, let received = s.timelineReceivedAt,
+        if developer, trigger == .policy, let received = s.pointee.timelineReceivedAt,
             received + configuration.minimumReloadInterval > limited
         {
             // The floor under policy reloads that developer mode lifted.
@@ -154,15 +157,15 @@ struct ReloadRules {
             }
         }
         if !limitedUnknown && charge.isCounted {
-            if let last = s.ledger.last, last + configuration.minimumReloadInterval > limited {
+            if let last = s.pointee.ledger.last, last + configuration.minimumReloadInterval > limited {
                 limited = last + configuration.minimumReloadInterval
                 limitedCause = .spacing
             }
             let window = configuration.budgetWindow
             let back = configuration.budgetReturn(
-                from: limited, learningEnds: s.addedAt + configuration.learningPeriod,
+                from: limited, learningEnds: s.pointee.addedAt + configuration.learningPeriod,
                 allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
-                nextAllowed: { s.ledger.nextAllowed(from: $0, limit: $1, window: window) })
+                nextAllowed: { s.pointee.ledger.nextAllowed(from: $0, limit: $1, window: window) })
             if back > limited {
                 limited = back
                 limitedCause = .budget
@@ -199,11 +202,11 @@ struct ReloadRules {
         if actual > base, let cause = actualCause {
             deferral = Deferral(from: base, until: actual, cause: cause)
         } else if trigger == .policy {
-            let ahead = max(0, base - (s.timelineReceivedAt ?? base))
+            let ahead = max(0, base - (s.pointee.timelineReceivedAt ?? base))
             latest = actual + min(configuration.coalescingCap, configuration.coalescingFraction * ahead)
         }
         return PlannedReload(
-            time: actual, latest: latest, trigger: trigger, charge: charge, attempt: s.consecutiveFailures,
+            time: actual, latest: latest, trigger: trigger, charge: charge, attempt: s.pointee.consecutiveFailures,
             deferral: deferral, wouldHaveBeenDeferred: wouldHave)
     }
 }

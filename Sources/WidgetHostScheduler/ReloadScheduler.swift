@@ -165,17 +165,18 @@ public struct ReloadScheduler: Sendable {
     /// The rules with the state they read: two fields copied, not the scheduler.
     private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: state.freeLedger) }
 
-    /// Calls `body` with the state of the instance at `position`, read in
-    /// place (`state.instances[position]` would copy the whole value: its
-    /// strings, timeline and ledger retained and released again).
+    /// Calls `body` with the address of the state of the instance at
+    /// `position`, to read it in place (`state.instances[position]`, even
+    /// passed straight to a function, copies the whole value: its strings,
+    /// timeline and ledger retained and released again). The pointer is valid
+    /// inside `body` only.
     /// `body` must not capture `self` (a closure that does makes the caller
     /// copy the whole scheduler): pass it what it needs.
     @inline(__always)
     private static func withInstance<R>(
-        _ instances: [InstanceState], _ position: Int, _ body: (InstanceState) -> R
+        _ instances: [InstanceState], _ position: Int, _ body: (UnsafePointer<InstanceState>) -> R
     ) -> R {
-        // `UnsafePointer`'s subscript addresses the element: passed borrowed.
-        instances.withUnsafeBufferPointer { body($0.baseAddress.unsafelyUnwrapped[position]) }
+        instances.withUnsafeBufferPointer { body($0.baseAddress.unsafelyUnwrapped + position) }
     }
 
     /// Plans the instance at `position` again, as of `state.now`.
@@ -184,7 +185,7 @@ public struct ReloadScheduler: Sendable {
         let rules = self.rules
         let charge = appCharges[Int(appNumber[position])]
         let (planned, capped, recheck) = Self.withInstance(state.instances, position) { s in
-            let now = max(stateNow, s.addedAt)
+            let now = max(stateNow, s.pointee.addedAt)
             let planned = rules.plan(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
@@ -201,7 +202,7 @@ public struct ReloadScheduler: Sendable {
     private mutating func replanEntry(_ position: Int) {
         let now = state.now ?? -Double.greatestFiniteMagnitude
         let next = Self.withInstance(state.instances, position) { s -> Double in
-            guard let entries = s.timeline?.entries else { return .infinity }
+            guard let entries = s.pointee.timeline?.entries else { return .infinity }
             // Entries are sorted by date (TimelineRecord): the first after `now`.
             var low = 0
             var high = entries.count
@@ -402,11 +403,14 @@ public struct ReloadScheduler: Sendable {
         index[id].map { tier(state.instances[$0], at: time) }
     }
 
-    func tier(_ s: InstanceState, at time: Double) -> ViewTier { rules.tier(s, at: time) }
+    func tier(_ s: InstanceState, at time: Double) -> ViewTier {
+        withUnsafePointer(to: s) { rules.tier($0, at: time) }
+    }
 
     /// The plan of `s` as of `now` (off the hot paths: hashes the app's name).
     func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
-        rules.plan(s, appCharge: appCharge(s.instance.app), at: now)
+        let charge = appCharge(s.instance.app)
+        return withUnsafePointer(to: s) { rules.plan($0, appCharge: charge, at: now) }
     }
 
     /// Counted reloads allowed in the 24 h window for this instance at `time`.
@@ -466,7 +470,7 @@ public struct ReloadScheduler: Sendable {
             guard underFreeCap[position] else { return (key, latest[position]) }
             let charge = appCharges[Int(appNumber[position])]
             return Self.withInstance(instances, position) { s in
-                rules.plan(s, appCharge: charge, at: max(now, s.addedAt)).map { ($0.time, $0.latest) }
+                rules.plan(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
             }
         }
         var count = 0
@@ -543,13 +547,14 @@ public struct ReloadScheduler: Sendable {
         if batchOfGroup.count < groups.count {
             batchOfGroup.append(contentsOf: repeatElement(-1, count: groups.count - batchOfGroup.count))
         }
-        for p in due {
+        for (i, p) in due.enumerated() {
             let rules = self.rules
             let charge = appCharges[Int(appNumber[p])]
             guard let plan = Self.withInstance(state.instances, p, { rules.plan($0, appCharge: charge, at: now) }),
                 plan.time <= now
             else { continue }
             let decision = issue(p, plan, at: now)
+            due[i] = ~p  // issued: in flight, nothing to plan until it completes
             let g = Int(group[p])
             if batchOfGroup[g] >= 0 {
                 batches[Int(batchOfGroup[g])].decisions.append(decision)
@@ -562,8 +567,15 @@ public struct ReloadScheduler: Sendable {
             }
         }
         for p in due {
-            replan(p)
-            batchOfGroup[Int(group[p])] = -1
+            if p < 0 {
+                // What `replan` would find for an instance in flight: no plan, no recheck.
+                reloads.set(~p, to: .infinity)
+                latest[~p] = .infinity
+                rechecks.set(~p, to: .infinity)
+                batchOfGroup[Int(group[~p])] = -1
+            } else {
+                replan(p)
+            }
         }
         batches.withUnsafeMutableBufferPointer { batches in
             batches.sortWithoutAllocating { ($0.plugin, $0.kind) < ($1.plugin, $1.kind) }
@@ -597,7 +609,8 @@ public struct ReloadScheduler: Sendable {
         }
         var decision = Self.withInstance(state.instances, p) { s in
             ReloadDecision(
-                instanceID: s.instance.id, plugin: s.instance.plugin, kind: s.instance.kind, time: now,
+                instanceID: s.pointee.instance.id, plugin: s.pointee.instance.plugin, kind: s.pointee.instance.kind,
+                time: now,
                 trigger: plan.trigger, charge: plan.charge, attempt: plan.attempt,
                 deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred)
         }
@@ -609,7 +622,7 @@ public struct ReloadScheduler: Sendable {
             state.instances[p].ledger.record(now, window: window)
             let rules = self.rules
             let (viewTier, counted) = Self.withInstance(state.instances, p) { s in
-                (rules.tier(s, at: now), s.ledger.count(at: now, window: window))
+                (rules.tier(s, at: now), s.pointee.ledger.count(at: now, window: window))
             }
             decision.allowance = configuration.allowance(for: viewTier)
             decision.countedInWindow = counted
@@ -628,7 +641,7 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        guard let p = index[id], Self.withInstance(state.instances, p, { $0.inFlight != nil }) else { return }
+        guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
         defer {
             replan(p)
             replanEntry(p)
