@@ -15,7 +15,7 @@ if [ "$1" = "--callgrind" ]; then callgrind=yes; shift; fi
 (cd "$out" && swiftc -O -wmo -g -parse-as-library -module-name WidgetHostModel -emit-module \
     -emit-module-path "$out/WidgetHostModel.swiftmodule" -c -o "$out/WidgetHostModel.o" \
     "$root"/Sources/WidgetHostModel/*.swift)
-swiftc -O -wmo -g -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
+cd "$out" && swiftc -O -wmo -g -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
     "$root"/Sources/WidgetHostScheduler/*.swift "$here/main.swift" "$out/WidgetHostModel.o"
 if [ $callgrind = yes ]; then
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true

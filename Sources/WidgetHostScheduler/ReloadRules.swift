@@ -17,7 +17,9 @@ struct ReloadRules {
     /// Whether a candidate of `s` is a free reload under the host-wide cap.
     func hasCappedCandidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge) -> Bool {
         if configuration.developerMode { return false }
-        if let r = s.pointee.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
+        if let r = s.pointee.request, case .free(let reason) = r.charge, reason != .instanceAdded, reason != .push {
+            return true
+        }
         if s.pointee.locationChangeAt != nil { return true }
         return s.pointee.policyDue != nil && !appCharge.isCounted
     }
@@ -171,6 +173,14 @@ struct ReloadRules {
                 limitedCause = .budget
             }
         }
+        if !limitedUnknown && charge == .free(.push) {
+            let back = s.pointee.pushLedger.nextAllowed(
+                from: limited, limit: configuration.pushAllowance, window: configuration.budgetWindow)
+            if back > limited {
+                limited = back
+                limitedCause = .pushBudget
+            }
+        }
         var wouldHave: Deferral?
         if developer {
             if limitedUnknown || limited > actual {
@@ -181,7 +191,7 @@ struct ReloadRules {
             actual = limited
             actualCause = limitedCause
         }
-        if case .free(let reason) = charge, reason != .instanceAdded {
+        if case .free(let reason) = charge, reason != .instanceAdded, reason != .push {
             let back = freeLedger.nextAllowed(
                 from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
             if back > actual {

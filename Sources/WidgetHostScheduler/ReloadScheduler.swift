@@ -357,7 +357,41 @@ public struct ReloadScheduler: Sendable {
             for p in byApp[app] ?? [] {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
+        case .push(let kind, let plugin):
+            for p in positions(ofKind: kind, plugin: plugin) {
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
         }
+    }
+
+    /// A push update for the instances of `kind` (of `plugin` only, when
+    /// given): each gets a reload with trigger `push`, free for its timeline
+    /// budget and counted against its push budget
+    /// (``SchedulerConfiguration/pushAllowance`` per 24 h). The reloads come
+    /// out of the next `dueReloads(at:)` calls; over budget they are deferred
+    /// (cause `.pushBudget`), never dropped. Returns, per instance of the kind
+    /// in the order they were added, when its next reload is planned now.
+    ///
+    /// ```swift
+    /// for d in scheduler.push(kind: "score", at: now) {
+    ///     print(d.instanceID, d.reload?.time ?? .nan, d.reload?.deferral?.cause as Any)
+    /// }
+    /// ```
+    @discardableResult
+    public mutating func push(kind: String, plugin: String? = nil, at time: Double) -> [PushDecision] {
+        handle(.push(kind: kind, plugin: plugin), at: time)
+        return positions(ofKind: kind, plugin: plugin).map { p in
+            let s = state.instances[p]
+            return PushDecision(instanceID: s.instance.id, reload: s.inFlight == nil ? plan(s, at: time) : nil)
+        }
+    }
+
+    /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
+    private func positions(ofKind kind: String, plugin: String?) -> [Int] {
+        var found: [Int] = []
+        for (key, positions) in byAppAndKind where key.kind == kind { found.append(contentsOf: positions) }
+        if let plugin { found.removeAll { state.instances[$0].instance.plugin != plugin } }
+        return found.sorted()
     }
 
     /// WidgetCenter: `reloadTimelines(ofKind:)` from `app`.
@@ -382,7 +416,7 @@ public struct ReloadScheduler: Sendable {
     private mutating func request(_ p: Int, _ new: PendingRequest) {
         // One pending request per instance: a free one replaces a counted one;
         // otherwise the older one stays (one reload serves both).
-        if let old = state.instances[p].request, !(old.charge.isCounted && !new.charge.isCounted) { return }
+        if let old = state.instances[p].request, !old.isReplaced(by: new) { return }
         state.instances[p].request = new
         replan(p)
     }
@@ -626,6 +660,8 @@ public struct ReloadScheduler: Sendable {
             }
             decision.allowance = configuration.allowance(for: viewTier)
             decision.countedInWindow = counted
+        case .free(.push):
+            state.instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
             if reason != .instanceAdded { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
@@ -671,10 +707,7 @@ public struct ReloadScheduler: Sendable {
             let d = flight.decision
             if d.trigger != .policy {
                 let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
-                if let old = s.request, !(old.charge.isCounted && !again.charge.isCounted) {
-                } else {
-                    s.request = again
-                }
+                if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
             } else if s.policyDue == nil {
                 s.policyDue = flight.dueSince
             }
@@ -734,7 +767,10 @@ public struct ReloadScheduler: Sendable {
             spacingAvailableAt: s.ledger.last.map { $0 + configuration.minimumReloadInterval },
             policy: s.timeline?.policy, policyDue: s.policyDue, waitingForVisibility: waiting,
             pendingRequest: s.request, inFlight: s.inFlight?.decision, backoffUntil: s.backoffUntil,
-            lastFailure: s.lastFailure, next: plan(s, at: time))
+            lastFailure: s.lastFailure, next: plan(s, at: time), pushAllowance: configuration.pushAllowance,
+            pushesInWindow: s.pushLedger.count(at: time, window: configuration.budgetWindow),
+            pushAvailableAt: s.pushLedger.nextAllowed(
+                from: time, limit: configuration.pushAllowance, window: configuration.budgetWindow))
     }
 
     // MARK: Virtual driving
