@@ -5,6 +5,10 @@
 import Foundation
 import WidgetHostModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 final class Driver {
     var scheduler = ReloadScheduler()
     var pending: [ReloadDecision] = []
@@ -48,6 +52,9 @@ func measuredEvents(_ driver: Driver, _ count: Int) {
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
 let events = arguments.dropFirst().first ?? 200_000
+/// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
+@_silgen_name("malloc_trim") func mallocTrim(_ pad: Int) -> Int32
+
 /// Resident bytes now (/proc/self/statm), 0 where there is none.
 func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
@@ -64,7 +71,16 @@ repeat { driver.step() } while driver.now < start + warmUp
 let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(driver, events) }
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+// The scheduler alone: the driver's decision buffer dropped, the freed heap
+// returned to the system (glibc keeps it otherwise, from the ledgers' growth).
+let pendingBytes = driver.pending.capacity * MemoryLayout<ReloadDecision>.stride
+let trimmedBefore = residentBytes()
+driver.pending = []
+_ = mallocTrim(0)
 let perInstance = (residentBytes() - residentBefore) / instances
+print(
+    "resident before trim \((trimmedBefore - residentBefore) / instances) B/instance",
+    "(decision buffer \(pendingBytes / instances) B/instance)")
 print(
     "InstanceState \(MemoryLayout<InstanceState>.stride) B, InFlightReload \(MemoryLayout<InFlightReload>.stride) B,",
     "resident \(perInstance) B/instance after \(Int(warmUp / 3600)) h")
