@@ -216,13 +216,14 @@ enum ScenarioParser {
         static let eventTypes = [
             "show", "hide", "appForeground", "appBackground", "sessionStart", "sessionEnd", "intent", "localeChanged",
             "accessibilityChanged", "timeZoneChanged", "locationChanged", "reloadTimelines", "reloadAllTimelines",
-            "remove",
+            "push", "remove",
         ]
 
         func event(_ value: JSONValue, _ field: String, start: Double, ids: Set<String>) throws(ScenarioError)
             -> Scenario.Event
         {
-            let m = try reader.members(value, field, allowed: ["at", "type", "instance", "app", "kind", "session"])
+            let m = try reader.members(
+                value, field, allowed: ["at", "type", "instance", "app", "kind", "plugin", "session"])
             let at = try time(m["at"], "\(field).at", start: start)
             let type = try reader.requiredString(m["type"], "\(field).type")
             func instance() throws(ScenarioError) -> String {
@@ -258,6 +259,11 @@ enum ScenarioParser {
                 action = .scheduler(
                     .reloadTimelines(ofKind: try reader.requiredString(m["kind"], "\(field).kind"), app: try app()))
             case "reloadAllTimelines": action = .scheduler(.reloadAllTimelines(app: try app()))
+            case "push":
+                action = .scheduler(
+                    .push(
+                        kind: try reader.requiredString(m["kind"], "\(field).kind"),
+                        plugin: try reader.string(m["plugin"], "\(field).plugin")))
             case "remove": action = .remove(try instance())
             default:
                 throw reader.fail(
@@ -265,7 +271,7 @@ enum ScenarioParser {
                     "unknown event \"\(type)\"; expected one of \(Self.eventTypes.joined(separator: ", "))")
             }
             var label = type
-            for key in ["instance", "app", "kind", "session"] {
+            for key in ["instance", "app", "kind", "plugin", "session"] {
                 if case .string(let text)? = m[key] { label += " \(key)=\(text)" }
             }
             return Scenario.Event(time: at, action: action, label: label)

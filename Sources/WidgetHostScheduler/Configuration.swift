@@ -47,6 +47,19 @@ public struct SchedulerConfiguration: Sendable, Hashable, Codable {
     /// Window of the host-wide free-reload cap, seconds.
     public var freeReloadWindow: Double = 60
 
+    /// Push reloads allowed per instance per `budgetWindow` (24 h), apart
+    /// from the timeline budget. WidgetKit gives widget push notifications "a
+    /// budget of their own" without publishing it; APNs treats widget pushes
+    /// as low priority and throttles frequent senders. 24 (one an hour on
+    /// average) is our choice: a server may push on every real change of a
+    /// slowly changing value (a score, a delivery status), and a widget that
+    /// gets both budgets in full (70 + 24 a day when viewed often) still
+    /// reloads at most about once every 15 minutes. Over it, pushes are
+    /// deferred (cause `.pushBudget`) until the oldest push reload leaves
+    /// the window, never dropped; several pushes waiting are served by one
+    /// reload.
+    public var pushAllowance: Int = 24
+
     /// Upper bound of the stable per-instance jitter added to `after(date)`,
     /// seconds; 0 turns jitter off. systemd's `RandomizedDelaySec` with
     /// `FixedRandomDelay=yes`; WidgetKit warns that `after(date)` "may cause a

@@ -24,7 +24,7 @@ extension SchedulerConfiguration {
             "learningAllowance": \.learningAllowance, "frequentAllowance": \.frequentAllowance,
             "occasionalAllowance": \.occasionalAllowance, "rareAllowance": \.rareAllowance,
             "frequentVisibleHours": \.frequentVisibleHours, "occasionalVisibleHours": \.occasionalVisibleHours,
-            "freeReloadLimit": \.freeReloadLimit,
+            "freeReloadLimit": \.freeReloadLimit, "pushAllowance": \.pushAllowance,
         ]
         let flags: [String: WritableKeyPath<SchedulerConfiguration, Bool>] = [
             "deferPolicyReloadsWhileHidden": \.deferPolicyReloadsWhileHidden, "developerMode": \.developerMode,

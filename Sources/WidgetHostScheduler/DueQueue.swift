@@ -78,18 +78,36 @@ struct DueQueue: Sendable, Hashable {
         collect(upTo: bound) { position, _ in buffer.append(position) }
     }
 
-    /// Calls `body` with every position whose key is `≤ bound`, and its key.
+    /// Calls `body` with every position whose key is `≤ bound`, and its key:
+    /// a depth-first walk whose stack is a small temporary allocation (on the
+    /// call stack: at most 3 pending siblings per level of the heap), so it
+    /// allocates nothing.
     func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
         guard let first = keys.first, first <= bound else { return }
-        var stack: [Int] = [0]
-        stack.reserveCapacity(16)
-        while let i = stack.popLast() {
-            body(Int(positions[i]), keys[i])
-            let child = 4 * i + 1
-            var c = child
-            while c < min(child + 4, keys.count) {
-                if keys[c] <= bound { stack.append(c) }
-                c += 1
+        var levels = 1
+        var width = 1
+        while width < keys.count {
+            width = width * 4 + 1
+            levels += 1
+        }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * levels + 4) { stack in
+            var top = 0
+            stack[0] = 0
+            top = 1
+            while top > 0 {
+                top -= 1
+                let i = stack[top]
+                body(Int(positions[i]), keys[i])
+                let child = 4 * i + 1
+                var c = child
+                let end = min(child + 4, keys.count)
+                while c < end {
+                    if keys[c] <= bound {
+                        stack[top] = c
+                        top += 1
+                    }
+                    c += 1
+                }
             }
         }
     }

@@ -53,10 +53,44 @@ public struct ReloadScheduler: Sendable {
     /// free-reload cap (which moves it later as other instances consume the
     /// cap): such a queued time is planned again before it is used.
     private var underFreeCap: [Bool] = []
+    /// Per position: the instance's jitter fraction (`StableJitter.fraction`
+    /// of its id), computed once instead of hashing the id at every timeline.
+    private var jitter: [Double] = []
+    /// Per position: its plugin-and-kind group, so that `dueReloads` batches
+    /// without hashing strings.
+    private var group: [Int32] = []
+    /// The group number of each plugin and kind ever added.
+    private var groups: [PluginKind: Int32] = [:]
+    /// Per position: its app's number.
+    private var appNumber: [Int32] = []
+    /// The number of each app ever seen.
+    private var appNumbers: [String: Int32] = [:]
+    /// Per app number: `appCharge(app)`, kept current by the app events, so
+    /// that planning an instance hashes no string.
+    private var appCharges: [ReloadCharge] = []
+    /// Buffers kept between calls, so that a steady-state event allocates nothing.
+    private var scratch = Scratch()
 
     private struct AppKind: Hashable, Sendable {
         var app: String
         var kind: String
+    }
+
+    private struct PluginKind: Hashable, Sendable {
+        var plugin: String
+        var kind: String
+    }
+
+    /// Buffers `dueReloads` reuses: taken out of the scheduler while in use
+    /// (so they are uniquely referenced and keep their capacity), put back after.
+    private struct Scratch: Sendable {
+        var due: [Int] = []
+        /// Per group: the index of its batch in the batches being built, or -1.
+        var batchOfGroup: [Int32] = []
+        /// The batches last returned: when the caller has let go of them, their
+        /// arrays are reused for the next ones.
+        var batches: [ReloadBatch] = []
+        var spareDecisions: [[ReloadDecision]] = []
     }
 
     public init(
@@ -79,6 +113,13 @@ public struct ReloadScheduler: Sendable {
         locationUsers = []
         latest = []
         underFreeCap = []
+        jitter = []
+        group = []
+        appNumber = []
+        groups = [:]
+        appNumbers = [:]
+        appCharges = []
+        for app in state.apps.keys.sorted() { _ = number(ofApp: app) }
         for position in state.instances.indices {
             index[state.instances[position].instance.id] = position
             enter(position)
@@ -93,68 +134,85 @@ public struct ReloadScheduler: Sendable {
         if instance.usesLocation { locationUsers.append(position) }
         latest.append(.infinity)
         underFreeCap.append(false)
+        jitter.append(StableJitter.fraction(for: instance.id))
+        appNumber.append(number(ofApp: instance.app))
+        let key = PluginKind(plugin: instance.plugin, kind: instance.kind)
+        if let number = groups[key] {
+            group.append(number)
+        } else {
+            let number = Int32(groups.count)
+            groups[key] = number
+            group.append(number)
+        }
         replan(position)
         replanEntry(position)
     }
 
+    /// The number of `app`, given one (with its current charge) if new.
+    private mutating func number(ofApp app: String) -> Int32 {
+        if let number = appNumbers[app] { return number }
+        let number = Int32(appCharges.count)
+        appNumbers[app] = number
+        appCharges.append(appCharge(app))
+        return number
+    }
+
+    /// Records the app's charge again after its foreground or sessions changed.
+    private mutating func appChanged(_ app: String) {
+        appCharges[Int(number(ofApp: app))] = appCharge(app)
+    }
+
+    /// The rules with the state they read: two fields copied, not the scheduler.
+    private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: state.freeLedger) }
+
+    /// Calls `body` with the address of the state of the instance at
+    /// `position`, to read it in place (`state.instances[position]`, even
+    /// passed straight to a function, copies the whole value: its strings,
+    /// timeline and ledger retained and released again). The pointer is valid
+    /// inside `body` only.
+    /// `body` must not capture `self` (a closure that does makes the caller
+    /// copy the whole scheduler): pass it what it needs.
+    @inline(__always)
+    private static func withInstance<R>(
+        _ instances: [InstanceState], _ position: Int, _ body: (UnsafePointer<InstanceState>) -> R
+    ) -> R {
+        instances.withUnsafeBufferPointer { body($0.baseAddress.unsafelyUnwrapped + position) }
+    }
+
     /// Plans the instance at `position` again, as of `state.now`.
     private mutating func replan(_ position: Int) {
-        let s = state.instances[position]
-        let now = max(state.now ?? -Double.greatestFiniteMagnitude, s.addedAt)
-        let planned = plan(s, at: now)
-        reloads.set(position, to: planned?.time ?? .infinity)
-        latest[position] = planned?.latest ?? .infinity
-        underFreeCap[position] = hasCappedCandidate(s)
-        rechecks.set(position, to: recheckTime(s, now: now))
-    }
-
-    /// Whether a candidate of `s` is a free reload under the host-wide cap.
-    private func hasCappedCandidate(_ s: InstanceState) -> Bool {
-        if configuration.developerMode { return false }
-        if let r = s.request, case .free(let reason) = r.charge, reason != .instanceAdded { return true }
-        if s.locationChangeAt != nil { return true }
-        return s.policyDue != nil && !appCharge(s.instance.app).isCounted
-    }
-
-    /// When the plan of `s` can change with no event but the passing of
-    /// time: a counted reload already due but held (spacing, budget) is
-    /// planned with the allowance of the viewing tier at `now`, which
-    /// changes only at whole hours and at the end of the learning period.
-    /// `.infinity` when the plan does not depend on `now`.
-    private func recheckTime(_ s: InstanceState, now: Double) -> Double {
-        guard s.inFlight == nil else { return .infinity }
-        let spacing = s.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
-        let backoff = s.backoffUntil ?? -Double.infinity
-        func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
-        var sensitive = false
-        if let r = s.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
-        if !sensitive, let due = s.policyDue, heldBefore(due), appCharge(s.instance.app).isCounted,
-            !(configuration.deferPolicyReloadsWhileHidden && !s.instance.isVisible)
-        {
-            sensitive = true
+        let stateNow = state.now ?? -Double.greatestFiniteMagnitude
+        let rules = self.rules
+        let charge = appCharges[Int(appNumber[position])]
+        let (planned, capped, recheck) = Self.withInstance(state.instances, position) { s in
+            let now = max(stateNow, s.pointee.addedAt)
+            let planned = rules.plan(s, appCharge: charge, at: now)
+            return (
+                (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
+                rules.hasCappedCandidate(s, appCharge: charge), rules.recheckTime(s, appCharge: charge, now: now)
+            )
         }
-        guard sensitive else { return .infinity }
-        var end = ((now / 3600).rounded(.down) + 1) * 3600
-        let learningEnds = s.addedAt + configuration.learningPeriod
-        if learningEnds > now && learningEnds < end { end = learningEnds }
-        return end
+        reloads.set(position, to: planned.time)
+        latest[position] = planned.latest
+        underFreeCap[position] = capped
+        rechecks.set(position, to: recheck)
     }
 
     /// Queues the next entry date after `state.now` of the instance at `position`.
     private mutating func replanEntry(_ position: Int) {
         let now = state.now ?? -Double.greatestFiniteMagnitude
-        guard let entries = state.instances[position].timeline?.entries else {
-            entryChanges.set(position, to: .infinity)
-            return
+        let next = Self.withInstance(state.instances, position) { s -> Double in
+            guard let entries = s.pointee.timeline?.entries else { return .infinity }
+            // Entries are sorted by date (TimelineRecord): the first after `now`.
+            var low = 0
+            var high = entries.count
+            while low < high {
+                let mid = (low + high) / 2
+                if entries[mid].date > now { high = mid } else { low = mid + 1 }
+            }
+            return low < entries.count ? entries[low].date : .infinity
         }
-        // Entries are sorted by date (TimelineRecord): the first after `now`.
-        var low = 0
-        var high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if entries[mid].date > now { high = mid } else { low = mid + 1 }
-        }
-        entryChanges.set(position, to: low < entries.count ? entries[low].date : .infinity)
+        entryChanges.set(position, to: next)
     }
 
     private mutating func replan(_ positions: [Int]?) {
@@ -187,6 +245,9 @@ public struct ReloadScheduler: Sendable {
         reloads.removePosition(position)
         latest.remove(at: position)
         underFreeCap.remove(at: position)
+        jitter.remove(at: position)
+        group.remove(at: position)
+        appNumber.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int]) {
@@ -241,6 +302,7 @@ public struct ReloadScheduler: Sendable {
             replan(p)
         case .appForeground(let app):
             state.apps[app, default: AppState()].foreground = true
+            appChanged(app)
             // A counted WidgetCenter request of this app still waiting (for the
             // spacing or the budget) is served now as the foreground makes it: free.
             for p in byApp[app] ?? [] {
@@ -255,12 +317,15 @@ public struct ReloadScheduler: Sendable {
             replan(byApp[app])
         case .appBackground(let app):
             state.apps[app, default: AppState()].foreground = false
+            appChanged(app)
             replan(byApp[app])
         case .sessionStarted(let app, let kind):
             state.apps[app, default: AppState()].sessions.insert(kind)
+            appChanged(app)
             replan(byApp[app])
         case .sessionEnded(let app, let kind):
             state.apps[app, default: AppState()].sessions.remove(kind)
+            appChanged(app)
             replan(byApp[app])
         case .appIntent(let id):
             guard let p = index[id] else { return }
@@ -292,7 +357,41 @@ public struct ReloadScheduler: Sendable {
             for p in byApp[app] ?? [] {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
+        case .push(let kind, let plugin):
+            for p in positions(ofKind: kind, plugin: plugin) {
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
         }
+    }
+
+    /// A push update for the instances of `kind` (of `plugin` only, when
+    /// given): each gets a reload with trigger `push`, free for its timeline
+    /// budget and counted against its push budget
+    /// (``SchedulerConfiguration/pushAllowance`` per 24 h). The reloads come
+    /// out of the next `dueReloads(at:)` calls; over budget they are deferred
+    /// (cause `.pushBudget`), never dropped. Returns, per instance of the kind
+    /// in the order they were added, when its next reload is planned now.
+    ///
+    /// ```swift
+    /// for d in scheduler.push(kind: "score", at: now) {
+    ///     print(d.instanceID, d.reload?.time ?? .nan, d.reload?.deferral?.cause as Any)
+    /// }
+    /// ```
+    @discardableResult
+    public mutating func push(kind: String, plugin: String? = nil, at time: Double) -> [PushDecision] {
+        handle(.push(kind: kind, plugin: plugin), at: time)
+        return positions(ofKind: kind, plugin: plugin).map { p in
+            let s = state.instances[p]
+            return PushDecision(instanceID: s.instance.id, reload: s.inFlight == nil ? plan(s, at: time) : nil)
+        }
+    }
+
+    /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
+    private func positions(ofKind kind: String, plugin: String?) -> [Int] {
+        var found: [Int] = []
+        for (key, positions) in byAppAndKind where key.kind == kind { found.append(contentsOf: positions) }
+        if let plugin { found.removeAll { state.instances[$0].instance.plugin != plugin } }
+        return found.sorted()
     }
 
     /// WidgetCenter: `reloadTimelines(ofKind:)` from `app`.
@@ -317,7 +416,7 @@ public struct ReloadScheduler: Sendable {
     private mutating func request(_ p: Int, _ new: PendingRequest) {
         // One pending request per instance: a free one replaces a counted one;
         // otherwise the older one stays (one reload serves both).
-        if let old = state.instances[p].request, !(old.charge.isCounted && !new.charge.isCounted) { return }
+        if let old = state.instances[p].request, !old.isReplaced(by: new) { return }
         state.instances[p].request = new
         replan(p)
     }
@@ -339,13 +438,13 @@ public struct ReloadScheduler: Sendable {
     }
 
     func tier(_ s: InstanceState, at time: Double) -> ViewTier {
-        if time - s.addedAt < configuration.learningPeriod { return .learning }
-        var views = s.views
-        if s.instance.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
-        let hours = views.visibleHours(at: time)
-        if hours >= configuration.frequentVisibleHours { return .frequent }
-        if hours >= configuration.occasionalVisibleHours { return .occasional }
-        return .rare
+        withUnsafePointer(to: s) { rules.tier($0, at: time) }
+    }
+
+    /// The plan of `s` as of `now` (off the hot paths: hashes the app's name).
+    func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
+        let charge = appCharge(s.instance.app)
+        return withUnsafePointer(to: s) { rules.plan($0, appCharge: charge, at: now) }
     }
 
     /// Counted reloads allowed in the 24 h window for this instance at `time`.
@@ -357,156 +456,13 @@ public struct ReloadScheduler: Sendable {
 
     /// When a timeline received at `time` makes the instance due.
     public func policyDue(for timeline: TimelineRecord, instanceID: String, receivedAt time: Double) -> Double? {
-        // Developer mode lifts the minimum interval to a 1-second floor that
-        // keeps virtual time moving; `constrain` reports the interval it lifted.
-        let floor =
-            time
-            + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
-        switch timeline.policy {
-        case .never:
-            return nil
-        case .atEnd:
-            let last = timeline.entries.map(\.date).filter(\.isFinite).max() ?? time
-            return max(last, floor)
-        case .after(let date):
-            if date.isNaN { return floor }
-            if date == .infinity { return nil }
-            return max(date + StableJitter.offset(for: instanceID, maximum: configuration.maximumJitter), floor)
-        }
+        rules.policyDue(for: timeline, jitterFraction: StableJitter.fraction(for: instanceID), receivedAt: time)
     }
 
     /// The next reload of an instance, with every rule applied, as of `time`;
     /// nil if nothing is due (or it is in flight, or waits to be shown).
     public func plannedReload(of id: String, at time: Double) -> PlannedReload? {
         index[id].flatMap { plan(state.instances[$0], at: time) }
-    }
-
-    func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
-        guard s.inFlight == nil else { return nil }
-        var best: PlannedReload?
-        func consider(_ candidate: PlannedReload?) {
-            guard let c = candidate else { return }
-            guard let b = best else {
-                best = c
-                return
-            }
-            if c.time < b.time || (c.time == b.time && !c.charge.isCounted && b.charge.isCounted) { best = c }
-        }
-        if let r = s.request {
-            consider(
-                constrain(s, trigger: r.trigger, charge: r.charge, base: r.requestedAt, hiddenBound: nil, now: now))
-        }
-        if let loc = s.locationChangeAt, s.instance.isVisible {
-            let base = max(loc, s.visibleSince ?? loc)
-            consider(
-                constrain(
-                    s, trigger: .significantLocationChange, charge: .free(.significantLocationChange), base: base,
-                    hiddenBound: nil, now: now))
-        }
-        if let due = s.policyDue {
-            var hidden: Double?? = nil  // nil: no bound; .some(nil): hidden now; .some(t): shown at t
-            if configuration.deferPolicyReloadsWhileHidden {
-                if !s.instance.isVisible {
-                    hidden = .some(nil)
-                } else if let shown = s.visibleSince, shown > due {
-                    hidden = .some(shown)
-                }
-            }
-            consider(
-                constrain(
-                    s, trigger: .policy, charge: appCharge(s.instance.app), base: due, hiddenBound: hidden, now: now))
-        }
-        return best
-    }
-
-    private func constrain(
-        _ s: InstanceState, trigger: ReloadTrigger, charge: ReloadCharge, base: Double, hiddenBound: Double??,
-        now: Double
-    ) -> PlannedReload? {
-        let developer = configuration.developerMode
-        // Limits that always apply: backoff, the free-reload cap.
-        // Limits lifted in developer mode: hidden, spacing, budget.
-        var actual = base
-        var actualCause: DeferralCause?
-        var limited = base
-        var limitedCause: DeferralCause?
-        var limitedUnknown = false
-        if let until = s.backoffUntil, until > actual {
-            actual = until
-            actualCause = .backoff
-        }
-        limited = actual
-        limitedCause = actualCause
-        if developer, trigger == .policy, let received = s.timelineReceivedAt,
-            received + configuration.minimumReloadInterval > limited
-        {
-            // The floor under policy reloads that developer mode lifted.
-            limited = received + configuration.minimumReloadInterval
-            limitedCause = .spacing
-        }
-        if let bound = hiddenBound {
-            if let shown = bound {
-                if shown > limited {
-                    limited = shown
-                    limitedCause = .hidden
-                }
-            } else {
-                limitedUnknown = true
-                limitedCause = .hidden
-            }
-        }
-        if !limitedUnknown && charge.isCounted {
-            if let last = s.ledger.last, last + configuration.minimumReloadInterval > limited {
-                limited = last + configuration.minimumReloadInterval
-                limitedCause = .spacing
-            }
-            let window = configuration.budgetWindow
-            let back = configuration.budgetReturn(
-                from: limited, learningEnds: s.addedAt + configuration.learningPeriod,
-                allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
-                nextAllowed: { s.ledger.nextAllowed(from: $0, limit: $1, window: window) })
-            if back > limited {
-                limited = back
-                limitedCause = .budget
-            }
-        }
-        var wouldHave: Deferral?
-        if developer {
-            if limitedUnknown || limited > actual {
-                wouldHave = Deferral(from: base, until: limitedUnknown ? nil : limited, cause: limitedCause ?? .budget)
-            }
-        } else {
-            if limitedUnknown || !limited.isFinite { return nil }
-            actual = limited
-            actualCause = limitedCause
-        }
-        if case .free(let reason) = charge, reason != .instanceAdded {
-            let back = state.freeLedger.nextAllowed(
-                from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
-            if back > actual {
-                if developer {
-                    // Lifted too; reported unless a later limit already is.
-                    if wouldHave == nil || (wouldHave?.until).map({ $0 < back }) == true {
-                        wouldHave = Deferral(from: base, until: back, cause: .freeRateCap)
-                    }
-                } else {
-                    actual = back
-                    actualCause = .freeRateCap
-                }
-            }
-        }
-        guard actual.isFinite else { return nil }
-        var latest = actual
-        var deferral: Deferral?
-        if actual > base, let cause = actualCause {
-            deferral = Deferral(from: base, until: actual, cause: cause)
-        } else if trigger == .policy {
-            let ahead = max(0, base - (s.timelineReceivedAt ?? base))
-            latest = actual + min(configuration.coalescingCap, configuration.coalescingFraction * ahead)
-        }
-        return PlannedReload(
-            time: actual, latest: latest, trigger: trigger, charge: charge, attempt: s.consecutiveFailures,
-            deferral: deferral, wouldHaveBeenDeferred: wouldHave)
     }
 
     // MARK: Driving
@@ -534,98 +490,186 @@ public struct ReloadScheduler: Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         let slack = max(0, configuration.coalescingCap)
         var bound = reloads.minimumKey + slack
-        var plans: [(time: Double, latest: Double)] = []
+        // A queued time is never later than the plan, except for plans made
+        // before `now` that are due by now: those are within `now`. It is the
+        // plan's time unless the free-reload cap may have moved the plan
+        // since: then the instance is planned again.
+        let rules = self.rules
+        let instances = state.instances
+        let underFreeCap = self.underFreeCap
+        let latest = self.latest
+        let appCharges = self.appCharges
+        let appNumber = self.appNumber
+        func time(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? {
+            guard underFreeCap[position] else { return (key, latest[position]) }
+            let charge = appCharges[Int(appNumber[position])]
+            return Self.withInstance(instances, position) { s in
+                rules.plan(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
+            }
+        }
+        var count = 0
         while true {
-            plans.removeAll(keepingCapacity: true)
-            // A queued time is never later than the plan, except for plans
-            // made before `now` that are due by now: those are within `now`.
-            // It is the plan's time unless the free-reload cap may have moved
-            // the plan since: then the instance is planned again.
             var earliest = Double.infinity
+            count = 0
             reloads.collect(upTo: max(bound, now)) { position, key in
-                if underFreeCap[position] {
-                    let s = state.instances[position]
-                    if let p = plan(s, at: max(now, s.addedAt)) {
-                        plans.append((p.time, p.latest))
-                        earliest = min(earliest, p.time)
-                    }
-                } else {
-                    plans.append((key, latest[position]))
-                    earliest = min(earliest, key)
-                }
+                count += 1
+                if let t = time(position, key) { earliest = min(earliest, t.time) }
             }
             if earliest + slack <= bound { break }
             // The earliest queued time was early (the free-reload cap moved
             // that plan later since): look again from the true earliest.
             bound = earliest < .infinity ? earliest + slack : .infinity
         }
-        guard !plans.isEmpty else { return nil }
-        plans.sort { $0.time < $1.time }
-        var wake = -Double.infinity
-        var deadline = Double.infinity
-        for p in plans {
-            if p.time > deadline { break }
-            wake = p.time
-            deadline = min(deadline, p.latest)
+        guard count > 0 else { return nil }
+        // Greedy batching over the plans in order of time (ties need no order:
+        // a deadline is never before its own time, so equal times are taken
+        // together or not at all). On the stack when small, and never kept.
+        return withUnsafeTemporaryAllocation(of: (time: Double, latest: Double).self, capacity: count) { buffer in
+            let plans = buffer
+            var n = 0
+            reloads.collect(upTo: max(bound, now)) { position, key in
+                if let t = time(position, key) {
+                    plans.initializeElement(at: n, to: t)
+                    n += 1
+                }
+            }
+            guard n > 0 else { return nil }
+            // A min-heap by time, built in O(k): only the plans taken are popped.
+            var heap = UnsafeMutableBufferPointer(rebasing: plans[0..<n])
+            let earlier: ((time: Double, latest: Double), (time: Double, latest: Double)) -> Bool = {
+                $0.time < $1.time
+            }
+            heap.makeHeap(by: earlier)
+            var wake = -Double.infinity
+            var deadline = Double.infinity
+            var end = n
+            while end > 0 {
+                let p = heap.popHeap(end: end, by: earlier)
+                end -= 1
+                if p.time > deadline { break }
+                wake = p.time
+                deadline = min(deadline, p.latest)
+            }
+            return wake
         }
-        return wake
     }
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
     /// flight (and counted, if counted) until `complete(_:with:at:)`.
+    ///
+    /// The arrays returned are reused by the next call when the caller has
+    /// let go of them by then, so that steady-state calls allocate nothing.
     public mutating func dueReloads(at now: Double) -> [ReloadBatch] {
         observe(now)
         // A wakeup for something else (an entry change) before the coalesced
         // batch time issues nothing: every reload due by now belongs to that
         // batch and can wait for it, so the batch stays one wakeup.
         if let wake = coalescedWake(now: now), now < wake { return [] }
-        var batches: [ReloadBatch] = []
-        var batchIndex: [String: Int] = [:]
-        var due: [Int] = []
+        var due = scratch.due
+        scratch.due = []
+        due.removeAll(keepingCapacity: true)
         reloads.collect(upTo: now, into: &due)
+        guard !due.isEmpty else {
+            scratch.due = due
+            return []
+        }
         // In the order of the instances, as the free-reload cap is consumed.
-        due.sort()
-        defer { for p in due { replan(p) } }
-        for p in due {
-            guard let plan = plan(state.instances[p], at: now), plan.time <= now else { continue }
+        due.withUnsafeMutableBufferPointer { $0.sortWithoutAllocating(by: <) }
+        var batches = recycledBatches()
+        var batchOfGroup = scratch.batchOfGroup
+        scratch.batchOfGroup = []
+        if batchOfGroup.count < groups.count {
+            batchOfGroup.append(contentsOf: repeatElement(-1, count: groups.count - batchOfGroup.count))
+        }
+        for (i, p) in due.enumerated() {
+            let rules = self.rules
+            let charge = appCharges[Int(appNumber[p])]
+            guard let plan = Self.withInstance(state.instances, p, { rules.plan($0, appCharge: charge, at: now) }),
+                plan.time <= now
+            else { continue }
             let decision = issue(p, plan, at: now)
-            let key = decision.plugin + "\u{0}" + decision.kind
-            if let b = batchIndex[key] {
-                batches[b].decisions.append(decision)
+            due[i] = ~p  // issued: in flight, nothing to plan until it completes
+            let g = Int(group[p])
+            if batchOfGroup[g] >= 0 {
+                batches[Int(batchOfGroup[g])].decisions.append(decision)
             } else {
-                batchIndex[key] = batches.count
+                batchOfGroup[g] = Int32(batches.count)
+                var decisions = scratch.spareDecisions.popLast() ?? []
+                decisions.append(decision)
                 batches.append(
-                    ReloadBatch(plugin: decision.plugin, kind: decision.kind, time: now, decisions: [decision]))
+                    ReloadBatch(plugin: decision.plugin, kind: decision.kind, time: now, decisions: decisions))
             }
         }
-        return batches.sorted { ($0.plugin, $0.kind) < ($1.plugin, $1.kind) }
+        for p in due {
+            if p < 0 {
+                // What `replan` would find for an instance in flight: no plan, no recheck.
+                reloads.set(~p, to: .infinity)
+                latest[~p] = .infinity
+                rechecks.set(~p, to: .infinity)
+                batchOfGroup[Int(group[~p])] = -1
+            } else {
+                replan(p)
+            }
+        }
+        batches.withUnsafeMutableBufferPointer { batches in
+            batches.sortWithoutAllocating { ($0.plugin, $0.kind) < ($1.plugin, $1.kind) }
+        }
+        scratch.due = due
+        scratch.batchOfGroup = batchOfGroup
+        scratch.batches = batches
+        return batches
+    }
+
+    /// The batch array last returned, emptied, with its decision arrays kept
+    /// as spares: no allocation when the caller no longer holds them.
+    private mutating func recycledBatches() -> [ReloadBatch] {
+        var batches = scratch.batches
+        scratch.batches = []
+        for i in batches.indices {
+            var decisions: [ReloadDecision] = []
+            swap(&decisions, &batches[i].decisions)
+            decisions.removeAll(keepingCapacity: true)
+            scratch.spareDecisions.append(decisions)
+        }
+        batches.removeAll(keepingCapacity: true)
+        return batches
     }
 
     private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> ReloadDecision {
-        var s = state.instances[p]
         var deferral = plan.deferral
         if now > plan.time {
             let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
             deferral = Deferral(from: deferral?.from ?? plan.time, until: now, cause: coalesced ? .coalescing : .late)
         }
-        var decision = ReloadDecision(
-            instanceID: s.instance.id, plugin: s.instance.plugin, kind: s.instance.kind, time: now,
-            trigger: plan.trigger, charge: plan.charge, attempt: plan.attempt,
-            deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred)
+        var decision = Self.withInstance(state.instances, p) { s in
+            ReloadDecision(
+                instanceID: s.pointee.instance.id, plugin: s.pointee.instance.plugin, kind: s.pointee.instance.kind,
+                time: now,
+                trigger: plan.trigger, charge: plan.charge, attempt: plan.attempt,
+                deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred)
+        }
+        // In place: a copy of the instance's state would share its ledger's
+        // storage, and recording would then copy the ledger.
         switch plan.charge {
         case .counted:
-            s.ledger.record(now, window: configuration.budgetWindow)
-            decision.allowance = configuration.allowance(for: tier(s, at: now))
-            decision.countedInWindow = s.ledger.count(at: now, window: configuration.budgetWindow)
+            let window = configuration.budgetWindow
+            state.instances[p].ledger.record(now, window: window)
+            let rules = self.rules
+            let (viewTier, counted) = Self.withInstance(state.instances, p) { s in
+                (rules.tier(s, at: now), s.pointee.ledger.count(at: now, window: window))
+            }
+            decision.allowance = configuration.allowance(for: viewTier)
+            decision.countedInWindow = counted
+        case .free(.push):
+            state.instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
             if reason != .instanceAdded { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
         let dueSince = plan.deferral?.from ?? plan.time
-        s.inFlight = InFlightReload(decision: decision, dueSince: dueSince)
-        s.lastReloadAt = now
-        s.request = nil
-        s.locationChangeAt = nil
-        state.instances[p] = s
+        state.instances[p].inFlight = InFlightReload(decision: decision, dueSince: dueSince)
+        state.instances[p].lastReloadAt = now
+        state.instances[p].request = nil
+        state.instances[p].locationChangeAt = nil
         return decision
     }
 
@@ -633,22 +677,26 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        guard let p = index[id], let flight = state.instances[p].inFlight else { return }
+        guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
         defer {
             replan(p)
             replanEntry(p)
         }
-        var s = state.instances[p]
-        s.inFlight = nil
+        // In place, field by field: no copy of the instance's state.
         switch outcome {
         case .success(let timeline):
-            s.timeline = timeline
-            s.timelineReceivedAt = time
-            s.policyDue = policyDue(for: timeline, instanceID: id, receivedAt: time)
-            s.consecutiveFailures = 0
-            s.backoffUntil = nil
-            s.lastFailure = nil
+            let due = rules.policyDue(for: timeline, jitterFraction: jitter[p], receivedAt: time)
+            state.instances[p].inFlight = nil
+            state.instances[p].timeline = timeline
+            state.instances[p].timelineReceivedAt = time
+            state.instances[p].policyDue = due
+            state.instances[p].consecutiveFailures = 0
+            state.instances[p].backoffUntil = nil
+            state.instances[p].lastFailure = nil
         case .failure, .timedOut:
+            var s = state.instances[p]
+            let flight = s.inFlight!
+            s.inFlight = nil
             let reason: String =
                 if case .failure(let text) = outcome { text } else { "timed out" }
             s.consecutiveFailures += 1
@@ -659,15 +707,12 @@ public struct ReloadScheduler: Sendable {
             let d = flight.decision
             if d.trigger != .policy {
                 let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
-                if let old = s.request, !(old.charge.isCounted && !again.charge.isCounted) {
-                } else {
-                    s.request = again
-                }
+                if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
             } else if s.policyDue == nil {
                 s.policyDue = flight.dueSince
             }
+            state.instances[p] = s
         }
-        state.instances[p] = s
     }
 
     // MARK: Display
@@ -722,7 +767,10 @@ public struct ReloadScheduler: Sendable {
             spacingAvailableAt: s.ledger.last.map { $0 + configuration.minimumReloadInterval },
             policy: s.timeline?.policy, policyDue: s.policyDue, waitingForVisibility: waiting,
             pendingRequest: s.request, inFlight: s.inFlight?.decision, backoffUntil: s.backoffUntil,
-            lastFailure: s.lastFailure, next: plan(s, at: time))
+            lastFailure: s.lastFailure, next: plan(s, at: time), pushAllowance: configuration.pushAllowance,
+            pushesInWindow: s.pushLedger.count(at: time, window: configuration.budgetWindow),
+            pushAvailableAt: s.pushLedger.nextAllowed(
+                from: time, limit: configuration.pushAllowance, window: configuration.budgetWindow))
     }
 
     // MARK: Virtual driving

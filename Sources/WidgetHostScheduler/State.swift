@@ -11,6 +11,15 @@ public struct PendingRequest: Sendable, Hashable, Codable {
         self.charge = charge
         self.requestedAt = requestedAt
     }
+
+    /// One request waits per instance, and one reload serves every request
+    /// made meanwhile. A new request takes the place of the waiting one when
+    /// it is cheaper: free over counted, and any other free reason over a
+    /// push (which spends the push budget); otherwise the older one stays.
+    public func isReplaced(by new: PendingRequest) -> Bool {
+        if charge.isCounted { return !new.charge.isCounted }
+        return charge == .free(.push) && !new.charge.isCounted && new.charge != .free(.push)
+    }
 }
 
 /// A reload issued and not yet completed.
@@ -38,6 +47,8 @@ public struct InstanceState: Sendable, Hashable, Codable {
     public var policyDue: Double?
     /// Counted reload times (rolling window).
     public var ledger = RollingLedger()
+    /// Push reloads (rolling window of `budgetWindow`), for the push budget.
+    public var pushLedger = RollingLedger()
     public var lastReloadAt: Double?
     /// When the instance was last shown, while it is visible.
     public var visibleSince: Double?
@@ -122,12 +133,18 @@ public struct ReloadExplanation: Sendable, Hashable, Codable, CustomStringConver
     public var backoffUntil: Double?
     public var lastFailure: FailureRecord?
     public var next: PlannedReload?
+    /// Push reloads allowed in 24 h, and those in the window ending at `time`.
+    public var pushAllowance: Int
+    public var pushesInWindow: Int
+    /// When one more push reload fits the push budget (== `time` if it fits now).
+    public var pushAvailableAt: Double
 
     public init(
         instanceID: String, time: Double, isVisible: Bool, tier: ViewTier, allowance: Int, countedInWindow: Int,
         budgetAvailableAt: Double, spacingAvailableAt: Double?, policy: ReloadPolicy?, policyDue: Double?,
         waitingForVisibility: Bool, pendingRequest: PendingRequest?, inFlight: ReloadDecision?,
-        backoffUntil: Double?, lastFailure: FailureRecord?, next: PlannedReload?
+        backoffUntil: Double?, lastFailure: FailureRecord?, next: PlannedReload?, pushAllowance: Int = 0,
+        pushesInWindow: Int = 0, pushAvailableAt: Double? = nil
     ) {
         self.instanceID = instanceID
         self.time = time
@@ -145,6 +162,9 @@ public struct ReloadExplanation: Sendable, Hashable, Codable, CustomStringConver
         self.backoffUntil = backoffUntil
         self.lastFailure = lastFailure
         self.next = next
+        self.pushAllowance = pushAllowance
+        self.pushesInWindow = pushesInWindow
+        self.pushAvailableAt = pushAvailableAt ?? time
     }
 
     public var description: String {
@@ -152,6 +172,8 @@ public struct ReloadExplanation: Sendable, Hashable, Codable, CustomStringConver
         var lines = ["instance \(instanceID) at \(Timestamp.iso8601(time))"]
         lines.append("  visible: \(isVisible), tier: \(tier.rawValue), budget: \(countedInWindow)/\(allowance) in 24h")
         if budgetAvailableAt > time { lines.append("  budget spent: next counted reload at \(at(budgetAvailableAt))") }
+        lines.append("  push budget: \(pushesInWindow)/\(pushAllowance) in 24h")
+        if pushAvailableAt > time { lines.append("  push budget spent: next push reload at \(at(pushAvailableAt))") }
         if let spacingAvailableAt, spacingAvailableAt > time {
             lines.append("  spacing: next counted reload not before \(at(spacingAvailableAt))")
         }

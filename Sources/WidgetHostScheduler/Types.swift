@@ -85,6 +85,11 @@ public enum SchedulerEvent: Sendable, Hashable, Codable {
     case reloadTimelines(ofKind: String, app: String)
     /// `WidgetCenter.reloadAllTimelines()` called by `app`.
     case reloadAllTimelines(app: String)
+    /// A push update (WidgetKit's widget push notifications) for the
+    /// instances of `kind` (of `plugin` only, when given): reloads them with
+    /// trigger `push`, counted against each instance's push budget
+    /// (``SchedulerConfiguration/pushAllowance``), not its timeline budget.
+    case push(kind: String, plugin: String?)
 }
 
 /// Why a reload happens.
@@ -98,6 +103,8 @@ public enum ReloadTrigger: Sendable, Hashable, Codable, CustomStringConvertible 
     case appIntent
     case systemChange(SystemChange)
     case significantLocationChange
+    /// A push update for the instance's kind.
+    case push
 
     public var description: String {
         switch self {
@@ -108,6 +115,7 @@ public enum ReloadTrigger: Sendable, Hashable, Codable, CustomStringConvertible 
         case .appIntent: "appIntent"
         case .systemChange(let change): "systemChange(\(change.rawValue))"
         case .significantLocationChange: "significantLocationChange"
+        case .push: "push"
         }
     }
 
@@ -126,6 +134,9 @@ public enum FreeReason: String, Sendable, Hashable, Codable, CaseIterable {
     case timeZoneChange
     case significantLocationChange
     case instanceAdded
+    /// A push update: not counted against the timeline budget nor the
+    /// host-wide free-reload cap, but against the instance's push budget.
+    case push
 }
 
 /// Whether a reload is counted against the instance's budget.
@@ -155,6 +166,9 @@ public enum DeferralCause: String, Sendable, Hashable, Codable, CaseIterable {
     case hidden
     /// The host-wide free-reload cap was reached.
     case freeRateCap
+    /// The instance's push budget was spent; `until` is its oldest push
+    /// reload in the window + the window.
+    case pushBudget
     /// Batched with nearby reloads, within the coalescing slack.
     case coalescing
     /// Issued after its planned time for another reason: the driver woke late,
@@ -242,6 +256,22 @@ public struct ReloadBatch: Sendable, Hashable, Codable {
         self.kind = kind
         self.time = time
         self.decisions = decisions
+    }
+}
+
+/// What a push update did to one instance of its kind
+/// (``ReloadScheduler/push(kind:plugin:at:)``).
+public struct PushDecision: Sendable, Hashable, Codable {
+    public var instanceID: String
+    /// The instance's next reload as planned now: at the push's time, or later
+    /// with the deferral that holds it (`.pushBudget` when the push budget is
+    /// spent); nil while a reload is in flight (the push then waits for it to
+    /// complete) or when nothing can be planned (a push allowance of 0).
+    public var reload: PlannedReload?
+
+    public init(instanceID: String, reload: PlannedReload?) {
+        self.instanceID = instanceID
+        self.reload = reload
     }
 }
 

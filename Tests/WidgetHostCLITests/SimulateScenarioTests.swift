@@ -130,6 +130,20 @@ struct SimulateScenarioTests {
         #expect(run.of("other").allSatisfy { !$0.reason.contains("com.example.game") })
     }
 
+    @Test func rule13PushReloadsTheKindWithinAPushBudgetOfItsOwn() throws {
+        let run = try simulate("13-push.json")
+        for id in ["panda", "hero"] {
+            let pushes = run.of(id).filter { $0.reason == "push" }
+            #expect(
+                pushes.map(\.time) == ["2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z", "2026-11-24T09:00:00Z"], "\(id)")
+            #expect(pushes.allSatisfy { !$0.counted && $0.freeReason == "push" })
+            // The third push of the day waited for the first to leave the window.
+            #expect(pushes.last?.deferralCause == "pushBudget")
+            #expect(pushes.last?.deferredFrom == "2026-11-23T11:00:00Z")
+        }
+        #expect(run.of("other").allSatisfy { $0.reason != "push" })
+    }
+
     @Test func rule7HiddenDueInstanceReloadsWhenShownAndRareGetsLess() throws {
         let run = try simulate("07-visibility.json")
         let hidden = run.of("hidden")

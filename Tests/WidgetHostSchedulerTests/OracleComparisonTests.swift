@@ -30,6 +30,7 @@ struct OracleComparison {
         c.coalescingFraction = [0, 0.1, 0.5].randomElement(using: &rng)!
         c.deferPolicyReloadsWhileHidden = Double.random(in: 0..<1, using: &rng) < 0.8
         c.developerMode = Double.random(in: 0..<1, using: &rng) < 0.15
+        c.pushAllowance = Int.random(in: 0...3, using: &rng)
         var fast = ReloadScheduler(configuration: c)
         var scan = ScanScheduler(configuration: c)
         let days = Double(Int.random(in: 1...4, using: &rng))
@@ -63,7 +64,7 @@ struct OracleComparison {
             let id = "i\(Int.random(in: 0..<(initial + 4), using: &rng))"
             let app = apps.randomElement(using: &rng)!
             let step: Step =
-                switch Int.random(in: 0..<16, using: &rng) {
+                switch Int.random(in: 0..<17, using: &rng) {
                 case 0, 1: .event(.instanceShown(id))
                 case 2, 3: .event(.instanceHidden(id))
                 case 4: .event(Bool.random(using: &rng) ? .appForeground(app) : .appBackground(app))
@@ -79,6 +80,11 @@ struct OracleComparison {
                 case 11: .event(.reloadAllTimelines(app: app))
                 case 12: .add
                 case 13: .remove
+                case 14:
+                    .event(
+                        .push(
+                            kind: kinds.randomElement(using: &rng)!,
+                            plugin: Bool.random(using: &rng) ? nil : ["p", "q"].randomElement(using: &rng)!))
                 default: .wake
                 }
             script.append((time, step))

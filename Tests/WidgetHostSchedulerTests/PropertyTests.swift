@@ -37,6 +37,7 @@ struct Scenario {
         c.rareAllowance = a
         c.maximumJitter = Bool.random(using: &rng) ? 120 : 0
         c.freeReloadLimit = Int.random(in: 2...10, using: &rng)
+        c.pushAllowance = Int.random(in: 1...3, using: &rng)
         config = c
         var s = ReloadScheduler(configuration: c)
         let count = Int.random(in: 1...4, using: &rng)
@@ -57,7 +58,7 @@ struct Scenario {
             let id = ids.randomElement(using: &rng)!
             let app = Bool.random(using: &rng) ? "a" : "b"
             let event: SchedulerEvent =
-                switch Int.random(in: 0..<12, using: &rng) {
+                switch Int.random(in: 0..<13, using: &rng) {
                 case 0, 1: .instanceShown(id)
                 case 2, 3: .instanceHidden(id)
                 case 4: Bool.random(using: &rng) ? .appForeground(app) : .appBackground(app)
@@ -68,6 +69,7 @@ struct Scenario {
                 case 7: .systemChange(SystemChange.allCases.randomElement(using: &rng)!)
                 case 8: .significantLocationChange
                 case 9, 10: .reloadTimelines(ofKind: Bool.random(using: &rng) ? "k1" : "k2", app: app)
+                case 11: .push(kind: Bool.random(using: &rng) ? "k1" : "k2", plugin: nil)
                 default: .reloadAllTimelines(app: app)
                 }
             events.append((time, event))
@@ -137,10 +139,22 @@ struct Scenario {
         let window = config.budgetWindow
         var counted: [String: [Double]] = [:]
         var capped: [Double] = []
+        var pushes: [String: [Double]] = [:]
         for r in records {
             let d = r.decision
             if d.charge.isCounted { counted[d.instanceID, default: []].append(d.time) }
-            if case .free(let reason) = d.charge, reason != .instanceAdded { capped.append(d.time) }
+            if case .free(let reason) = d.charge, reason != .instanceAdded, reason != .push { capped.append(d.time) }
+            if d.charge == .free(.push) { pushes[d.instanceID, default: []].append(d.time) }
+        }
+        // Push reloads: never over the push allowance in any 24 h window, and
+        // always triggered by a push (and only push reloads spend it).
+        for (id, times) in pushes {
+            for t in times where times.filter({ $0 > t - window && $0 <= t }).count > config.pushAllowance {
+                problems.append("push budget: over \(config.pushAllowance) in 24 h at \(t) for \(id)")
+            }
+        }
+        for r in records where (r.decision.trigger == .push) != (r.decision.charge == .free(.push)) {
+            problems.append("a push reload not charged to the push budget, or the reverse: \(r.decision)")
         }
         for r in records {
             let d = r.decision
@@ -197,6 +211,11 @@ struct Scenario {
                     if !capped.contains(d.time - config.freeReloadWindow) {
                         problems.append("free cap return not oldest+window: \(d)")
                     }
+                case .pushBudget:
+                    if deferral.until != d.time { problems.append("push budget deferral not exact: \(d)") }
+                    if !(pushes[d.instanceID] ?? []).contains(d.time - window) {
+                        problems.append("push budget return not oldest+24h: \(d)")
+                    }
                 case .late:
                     // Only when a held counted reload became free (app foreground/session).
                     if d.charge.isCounted { problems.append("late counted reload: \(d)") }
@@ -218,6 +237,7 @@ struct Scenario {
                     case (.significantLocationChange, .significantLocationChange): return true
                     case (.reloadTimelines(let k, let a), .reloadTimelines(let k2, let a2)): return k == k2 && a == a2
                     case (.reloadAllTimelines(let a), .reloadAllTimelines(let a2)): return a == a2
+                    case (.push, .push(let kind, _)): return kind == d.kind
                     default: return false
                     }
                 }

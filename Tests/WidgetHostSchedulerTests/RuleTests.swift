@@ -373,4 +373,59 @@ struct RuleTests {
         #expect(both[1].wouldHaveBeenDeferred?.cause == .freeRateCap)
         #expect(both[1].deferral == nil)
     }
+
+    @Test("13. Push: reloads the kind's instances now, free for the timeline budget, within a push budget of its own")
+    func push() {
+        var c = testConfig()
+        c.pushAllowance = 2
+        c.learningAllowance = 1
+        var s = ReloadScheduler(configuration: c)
+        s.add(instance("a", kind: "score"), at: t0)
+        s.add(instance("b", kind: "score", plugin: "other"), at: t0)
+        s.add(instance("c", kind: "weather"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([d.time], .never)) }
+
+        // A push reloads every instance of the kind at once, charged to the push budget.
+        let first = s.push(kind: "score", at: t0 + 60)
+        #expect(first.map(\.instanceID) == ["a", "b"])
+        #expect(first.allSatisfy { $0.reload?.time == t0 + 60 && $0.reload?.trigger == .push })
+        var reloads = drive(&s, until: t0 + 60) { d in .success(timeline([d.time], .never)) }
+        #expect(Set(reloads.map(\.instanceID)) == ["a", "b"], "batched by plugin: other before p")
+        #expect(reloads.allSatisfy { $0.trigger == .push && $0.charge == .free(.push) && $0.time == t0 + 60 })
+        #expect(s.instanceState("a")?.ledger.times == [], "a push spends no timeline budget")
+        #expect(s.instanceState("a")?.pushLedger.times == [t0 + 60])
+
+        // A plugin narrows it; pushes within the spacing of counted reloads are not held.
+        #expect(s.push(kind: "score", plugin: "other", at: t0 + 90).map(\.instanceID) == ["b"])
+        reloads = drive(&s, until: t0 + 90) { d in .success(timeline([d.time], .never)) }
+        #expect(reloads.map(\.instanceID) == ["b"])
+
+        // b's budget (2) is spent: the third push waits for the oldest to leave the window.
+        let third = s.push(kind: "score", at: t0 + 120)
+        #expect(third.first { $0.instanceID == "a" }?.reload?.time == t0 + 120)
+        let held = third.first { $0.instanceID == "b" }?.reload
+        #expect(held?.time == t0 + 60 + day)
+        #expect(held?.deferral == Deferral(from: t0 + 120, until: t0 + 60 + day, cause: .pushBudget))
+        // Two more pushes meanwhile are served by that one reload.
+        s.push(kind: "score", at: t0 + 3 * hour)
+        reloads = drive(&s, until: t0 + 60 + day) { d in .success(timeline([d.time], .never)) }
+        let forB = reloads.filter { $0.instanceID == "b" }
+        #expect(forB.count == 1)
+        #expect(forB.first?.time == t0 + 60 + day)
+        #expect(forB.first?.deferral?.cause == .pushBudget)
+        #expect(reloads.filter { $0.instanceID == "c" }.isEmpty, "another kind is not pushed")
+
+        // explain shows the push budget.
+        let explanation = s.explain("b", at: t0 + 60 + day)
+        #expect(explanation?.pushAllowance == 2)
+        #expect(explanation?.pushesInWindow == 2)
+        #expect(explanation?.description.contains("push budget: 2/2 in 24h") == true)
+
+        // Any other free reason replaces a waiting push, so it does not wait for the push budget.
+        s.push(kind: "score", at: t0 + 60 + day + 10)
+        s.handle(.appIntent(instance: "b"), at: t0 + 60 + day + 20)
+        reloads = drive(&s, until: t0 + 60 + day + 30) { d in .success(timeline([d.time], .never)) }
+        #expect(reloads.first { $0.instanceID == "b" }?.trigger == .appIntent)
+        #expect(reloads.first { $0.instanceID == "b" }?.time == t0 + 60 + day + 20)
+    }
 }

@@ -128,6 +128,11 @@ struct ScanScheduler: Sendable {
             for p in state.instances.indices where state.instances[p].instance.app == app {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
+        case .push(let kind, let plugin):
+            for p in state.instances.indices where state.instances[p].instance.kind == kind {
+                guard plugin == nil || state.instances[p].instance.plugin == plugin else { continue }
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
         }
     }
 
@@ -150,10 +155,19 @@ struct ScanScheduler: Sendable {
         return .counted
     }
 
+    /// Free replaces counted; a free reason other than push replaces a push.
+    static func replaces(_ new: PendingRequest, _ old: PendingRequest) -> Bool {
+        switch (old.charge, new.charge) {
+        case (.counted, .free): true
+        case (.free(.push), .free(let reason)): reason != .push
+        default: false
+        }
+    }
+
     private mutating func request(_ p: Int, _ new: PendingRequest) {
         // One pending request per instance: a free one replaces a counted one;
         // otherwise the older one stays (one reload serves both).
-        if let old = state.instances[p].request, !(old.charge.isCounted && !new.charge.isCounted) { return }
+        if let old = state.instances[p].request, !Self.replaces(new, old) { return }
         state.instances[p].request = new
     }
 
@@ -301,6 +315,14 @@ struct ScanScheduler: Sendable {
                 limitedCause = .budget
             }
         }
+        if !limitedUnknown, case .free(.push) = charge {
+            let back = s.pushLedger.nextAllowed(
+                from: limited, limit: configuration.pushAllowance, window: configuration.budgetWindow)
+            if back > limited {
+                limited = back
+                limitedCause = .pushBudget
+            }
+        }
         var wouldHave: Deferral?
         if developer {
             if limitedUnknown || limited > actual {
@@ -311,7 +333,7 @@ struct ScanScheduler: Sendable {
             actual = limited
             actualCause = limitedCause
         }
-        if case .free(let reason) = charge, reason != .instanceAdded {
+        if case .free(let reason) = charge, reason != .instanceAdded, reason != .push {
             let back = state.freeLedger.nextAllowed(
                 from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
             if back > actual {
@@ -425,7 +447,11 @@ struct ScanScheduler: Sendable {
             decision.allowance = configuration.allowance(for: tier(s, at: now))
             decision.countedInWindow = s.ledger.count(at: now, window: configuration.budgetWindow)
         case .free(let reason):
-            if reason != .instanceAdded { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
+            if reason == .push {
+                s.pushLedger.record(now, window: configuration.budgetWindow)
+            } else if reason != .instanceAdded {
+                state.freeLedger.record(now, window: configuration.freeReloadWindow)
+            }
         }
         let dueSince = plan.deferral?.from ?? plan.time
         s.inFlight = InFlightReload(decision: decision, dueSince: dueSince)
@@ -462,7 +488,7 @@ struct ScanScheduler: Sendable {
             let d = flight.decision
             if d.trigger != .policy {
                 let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
-                if let old = s.request, !(old.charge.isCounted && !again.charge.isCounted) {
+                if let old = s.request, !Self.replaces(again, old) {
                 } else {
                     s.request = again
                 }

@@ -1,0 +1,222 @@
+import WidgetHostModel
+
+/// The reload rules, evaluated for one instance: its plan (every limit
+/// applied), its viewing tier, when a timeline makes it due. They read the
+/// configuration and the host-wide free-reload ledger, and take the charge
+/// of the instance's app (foreground, session) from the caller.
+///
+/// A small value made per call: the scheduler's hot paths read an instance's
+/// state in place and pass it here, so that no closure captures (and copies)
+/// the whole scheduler. The instance comes as a pointer into the scheduler's
+/// array, valid for the call only: passed as a value, the whole state (a
+/// few hundred bytes, a dozen references) was copied at every call.
+struct ReloadRules {
+    let configuration: SchedulerConfiguration
+    let freeLedger: RollingLedger
+
+    /// Whether a candidate of `s` is a free reload under the host-wide cap.
+    func hasCappedCandidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge) -> Bool {
+        if configuration.developerMode { return false }
+        if let r = s.pointee.request, case .free(let reason) = r.charge, reason != .instanceAdded, reason != .push {
+            return true
+        }
+        if s.pointee.locationChangeAt != nil { return true }
+        return s.pointee.policyDue != nil && !appCharge.isCounted
+    }
+
+    /// When the plan of `s` can change with no event but the passing of
+    /// time: a counted reload already due but held (spacing, budget) is
+    /// planned with the allowance of the viewing tier at `now`, which
+    /// changes only at whole hours and at the end of the learning period.
+    /// `.infinity` when the plan does not depend on `now`.
+    func recheckTime(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, now: Double) -> Double {
+        if case .some = s.pointee.inFlight { return .infinity }
+        let spacing = s.pointee.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
+        let backoff = s.pointee.backoffUntil ?? -Double.infinity
+        func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
+        var sensitive = false
+        if let r = s.pointee.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
+        if !sensitive, let due = s.pointee.policyDue, heldBefore(due), appCharge.isCounted,
+            !(configuration.deferPolicyReloadsWhileHidden && !s.pointee.instance.isVisible)
+        {
+            sensitive = true
+        }
+        guard sensitive else { return .infinity }
+        var end = ((now / 3600).rounded(.down) + 1) * 3600
+        let learningEnds = s.pointee.addedAt + configuration.learningPeriod
+        if learningEnds > now && learningEnds < end { end = learningEnds }
+        return end
+    }
+
+    func tier(_ s: UnsafePointer<InstanceState>, at time: Double) -> ViewTier {
+        if time - s.pointee.addedAt < configuration.learningPeriod { return .learning }
+        var views = s.pointee.views
+        if s.pointee.instance.isVisible { views.markVisible(from: s.pointee.visibleSince ?? time, to: time) }
+        let hours = views.visibleHours(at: time)
+        if hours >= configuration.frequentVisibleHours { return .frequent }
+        if hours >= configuration.occasionalVisibleHours { return .occasional }
+        return .rare
+    }
+
+    /// `policyDue(for:instanceID:receivedAt:)` with the instance's jitter
+    /// fraction already known.
+    func policyDue(for timeline: TimelineRecord, jitterFraction: Double, receivedAt time: Double) -> Double? {
+        // Developer mode lifts the minimum interval to a 1-second floor that
+        // keeps virtual time moving; `constrain` reports the interval it lifted.
+        let floor =
+            time
+            + (configuration.developerMode ? configuration.developerReloadFloor : configuration.minimumReloadInterval)
+        switch timeline.policy {
+        case .never:
+            return nil
+        case .atEnd:
+            var last: Double?
+            for entry in timeline.entries where entry.date.isFinite {
+                if last.map({ entry.date > $0 }) ?? true { last = entry.date }
+            }
+            return max(last ?? time, floor)
+        case .after(let date):
+            if date.isNaN { return floor }
+            if date == .infinity { return nil }
+            let maximum = configuration.maximumJitter
+            return max(date + (maximum > 0 ? jitterFraction * maximum : 0), floor)
+        }
+    }
+
+    func plan(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
+        if case .some = s.pointee.inFlight { return nil }
+        var best: PlannedReload?
+        func consider(_ candidate: PlannedReload?) {
+            guard let c = candidate else { return }
+            guard let b = best else {
+                best = c
+                return
+            }
+            if c.time < b.time || (c.time == b.time && !c.charge.isCounted && b.charge.isCounted) { best = c }
+        }
+        if let r = s.pointee.request {
+            consider(
+                constrain(s, trigger: r.trigger, charge: r.charge, base: r.requestedAt, hiddenBound: nil, now: now))
+        }
+        if let loc = s.pointee.locationChangeAt, s.pointee.instance.isVisible {
+            let base = max(loc, s.pointee.visibleSince ?? loc)
+            consider(
+                constrain(
+                    s, trigger: .significantLocationChange, charge: .free(.significantLocationChange), base: base,
+                    hiddenBound: nil, now: now))
+        }
+        if let due = s.pointee.policyDue {
+            var hidden: Double?? = nil  // nil: no bound; .some(nil): hidden now; .some(t): shown at t
+            if configuration.deferPolicyReloadsWhileHidden {
+                if !s.pointee.instance.isVisible {
+                    hidden = .some(nil)
+                } else if let shown = s.pointee.visibleSince, shown > due {
+                    hidden = .some(shown)
+                }
+            }
+            consider(
+                constrain(
+                    s, trigger: .policy, charge: appCharge, base: due, hiddenBound: hidden, now: now))
+        }
+        return best
+    }
+
+    func constrain(
+        _ s: UnsafePointer<InstanceState>, trigger: ReloadTrigger, charge: ReloadCharge, base: Double,
+        hiddenBound: Double??,
+        now: Double
+    ) -> PlannedReload? {
+        let developer = configuration.developerMode
+        // Limits that always apply: backoff, the free-reload cap.
+        // Limits lifted in developer mode: hidden, spacing, budget.
+        var actual = base
+        var actualCause: DeferralCause?
+        var limited = base
+        var limitedCause: DeferralCause?
+        var limitedUnknown = false
+        if let until = s.pointee.backoffUntil, until > actual {
+            actual = until
+            actualCause = .backoff
+        }
+        limited = actual
+        limitedCause = actualCause
+        if developer, trigger == .policy, let received = s.pointee.timelineReceivedAt,
+            received + configuration.minimumReloadInterval > limited
+        {
+            // The floor under policy reloads that developer mode lifted.
+            limited = received + configuration.minimumReloadInterval
+            limitedCause = .spacing
+        }
+        if let bound = hiddenBound {
+            if let shown = bound {
+                if shown > limited {
+                    limited = shown
+                    limitedCause = .hidden
+                }
+            } else {
+                limitedUnknown = true
+                limitedCause = .hidden
+            }
+        }
+        if !limitedUnknown && charge.isCounted {
+            if let last = s.pointee.ledger.last, last + configuration.minimumReloadInterval > limited {
+                limited = last + configuration.minimumReloadInterval
+                limitedCause = .spacing
+            }
+            let window = configuration.budgetWindow
+            let back = configuration.budgetReturn(
+                from: limited, learningEnds: s.pointee.addedAt + configuration.learningPeriod,
+                allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
+                nextAllowed: { s.pointee.ledger.nextAllowed(from: $0, limit: $1, window: window) })
+            if back > limited {
+                limited = back
+                limitedCause = .budget
+            }
+        }
+        if !limitedUnknown && charge == .free(.push) {
+            let back = s.pointee.pushLedger.nextAllowed(
+                from: limited, limit: configuration.pushAllowance, window: configuration.budgetWindow)
+            if back > limited {
+                limited = back
+                limitedCause = .pushBudget
+            }
+        }
+        var wouldHave: Deferral?
+        if developer {
+            if limitedUnknown || limited > actual {
+                wouldHave = Deferral(from: base, until: limitedUnknown ? nil : limited, cause: limitedCause ?? .budget)
+            }
+        } else {
+            if limitedUnknown || !limited.isFinite { return nil }
+            actual = limited
+            actualCause = limitedCause
+        }
+        if case .free(let reason) = charge, reason != .instanceAdded, reason != .push {
+            let back = freeLedger.nextAllowed(
+                from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
+            if back > actual {
+                if developer {
+                    // Lifted too; reported unless a later limit already is.
+                    if wouldHave == nil || (wouldHave?.until).map({ $0 < back }) == true {
+                        wouldHave = Deferral(from: base, until: back, cause: .freeRateCap)
+                    }
+                } else {
+                    actual = back
+                    actualCause = .freeRateCap
+                }
+            }
+        }
+        guard actual.isFinite else { return nil }
+        var latest = actual
+        var deferral: Deferral?
+        if actual > base, let cause = actualCause {
+            deferral = Deferral(from: base, until: actual, cause: cause)
+        } else if trigger == .policy {
+            let ahead = max(0, base - (s.pointee.timelineReceivedAt ?? base))
+            latest = actual + min(configuration.coalescingCap, configuration.coalescingFraction * ahead)
+        }
+        return PlannedReload(
+            time: actual, latest: latest, trigger: trigger, charge: charge, attempt: s.pointee.consecutiveFailures,
+            deferral: deferral, wouldHaveBeenDeferred: wouldHave)
+    }
+}
