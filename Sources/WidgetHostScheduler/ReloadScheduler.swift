@@ -30,6 +30,10 @@ public struct ReloadScheduler: Sendable {
     }
     /// Everything to persist; restore with `init(configuration:state:)`.
     public private(set) var state: SchedulerState
+    /// The ids of the instances whose state may have changed since the last
+    /// ``takeTouched()``: a driver that persists writes only these (every
+    /// change of an instance plans it again, and planning records it).
+    public private(set) var touched: Set<String> = []
     private var index: [String: Int] = [:]
     /// Per instance position: the time its next reload is due, as planned at
     /// `state.now` (never later than the truth: the free-reload cap can only
@@ -83,6 +87,13 @@ public struct ReloadScheduler: Sendable {
             index[state.instances[position].instance.id] = position
             enter(position)
         }
+        touched = []
+    }
+
+    /// The instances touched since the last call (``touched``), forgotten.
+    public mutating func takeTouched() -> Set<String> {
+        defer { touched = [] }
+        return touched
     }
 
     /// Puts the instance at `position` in the groups and queues.
@@ -100,6 +111,7 @@ public struct ReloadScheduler: Sendable {
     /// Plans the instance at `position` again, as of `state.now`.
     private mutating func replan(_ position: Int) {
         let s = state.instances[position]
+        touched.insert(s.instance.id)
         let now = max(state.now ?? -Double.greatestFiniteMagnitude, s.addedAt)
         let planned = plan(s, at: now)
         reloads.set(position, to: planned?.time ?? .infinity)
