@@ -5,16 +5,16 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 extension Daemon {
-    /// Issues every reload due at `now`: commits the decision (ledger,
-    /// in-flight mark, event), then hands the call to the plugin's queue.
+    /// Issues the reloads due at `now` (at most ``reloadsPerTurn``; the
+    /// rest at the next turns): commits the decisions (ledger, in-flight
+    /// mark, event), then hands the calls to the plugins' queues.
     ///
-    /// Every decision due at `now` is committed in one transaction (group
-    /// commit: one `synchronous=FULL` sync for the lot) before any call is
-    /// made. When the store cannot take it, the scheduler is put back as it
+    /// The decisions are committed in one transaction (group commit: one
+    /// `synchronous=FULL` sync for the lot) before any call is made. When the store cannot take it, the scheduler is put back as it
     /// was: nothing is issued that could not be stored.
     func issueDueReloads(at now: Double) {
         let before = scheduler
-        let decisions = scheduler.dueReloads(at: now).flatMap(\.decisions)
+        let decisions = scheduler.dueReloads(at: now, limit: Self.reloadsPerTurn).flatMap(\.decisions)
         guard !decisions.isEmpty else { return }
         // The instances the decisions touched (and the free ledger) are
         // written by `commit` itself.
@@ -117,6 +117,11 @@ extension Daemon {
         }
         finishAll([])
     }
+
+    /// The most reloads one turn of the loop issues (one commit): a
+    /// `reload(kind)` that makes 500 instances due is issued over turns, and
+    /// the requests that arrive meanwhile are answered between them.
+    static let reloadsPerTurn = 128
 
     /// The most completions one turn of the loop finishes (one commit):
     /// a storm of completions (10,000 instances reloading) is spread over

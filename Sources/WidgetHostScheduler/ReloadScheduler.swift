@@ -585,7 +585,11 @@ public struct ReloadScheduler: Sendable {
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
     /// flight (and counted, if counted) until `complete(_:with:at:)`.
-    public mutating func dueReloads(at now: Double) -> [ReloadBatch] {
+    ///
+    /// At most `limit` are issued (in the order of the instances); the
+    /// others stay due, and `nextWakeup()` is `now` until they are issued. A
+    /// driver that answers requests between calls uses it to bound its turns.
+    public mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
         observe(now)
         // A wakeup for something else (an entry change) before the coalesced
         // batch time issues nothing: every reload due by now belongs to that
@@ -598,8 +602,11 @@ public struct ReloadScheduler: Sendable {
         // In the order of the instances, as the free-reload cap is consumed.
         due.sort()
         defer { for p in due { replan(p) } }
+        var issued = 0
         for p in due {
+            guard issued < limit else { break }
             guard let plan = plan(state.instances[p], at: now), plan.time <= now else { continue }
+            issued += 1
             let decision = issue(p, plan, at: now)
             let key = decision.plugin + "\u{0}" + decision.kind
             if let b = batchIndex[key] {

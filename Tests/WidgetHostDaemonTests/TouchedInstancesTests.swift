@@ -55,3 +55,19 @@ struct TouchedInstancesTests {
         #expect(beforeView.instances.count == s.state.instances.count)
     }
 }
+
+/// The daemon issues at most a bounded number of reloads per turn of its loop.
+@Suite("Scheduler: a bounded number of due reloads per call")
+struct BoundedDueReloadsTests {
+    @Test func theReloadsBeyondTheLimitStayDueAndAreIssuedNext() {
+        let t0 = 1_800_000_000.0
+        var s = ReloadScheduler()
+        for n in 0..<10 { s.add(WidgetInstance(id: "w\(n)", plugin: "p", kind: "k", app: "a"), at: t0) }
+        let first = s.dueReloads(at: t0, limit: 4).flatMap(\.decisions).map(\.instanceID)
+        #expect(first == ["w0", "w1", "w2", "w3"])
+        #expect(s.nextWakeup().map { $0 <= t0 } == true, "the others are still due")
+        let rest = s.dueReloads(at: t0 + 0.001).flatMap(\.decisions).map(\.instanceID)
+        #expect(rest == (4..<10).map { "w\($0)" })
+        #expect(s.dueReloads(at: t0 + 0.002).isEmpty)
+    }
+}
