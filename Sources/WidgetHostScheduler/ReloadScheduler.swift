@@ -30,9 +30,9 @@ public struct ReloadScheduler: Sendable {
     }
     /// Everything to persist; restore with `init(configuration:state:)`.
     public private(set) var state: SchedulerState
-    /// The ids of the instances whose state may have changed since the last
+    /// The ids of the instances whose state changed since the last
     /// ``takeTouched()``: a driver that persists writes only these (every
-    /// change of an instance plans it again, and planning records it).
+    /// place that changes an instance records it: ``touch(_:)``).
     public private(set) var touched: Set<String> = []
     private var index: [String: Int] = [:]
     /// Per instance position: the time its next reload is due, as planned at
@@ -90,6 +90,11 @@ public struct ReloadScheduler: Sendable {
         touched = []
     }
 
+    /// Records that the instance at `p` changed (``touched``).
+    private mutating func touch(_ p: Int) {
+        touched.insert(state.instances[p].instance.id)
+    }
+
     /// The instances touched since the last call (``touched``), forgotten.
     public mutating func takeTouched() -> Set<String> {
         defer { touched = [] }
@@ -111,7 +116,6 @@ public struct ReloadScheduler: Sendable {
     /// Plans the instance at `position` again, as of `state.now`.
     private mutating func replan(_ position: Int) {
         let s = state.instances[position]
-        touched.insert(s.instance.id)
         let now = max(state.now ?? -Double.greatestFiniteMagnitude, s.addedAt)
         let planned = plan(s, at: now)
         reloads.set(position, to: planned?.time ?? .infinity)
@@ -187,6 +191,7 @@ public struct ReloadScheduler: Sendable {
         index[instance.id] = position
         state.instances.append(entry)
         enter(position)
+        touch(position)
         return true
     }
 
@@ -244,12 +249,14 @@ public struct ReloadScheduler: Sendable {
             guard let p = index[id], !state.instances[p].instance.isVisible else { return }
             state.instances[p].instance.isVisible = true
             state.instances[p].visibleSince = time
+            touch(p)
             replan(p)
         case .instanceHidden(let id):
             guard let p = index[id], state.instances[p].instance.isVisible else { return }
             state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
             state.instances[p].instance.isVisible = false
             state.instances[p].visibleSince = nil
+            touch(p)
             replan(p)
         case .appForeground(let app):
             state.apps[app, default: AppState()].foreground = true
@@ -261,6 +268,7 @@ public struct ReloadScheduler: Sendable {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
                     pending.charge = .free(.appForeground)
                     state.instances[p].request = pending
+                    touch(p)
                 default: break
                 }
             }
@@ -290,6 +298,7 @@ public struct ReloadScheduler: Sendable {
         case .significantLocationChange:
             for p in locationUsers where state.instances[p].locationChangeAt == nil {
                 state.instances[p].locationChangeAt = time
+                touch(p)
                 replan(p)
             }
         case .reloadTimelines(let kind, let app):
@@ -331,6 +340,7 @@ public struct ReloadScheduler: Sendable {
         // otherwise the older one stays (one reload serves both).
         if let old = state.instances[p].request, !(old.charge.isCounted && !new.charge.isCounted) { return }
         state.instances[p].request = new
+        touch(p)
         replan(p)
     }
 
@@ -645,6 +655,7 @@ public struct ReloadScheduler: Sendable {
         s.request = nil
         s.locationChangeAt = nil
         state.instances[p] = s
+        touch(p)
         return decision
     }
 
@@ -687,6 +698,7 @@ public struct ReloadScheduler: Sendable {
             }
         }
         state.instances[p] = s
+        touch(p)
     }
 
     // MARK: Display
