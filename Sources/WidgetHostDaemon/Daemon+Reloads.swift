@@ -5,22 +5,20 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 extension Daemon {
-    /// Issues every reload due at `now`: commits the decision (ledger,
-    /// in-flight mark, event), then hands the call to the plugin's queue.
+    /// Issues the reloads due at `now` (at most ``reloadsPerTurn``; the
+    /// rest at the next turns): commits the decisions (ledger, in-flight
+    /// mark, event), then hands the calls to the plugins' queues.
     ///
-    /// Every decision due at `now` is committed in one transaction (group
-    /// commit: one `synchronous=FULL` sync for the lot) before any call is
-    /// made. When the store cannot take it, the scheduler is put back as it
+    /// The decisions are committed in one transaction (group commit: one
+    /// `synchronous=FULL` sync for the lot) before any call is made. When the store cannot take it, the scheduler is put back as it
     /// was: nothing is issued that could not be stored.
     func issueDueReloads(at now: Double) {
         let before = scheduler
-        let decisions = scheduler.dueReloads(at: now).flatMap(\.decisions)
+        let decisions = scheduler.dueReloads(at: now, limit: Self.reloadsPerTurn).flatMap(\.decisions)
         guard !decisions.isEmpty else { return }
-        let states = decisions.compactMap { scheduler.instanceState($0.instanceID) }
-        let freeLedger = scheduler.state.freeLedger
+        // The instances the decisions touched (and the free ledger) are
+        // written by `commit` itself.
         let stored = commit("\(decisions.count) reloads issued") { tx in
-            for state in states { try tx.upsert(state) }
-            try tx.replaceFreeLedger(freeLedger)
             try tx.observe(now)
             for decision in decisions {
                 try tx.appendEvent(
@@ -35,47 +33,112 @@ extension Daemon {
         for decision in decisions {
             guard scheduler.instanceState(decision.instanceID) != nil else { continue }
             inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
-            guard let instance = instances[decision.instanceID], let worker = available(decision.plugin),
-                let description = worker.description
-            else {
-                let problem =
-                    "plugin \(decision.plugin) cannot be called: \(workers[decision.plugin]?.problem ?? "it is not configured")"
-                finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
-                continue
-            }
-            if let until = worker.backoff(of: instance.kind, at: now) {
-                let count = worker.kindFailures[instance.kind]?.count ?? 0
-                let problem =
-                    "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
-                finish(Completion(instanceID: decision.instanceID, output: nil, unavailable: problem))
-                continue
-            }
-            let call = PluginCall(
-                .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
-                configuration: instance.configuration, dataDirectory: worker.dataDirectory,
-                allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
-            let mailbox = completions
-            let id = decision.instanceID
-            worker.submit(call) { output in
-                mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
-            }
+            dispatch(decision.instanceID, at: now)
         }
         // Reloads that failed at once (plugin unavailable, kind backing off) are committed together.
         finishAll([])
     }
 
-    /// The worker of `plugin` if it can take calls. A quarantined or failed
-    /// plugin whose file changed since is loaded again first.
-    func available(_ plugin: String) -> PluginWorker? {
-        guard let worker = workers[plugin] else { return nil }
-        if worker.state != .loaded, PluginFileIdentity.of(path: worker.path) != worker.identity {
-            logger.notice("plugin \(plugin): the file changed; loading it again")
-            worker.load()
-            if worker.state == .loaded {
-                note(kind: "plugin", message: "\(plugin) loaded again after its file changed")
+    /// Calls the plugin for the reload of `id` (issued, committed, in
+    /// flight), or ends it at once as unavailable. A reload whose plugin is
+    /// loading waits for the load (``PluginWorker/waiting``).
+    func dispatch(_ id: String, at now: Double) {
+        guard let decision = inFlight[id]?.decision else { return }
+        guard let instance = instances[id], let worker = workers[decision.plugin] else {
+            let problem = "plugin \(decision.plugin) cannot be called: it is not configured"
+            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            return
+        }
+        loadAgainIfChanged(worker)
+        if worker.state == .loading {
+            worker.waiting.append(id)
+            return
+        }
+        guard worker.state == .loaded, let description = worker.description else {
+            let problem = "plugin \(decision.plugin) cannot be called: \(worker.problem ?? "it did not load")"
+            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            return
+        }
+        if let until = worker.backoff(of: instance.kind, at: now) {
+            let count = worker.kindFailures[instance.kind]?.count ?? 0
+            let problem =
+                "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
+            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            return
+        }
+        let call = PluginCall(
+            .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
+            configuration: instance.configuration, dataDirectory: worker.dataDirectory,
+            allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
+        let mailbox = completions
+        worker.submit(call) { output in
+            mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
+        }
+    }
+
+    /// A quarantined or failed plugin whose file changed since starts
+    /// loading again (off the loop); its reloads wait for it.
+    func loadAgainIfChanged(_ worker: PluginWorker) {
+        guard worker.state == .failed || worker.state == .quarantined,
+            PluginFileIdentity.of(path: worker.path) != worker.identity
+        else { return }
+        logger.notice("plugin \(worker.name): the file changed; loading it again")
+        Self.beginLoad(worker, posting: loads)
+    }
+
+    /// Loads `worker` again (`widgethost unquarantine`), off the loop.
+    func loadAgain(_ worker: PluginWorker) {
+        Self.beginLoad(worker, posting: loads)
+    }
+
+    /// Plugin loads that ended since the last turn of the loop: each
+    /// recorded in its worker, the reloads that waited for it called (or
+    /// ended as unavailable if it did not load); a configuration waiting for
+    /// its plugins is applied once none is loading.
+    func settleLoads(_ done: [PluginLoad]) {
+        guard !done.isEmpty else { return }
+        let now = clock.now()
+        for load in done {
+            if let worker = Self.settle(load, in: workers, logger: logger) {
+                stateGeneration &+= 1
+                if worker.state == .loaded, let description = worker.description {
+                    note(kind: "plugin", message: "\(worker.name) loaded (\(description.id) \(description.version))")
+                }
+                let waiting = worker.waiting
+                worker.waiting = []
+                for id in waiting { dispatch(id, at: now) }
+            } else if let pending = pendingConfiguration {
+                _ = Self.settle(load, in: pending.workers, logger: logger)
             }
         }
-        return worker.state == .loaded ? worker : nil
+        if let pending = pendingConfiguration, !pending.workers.values.contains(where: { $0.state == .loading }) {
+            pendingConfiguration = nil
+            applyConfiguration(pending.configuration, workers: pending.workers)
+        }
+        finishAll([])
+    }
+
+    /// The most reloads one turn of the loop issues (one commit): a
+    /// `reload(kind)` that makes 500 instances due is issued over turns, and
+    /// the requests that arrive meanwhile are answered between them.
+    static let reloadsPerTurn = 128
+
+    /// The most completions one turn of the loop finishes (one commit):
+    /// a storm of completions (10,000 instances reloading) is spread over
+    /// turns, each of which also answers the requests that arrived, so no
+    /// request waits behind the whole storm.
+    static let completionsPerTurn = 256
+
+    /// The completions this turn finishes: the oldest waiting, at most ``completionsPerTurn``.
+    func nextCompletions() -> [Completion] {
+        completionBacklog += completions.take()
+        guard completionBacklog.count > Self.completionsPerTurn else {
+            defer { completionBacklog = [] }
+            return completionBacklog
+        }
+        let now = Array(completionBacklog.prefix(Self.completionsPerTurn))
+        completionBacklog.removeFirst(Self.completionsPerTurn)
+        return now
     }
 
     /// The reloads that ended since the last turn of the loop: each
@@ -94,11 +157,10 @@ extension Daemon {
         }
         let now = clock.now()
         let sample = clock.sample()
-        let states = ids.sorted().compactMap { scheduler.instanceState($0) }
+        // The completed instances were touched in the scheduler: `commit` writes them.
         let stored = commit(
             batch.count == 1 ? "the end of the reload of \(batch[0].instanceID)" : "\(batch.count) reloads ended"
         ) { tx in
-            for state in states { try tx.upsert(state) }
             try tx.observe(now)
             try tx.recordClockSample(sample)
             for entry in batch {
@@ -127,6 +189,8 @@ extension Daemon {
             outcome = .failure(reason: output?.failure?.message ?? completion.unavailable ?? "no result")
         }
         scheduler.complete(completion.instanceID, with: outcome, at: now)
+        stateGeneration &+= 1
+        if case .success = outcome { changedTimelines.insert(completion.instanceID) }
         if let state = scheduler.instanceState(completion.instanceID) {
             let text = ReloadLine.outcome(output, unavailable: completion.unavailable, state: state)
             // Written with the other completions of this turn (``finishAll(_:)``);
@@ -199,38 +263,72 @@ extension Daemon {
     /// scheduler is as it was before (nothing acknowledged is lost, nothing
     /// unstored is acted on). Inside ``answer(_:on:)`` the commit is left to
     /// the batch (group commit).
+    ///
+    /// Costs what the events touched, not the number of instances: the
+    /// scheduler names the instances it changed (``ReloadScheduler/takeTouched()``).
     func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String]? {
-        let saved = scheduler
-        let before = scheduler.state
+        let inBatch = requestBatch != nil
+        // The scheduler before the batch's first change: what a request is
+        // compared with (one copy per batch, shared with the batch's undo).
+        if changes.baseline == nil { changes.baseline = scheduler }
         for event in events { scheduler.handle(event, at: now) }
-        if requestBatch != nil {
+        stateGeneration &+= 1
+        let requested = newlyRequested(among: scheduler.takeTouched())
+        if inBatch {
             requestBatch!.events.append((kind, message))
-            return requested(since: before)
+            return requested
         }
-        guard commitChanges(since: before, at: now, events: [(kind, message)]) else {
+        let saved = changes.baseline!
+        guard commitChanges(at: now, events: [(kind, message)]) else {
             scheduler = saved
             return nil
         }
-        return requested(since: before)
+        return requested
     }
 
-    /// Commits the instances, apps and free ledger that differ from `before`,
-    /// with one event-log line per change, in one transaction.
-    func commitChanges(since before: SchedulerState, at now: Double, events: [(kind: String, message: String)])
-        -> Bool
-    {
-        let after = scheduler.state
-        let changed = changedInstances(since: before)
-        return commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
-            for s in changed { try tx.upsert(s) }
-            if before.apps != after.apps { try tx.replaceApps(after.apps) }
-            if before.freeLedger != after.freeLedger { try tx.replaceFreeLedger(after.freeLedger) }
+    /// Of the instances just touched, those whose pending request is new
+    /// since the last time they were looked at in this batch (or since the
+    /// batch began); remembers them as touched for the batch's commit.
+    private func newlyRequested(among touched: Set<String>) -> [String] {
+        var ids: [String] = []
+        for id in touched {
+            let current = scheduler.instanceState(id)?.request
+            let previous = changes.requests[id] ?? changes.baseline?.instanceState(id)?.request
+            if let current, current != previous { ids.append(id) }
+            changes.requests[id] = .some(current)
+        }
+        changes.touched.formUnion(touched)
+        return ids.sorted()
+    }
+
+    /// Commits what the requests changed (the instances they touched, the
+    /// apps and the free ledger when they differ), with one event-log line
+    /// per request, in one transaction. The caller undoes on false.
+    func commitChanges(at now: Double, events: [(kind: String, message: String)]) -> Bool {
+        let touched = changes.touched
+        changes = PendingChanges()
+        let stored = commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
+            for id in touched.sorted() {
+                if let state = scheduler.instanceState(id) { try tx.upsert(state, timeline: false) }
+            }
             try tx.observe(now)
             for event in events {
                 try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
             }
         }
+        if !stored { storage.dirty.formUnion(touched) }
+        return stored
     }
+}
+
+/// What the requests of a batch changed in the scheduler, not yet committed.
+struct PendingChanges {
+    /// The scheduler before the first change.
+    var baseline: ReloadScheduler?
+    /// The instances touched so far.
+    var touched: Set<String> = []
+    /// The pending request of each touched instance when last looked at.
+    var requests: [String: PendingRequest?] = [:]
 }
 
 /// The one log line of a reload, and the event-log text of its outcome.

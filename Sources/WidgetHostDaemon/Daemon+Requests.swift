@@ -21,7 +21,6 @@ extension Daemon {
     /// `storage-unavailable`.
     func answer(_ incoming: [ControlServer.Incoming], on server: ControlServer) {
         let saved = scheduler
-        let before = scheduler.state
         requestBatch = RequestBatch()
         var answers: [(connection: Int32, response: ControlResponse, changed: Bool)] = []
         for request in incoming {
@@ -31,7 +30,7 @@ extension Daemon {
         }
         let events = requestBatch?.events ?? []
         requestBatch = nil
-        if !events.isEmpty && !commitChanges(since: before, at: clock.now(), events: events) {
+        if !events.isEmpty && !commitChanges(at: clock.now(), events: events) {
             scheduler = saved
             answers = answers.map {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
@@ -91,22 +90,22 @@ extension Daemon {
                 name: "widgethost 0.1.0", protocolVersions: [ControlProtocol.version], pid: getpid(),
                 configuration: configuration.file, state: options.statePath, startedAt: startedAt)
         case .reload:
-            let apps = request.app.map { [$0] } ?? Array(Set(scheduler.state.instances.map(\.instance.app))).sorted()
+            let apps = request.app.map { [$0] } ?? appsInUse()
             let events: [SchedulerEvent]
             if let kind = request.kind {
                 // A kind no plugin declares is a mistake (a typo); a declared kind the
                 // app has no placed widget of is not (as in WidgetKit, the app cannot
                 // know what the user placed): the message says so.
-                var declared = Set(scheduler.state.instances.map(\.instance.kind))
+                var declared = kindsInUse(app: nil)
                 for worker in workers.values { declared.formUnion(worker.description?.kinds.map(\.id) ?? []) }
                 guard declared.contains(kind) else {
                     return fail(
                         .unknownKind,
                         "no plugin declares kind \"\(kind)\"; kinds: \(declared.sorted().joined(separator: ", "))")
                 }
-                let mine = scheduler.state.instances.filter { request.app == nil || $0.instance.app == request.app }
-                if !mine.contains(where: { $0.instance.kind == kind }) {
-                    let kinds = Set(mine.map(\.instance.kind)).sorted()
+                let used = kindsInUse(app: request.app)
+                if !used.contains(kind) {
+                    let kinds = used.sorted()
                     let whose = request.app.map { "app \($0) has" } ?? "there is"
                     response.message =
                         "\(whose) no instance of kind \"\(kind)\"; \(request.app == nil ? "kinds in use" : "its kinds"): \(kinds.isEmpty ? "none" : kinds.joined(separator: ", "))"
@@ -227,11 +226,10 @@ extension Daemon {
                 return fail(.unknownPlugin, "\(file) is not quarantined")
             }
             if let worker {
-                worker.load()
+                // Loaded off the loop: `status` shows it loading, then loaded (or why not).
+                if worker.state != .loading { loadAgain(worker) }
                 response.message =
-                    worker.state == .loaded
-                    ? "\(worker.name) is no longer quarantined and loaded again"
-                    : "\(worker.name) is no longer quarantined but failed to load: \(worker.problem ?? "")"
+                    "\(worker.name) is no longer quarantined and is loading again (`widgethost status` shows when it has loaded)"
             } else {
                 response.message = "\(file) is no longer quarantined"
             }
@@ -245,47 +243,5 @@ extension Daemon {
             id: id, .storageUnavailable,
             "the daemon cannot write its state (\(storage.fault ?? "unknown")); nothing was changed: retry when storage is back (`widgethost status` shows it)"
         )
-    }
-
-    /// The instances that gained a pending request since `before`.
-    func requested(since before: SchedulerState) -> [String] {
-        let after = scheduler.state.instances
-        let old = before.instances
-        // The usual case: the same instances in the same order, compared in place.
-        if old.count == after.count {
-            var ids: [String] = []
-            var aligned = true
-            for index in after.indices {
-                guard old[index].instance.id == after[index].instance.id else {
-                    aligned = false
-                    break
-                }
-                if let request = after[index].request, old[index].request != request {
-                    ids.append(after[index].instance.id)
-                }
-            }
-            if aligned { return ids }
-        }
-        var previous: [String: PendingRequest] = [:]
-        for s in old { previous[s.instance.id] = s.request }
-        return after.compactMap { s in
-            guard let request = s.request, previous[s.instance.id] != request else { return nil }
-            return s.instance.id
-        }
-    }
-
-    /// The instances of the scheduler that differ from `before` (in place
-    /// when the instances are the same, in the same order; by id otherwise).
-    func changedInstances(since before: SchedulerState) -> [InstanceState] {
-        let after = scheduler.state.instances
-        let old = before.instances
-        if old.count == after.count
-            && zip(old, after).allSatisfy({ $0.instance.id == $1.instance.id })
-        {
-            return zip(old, after).compactMap { $0 != $1 ? $1 : nil }
-        }
-        var previous: [String: InstanceState] = [:]
-        for s in old { previous[s.instance.id] = s }
-        return after.filter { previous[$0.instance.id] != $0 }
     }
 }

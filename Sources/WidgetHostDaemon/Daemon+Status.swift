@@ -28,32 +28,41 @@ extension Daemon {
         let all = scheduler.state.instances
         var start = all.startIndex
         if let after {
-            guard let index = all.firstIndex(where: { $0.instance.id == after }) else {
+            guard let index = position(of: after) else {
                 return .failure(
                     ControlErrorBody(
                         .badArgument, "\"after\": no instance \"\(after)\" (it was removed?); start again without it"))
             }
             start = index + 1
         }
-        let wanted = only.map(Set.init)
-        if let wanted, let missing = wanted.subtracting(all.map(\.instance.id)).sorted().first {
-            return .failure(ControlErrorBody(.unknownInstance, "no instance \"\(missing)\""))
+        // The instances asked for, by position: a few looked up, not a scan of all.
+        var chosen: [Int]?
+        if let only {
+            var positions: [Int] = []
+            for id in only {
+                guard let position = position(of: id) else {
+                    return .failure(ControlErrorBody(.unknownInstance, "no instance \"\(id)\""))
+                }
+                if position >= start { positions.append(position) }
+            }
+            chosen = Array(Set(positions)).sorted()
         }
-        var unavailable: [String: Bool] = [:]
-        for plugin in Set(all.map(\.instance.plugin)) { unavailable[plugin] = unavailability(of: plugin) != nil }
-        let summary = StatusSummary(
-            instances: all.count, visible: all.count { $0.instance.isVisible },
-            inFlight: all.count { $0.inFlight != nil },
-            failing: all.count { $0.consecutiveFailures > 0 },
-            unavailable: all.count { unavailable[$0.instance.plugin] == true })
+        let summary = statusSummary()
         var page: [InstanceStatus] = []
         var bytes = 0
         var next: String?
+        var cursor = 0
         var index = start
-        while index < all.endIndex {
+        while true {
+            if let chosen {
+                guard cursor < chosen.count else { break }
+                index = chosen[cursor]
+                cursor += 1
+            } else {
+                guard index < all.endIndex else { break }
+            }
             let s = all[index]
             index += 1
-            if let wanted, !wanted.contains(s.instance.id) { continue }
             if page.count == pageSize {
                 next = page.last?.id
                 break
@@ -81,6 +90,67 @@ extension Daemon {
         status.summary = summary
         status.nextCursor = next
         return .success(status)
+    }
+
+    /// The position of instance `id` in the scheduler's (configuration)
+    /// order, from a map rebuilt only when the instances change.
+    func position(of id: String) -> Int? {
+        let all = scheduler.state.instances
+        if let p = positions[id], p < all.count, all[p].instance.id == id { return p }
+        guard scheduler.instanceState(id) != nil else { return nil }
+        positions = Dictionary(minimumCapacity: all.count)
+        for (p, s) in all.enumerated() { positions[s.instance.id] = p }
+        return positions[id]
+    }
+
+    /// The kinds of the placed instances: of `app`, or of every app when
+    /// nil (from a map rebuilt only when the instances change, for `reload`).
+    func kindsInUse(app: String?) -> Set<String> {
+        let use = instanceUse()
+        guard let app else { return use.allKinds }
+        return use.kindsByApp[app] ?? []
+    }
+
+    /// The apps that have placed instances, sorted.
+    func appsInUse() -> [String] { instanceUse().kindsByApp.keys.sorted() }
+
+    func instanceUse() -> InstanceUse {
+        if let cached = usage, cached.generation == instanceSetGeneration { return cached }
+        var use = InstanceUse(generation: instanceSetGeneration)
+        for s in scheduler.state.instances {
+            use.kindsByApp[s.instance.app, default: []].insert(s.instance.kind)
+            use.allKinds.insert(s.instance.kind)
+            use.instancesByPlugin[s.instance.plugin, default: 0] += 1
+        }
+        usage = use
+        return use
+    }
+
+    /// The counts of `status`'s summary: one pass over the instances (in
+    /// place, nothing copied) per change of state (``stateGeneration``),
+    /// then served from memory; the unavailable count from the instances
+    /// per plugin (counted when the instances change) and the plugins' states.
+    func statusSummary() -> StatusSummary {
+        if summaryCache?.generation != stateGeneration {
+            var counts = SummaryCounts()
+            scheduler.state.instances.withUnsafeBufferPointer { all in
+                counts.instances = all.count
+                for index in all.indices {
+                    if all[index].instance.isVisible { counts.visible += 1 }
+                    if all[index].inFlight != nil { counts.inFlight += 1 }
+                    if all[index].consecutiveFailures > 0 { counts.failing += 1 }
+                }
+            }
+            summaryCache = (stateGeneration, counts)
+        }
+        let counts = summaryCache!.counts
+        var unavailable = 0
+        for (plugin, count) in instanceUse().instancesByPlugin where unavailability(of: plugin) != nil {
+            unavailable += count
+        }
+        return StatusSummary(
+            instances: counts.instances, visible: counts.visible, inFlight: counts.inFlight,
+            failing: counts.failing, unavailable: unavailable)
     }
 
     /// One instance as `status` shows it.
@@ -128,6 +198,7 @@ extension Daemon {
         guard let worker = workers[plugin] else { return "plugin \(plugin) is not configured" }
         switch worker.state {
         case .loaded: return nil
+        case .loading: return "the plugin is loading; its due reloads wait for it"
         case .failed: return "the plugin failed to load: \(worker.problem ?? "unknown error")"
         case .quarantined: return worker.problem ?? "quarantined"
         }
@@ -138,4 +209,21 @@ extension Daemon {
         if let deferral = plan.deferral { text += ", deferred (\(deferral))" }
         return text
     }
+}
+
+/// The counts behind `status`'s summary.
+struct SummaryCounts {
+    var instances = 0
+    var visible = 0
+    var inFlight = 0
+    var failing = 0
+}
+
+/// Which kinds each app has placed (``Daemon/kindsInUse(app:)``).
+struct InstanceUse {
+    /// ``Daemon/instanceSetGeneration`` when it was counted.
+    var generation: Int
+    var kindsByApp: [String: Set<String>] = [:]
+    var allKinds: Set<String> = []
+    var instancesByPlugin: [String: Int] = [:]
 }

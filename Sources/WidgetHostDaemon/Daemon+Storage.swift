@@ -37,35 +37,53 @@ struct StorageHealth {
 }
 
 extension Daemon {
-    /// Commits `body` in one transaction, preceded by whatever the daemon
-    /// owes the store. Returns false (after logging a change of state once)
-    /// when it could not: the caller undoes or keeps what it did in memory.
+    /// Commits `body` in one transaction, preceded by what the scheduler
+    /// changed since the last commit (the instances it touched:
+    /// ``ReloadScheduler/touched``, the free ledger and the apps when they
+    /// differ from what was written) and whatever the daemon owes the store.
+    /// Returns false (after logging a change of state once) when it could
+    /// not: the caller undoes what it did in memory (``apply(_:at:kind:message:)``)
+    /// or keeps it, owed (the instances are written with the next commit that succeeds).
+    ///
+    /// Only what changed is written: an event that touched 3 instances of
+    /// 100,000 writes 3 rows, with statements prepared once (group commit).
     @discardableResult
     func commit(_ what: String, _ body: (StateTransaction) throws -> Void) -> Bool {
+        stateGeneration &+= 1
+        let touched = scheduler.takeTouched()
         let owed = storage.dirty
         let owedAll = storage.dirtyAll
+        let written = owedAll ? [] : touched.union(owed)
+        let timelines = changedTimelines
+        let freeLedger = scheduler.state.freeLedger
+        let apps = scheduler.state.apps
         do {
             try store.transaction { tx in
                 if owedAll {
                     try tx.replaceSchedulerState(scheduler.state)
-                } else if !owed.isEmpty {
-                    for id in owed.sorted() {
+                } else {
+                    for id in written.sorted() {
                         if let state = scheduler.instanceState(id) {
-                            try tx.upsert(state)
+                            try tx.upsert(state, timeline: owed.contains(id) || timelines.contains(id))
                         } else {
                             try tx.removeInstance(id)
                         }
                     }
-                    try tx.replaceFreeLedger(scheduler.state.freeLedger)
-                    try tx.replaceApps(scheduler.state.apps)
+                    if freeLedger != persisted.freeLedger { try tx.replaceFreeLedger(freeLedger) }
+                    if apps != persisted.apps { try tx.replaceApps(apps) }
                 }
                 try body(tx)
             }
         } catch {
+            // What the scheduler changed is owed (a caller that undoes its
+            // change makes that a harmless rewrite of the stored values).
+            storage.dirty.formUnion(touched)
             storageFailed(error, what: what)
             return false
         }
         storage.dirty.subtract(owed)
+        changedTimelines.subtract(timelines)
+        persisted = (freeLedger, apps)
         if owedAll { storage.dirtyAll = false }
         if let fault = storage.fault {
             let down = Timestamp.duration(max(0, clock.now() - storage.since))

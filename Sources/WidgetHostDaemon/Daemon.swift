@@ -56,6 +56,11 @@ public final class Daemon {
     /// Reloads running now: instance id → when it started (monotonic) and the decision.
     var inFlight: [String: (started: Double, decision: ReloadDecision)] = [:]
     let completions: Mailbox<Completion>
+    /// Plugin loads that ended on the plugins' queues (``PluginWorker/beginLoad(_:)``).
+    let loads: Mailbox<PluginLoad>
+    /// A configuration read at SIGHUP whose new plugins are still loading:
+    /// applied once none is (the old one runs meanwhile).
+    var pendingConfiguration: (configuration: DaemonConfiguration, workers: [String: PluginWorker])?
     let startedAt: Double
     var stopping = false
     var server: ControlServer?
@@ -63,6 +68,27 @@ public final class Daemon {
     var storage = StorageHealth()
     /// The requests of this turn of the loop, while they are answered (``answer(_:on:)``).
     var requestBatch: RequestBatch?
+    /// Completions taken from the mailbox and not yet finished (``nextCompletions()``).
+    var completionBacklog: [Completion] = []
+    /// What the requests of this batch changed, not yet committed (``apply(_:at:kind:message:)``).
+    var changes = PendingChanges()
+    /// Instances whose timeline changed since the last commit (a completed
+    /// reload): the others' timeline rows are not rewritten.
+    var changedTimelines: Set<String> = []
+    /// The host-wide parts of the state as last committed, written again only when they differ.
+    var persisted: (freeLedger: RollingLedger, apps: [String: AppState])
+    /// Counts the changes of the scheduler's state (every change is applied
+    /// or committed through a path that bumps it); keys ``summaryCache``.
+    var stateGeneration = 0
+    /// `status`'s summary counts as of ``stateGeneration``.
+    var summaryCache: (generation: Int, counts: SummaryCounts)?
+    /// Bumped when instances are added or removed (a configuration
+    /// applied); keys ``usage``.
+    var instanceSetGeneration = 0
+    /// The kinds each app has placed, as of ``instanceSetGeneration``.
+    var usage: InstanceUse?
+    /// Instance id → position in the scheduler's order (``position(of:)`` checks and rebuilds it).
+    var positions: [String: Int] = [:]
     /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
     var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32
@@ -83,11 +109,20 @@ public final class Daemon {
         var unavailable: String?
     }
 
+    /// A plugin load that ended: the worker (by identity, since a SIGHUP
+    /// may have replaced it meanwhile) and how.
+    struct PluginLoad: Sendable {
+        var plugin: String
+        var worker: ObjectIdentifier
+        var result: Result<PluginDescription, PluginFailure>
+    }
+
     private init(
         options: DaemonOptions, configuration: DaemonConfiguration, logger: Logger, store: StateStore,
         scheduler: ReloadScheduler, workers: [String: PluginWorker], startedAt: Double, server: ControlServer,
-        signals: Int32, lock: StateLock
+        signals: Int32, lock: StateLock, loads: Mailbox<PluginLoad>
     ) throws(DaemonError) {
+        self.loads = loads
         self.lock = lock
         self.server = server
         self.signalDescriptor = signals
@@ -96,6 +131,7 @@ public final class Daemon {
         self.logger = logger
         self.store = store
         self.scheduler = scheduler
+        self.persisted = (scheduler.state.freeLedger, scheduler.state.apps)
         self.workers = workers
         self.instances = Dictionary(uniqueKeysWithValues: configuration.instances.map { ($0.id, $0) })
         self.completions = try Mailbox()
@@ -147,7 +183,13 @@ public final class Daemon {
             throw .state(path: options.statePath, detail: "\(error)")
         }
         let clock = DaemonClock()
-        let workers = loadPlugins(configuration, options: options, store: store, logger: logger)
+        // Every plugin loads at once, each on its own queue; the start waits
+        // for them (no request is served yet) because the configuration is
+        // checked against their kinds before the daemon is ready: a mistake
+        // exits 2 (the unit's RestartPreventExitStatus) instead of running.
+        let loads = try Mailbox<PluginLoad>()
+        let workers = loadPlugins(configuration, options: options, store: store, logger: logger, loads: loads)
+        awaitLoads(of: workers, from: loads, logger: logger)
         let widgets = try instances(of: configuration, workers: workers)
 
         // The stored state, reconciled with the clock, then with the configuration.
@@ -178,8 +220,12 @@ public final class Daemon {
             }
             let fresh = merge(widgets, into: &state, at: now, logger: logger)
             var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
+            built.tracksTouched = true
             for widget in fresh { built.add(widget, at: now) }
-            try store.saveSchedulerState(built.state)
+            // Only what the reconciliation and the configuration changed is
+            // written (a start with 100,000 unchanged instances writes none).
+            try store.saveSchedulerState(built.state, storedAs: stored)
+            _ = built.takeTouched()
             try store.recordClockSample(sample)
             try store.appendEvent(
                 time: now, kind: "start",
@@ -190,17 +236,18 @@ public final class Daemon {
         }
         let daemon = try Daemon(
             options: options, configuration: configuration, logger: logger, store: store, scheduler: scheduler,
-            workers: workers, startedAt: now, server: server, signals: signals, lock: lock)
+            workers: workers, startedAt: now, server: server, signals: signals, lock: lock, loads: loads)
         started = true
         return daemon
     }
 
-    /// A worker per configured plugin, each loaded (or found quarantined).
-    /// Workers in `current` whose plugin is unchanged (name, file, data
-    /// directory, sandbox) are kept as they are, fork server and all.
+    /// A worker per configured plugin, each loading (off the loop: the
+    /// outcome is posted to `loads`) or found quarantined. Workers in
+    /// `current` whose plugin is unchanged (name, file, data directory,
+    /// sandbox) are kept as they are, fork server and all.
     static func loadPlugins(
         _ configuration: DaemonConfiguration, options: DaemonOptions, store: StateStore, logger: Logger,
-        current: [String: PluginWorker] = [:]
+        current: [String: PluginWorker] = [:], loads: Mailbox<PluginLoad>
     ) -> [String: PluginWorker] {
         var workers: [String: PluginWorker] = [:]
         for plugin in configuration.plugins {
@@ -227,18 +274,42 @@ public final class Daemon {
                     "quarantined since \(Timestamp.iso8601(entry.since)) after \(entry.crashCount) crashes (\(entry.reason)); replace the file or run `widgethost unquarantine \(plugin.path)`"
                 logger.warning("plugin \(plugin.name) is quarantined: \(worker.problem!)")
             } else {
-                worker.load()
-                if let problem = worker.problem {
-                    logger.error("plugin \(plugin.name) (\(plugin.path)) failed to load: \(problem)")
-                } else if let description = worker.description {
-                    logger.info(
-                        "plugin \(plugin.name): \(description.id) \(description.version), kinds \(description.kinds.map(\.id).joined(separator: ", "))"
-                    )
-                }
+                beginLoad(worker, posting: loads)
             }
             workers[plugin.name] = worker
         }
         return workers
+    }
+
+    /// Starts loading `worker` on its queue; the outcome arrives in `loads`.
+    static func beginLoad(_ worker: PluginWorker, posting loads: Mailbox<PluginLoad>) {
+        let name = worker.name
+        let identity = ObjectIdentifier(worker)
+        worker.beginLoad { result in loads.post(PluginLoad(plugin: name, worker: identity, result: result)) }
+    }
+
+    /// Records the outcome of `load` in its worker, if that worker is one of
+    /// `workers` (else it was replaced meanwhile: nil), and logs it.
+    static func settle(_ load: PluginLoad, in workers: [String: PluginWorker], logger: Logger) -> PluginWorker? {
+        guard let worker = workers[load.plugin], ObjectIdentifier(worker) == load.worker else { return nil }
+        worker.finishLoad(load.result)
+        if let problem = worker.problem {
+            logger.error("plugin \(worker.name) (\(worker.path)) failed to load: \(problem)")
+        } else if let description = worker.description {
+            logger.info(
+                "plugin \(worker.name): \(description.id) \(description.version), kinds \(description.kinds.map(\.id).joined(separator: ", "))"
+            )
+        }
+        return worker
+    }
+
+    /// Waits (before the loop runs) until none of `workers` is loading.
+    static func awaitLoads(of workers: [String: PluginWorker], from loads: Mailbox<PluginLoad>, logger: Logger) {
+        while workers.values.contains(where: { $0.state == .loading }) {
+            var descriptor = pollfd(fd: loads.descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, -1)
+            for load in loads.take() { _ = settle(load, in: workers, logger: logger) }
+        }
     }
 
     /// The configured instances, each checked against its (loaded) plugin:
@@ -358,12 +429,15 @@ public final class Daemon {
         while true {
             let now = clock.now()
             noticeClockJump(now: now)
-            finishAll(completions.take())
+            settleLoads(loads.take())
+            finishAll(nextCompletions())
             if stopping {
                 // Calls queued were dropped at SIGTERM (still in flight in the
                 // file: they run after the restart); the running ones have the grace period.
                 if !workers.values.contains(where: \.isCalling) {
-                    finishAll(completions.take())
+                    completionBacklog += completions.take()
+                    finishAll(completionBacklog)
+                    completionBacklog = []
                     break
                 }
                 if let deadline = shutdownDeadline, wh_monotonic_seconds() >= deadline {
@@ -394,12 +468,17 @@ public final class Daemon {
                 pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: loads.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
             let graceTimeout = shutdownDeadline.map {
                 Int32(max(0, min(60_000, ($0 - wh_monotonic_seconds()) * 1000)).rounded(.up))
             }
-            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout].compactMap { $0 }
+            // Completions left for the next turn: look at the sockets, do not sleep.
+            let backlogTimeout: Int32? = completionBacklog.isEmpty ? nil : 0
+            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout, backlogTimeout].compactMap {
+                $0
+            }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeouts.min() ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -429,7 +508,7 @@ public final class Daemon {
                 }
             }
             if let server {
-                let incoming = server.service(descriptors[3...])
+                let incoming = server.service(descriptors[4...])
                 if !incoming.isEmpty { answer(incoming, on: server) }
                 server.reapClosing()
             }
@@ -450,7 +529,6 @@ public final class Daemon {
             )
             return
         }
-        let now = clock.now()
         let new: DaemonConfiguration
         do {
             new = try DaemonConfiguration.load(options.configurationPath)
@@ -458,7 +536,30 @@ public final class Daemon {
             logger.error("SIGHUP: configuration not reloaded, the old one stays: \(error.description)")
             return
         }
-        let newWorkers = Self.loadPlugins(new, options: options, store: store, logger: logger, current: workers)
+        // A configuration still waiting for its plugins is replaced by this one.
+        if let pending = pendingConfiguration {
+            for (name, worker) in pending.workers where workers[name] !== worker { worker.stop() }
+            pendingConfiguration = nil
+        }
+        let newWorkers = Self.loadPlugins(
+            new, options: options, store: store, logger: logger, current: workers, loads: loads)
+        let loading = newWorkers.values.filter { $0.state == .loading }.map(\.name).sorted()
+        guard loading.isEmpty else {
+            // Loaded off the loop; applied by `settleLoads` once they are.
+            pendingConfiguration = (new, newWorkers)
+            logger.notice(
+                "SIGHUP: loading \(loading.joined(separator: ", ")); the new configuration applies once loaded, the old one runs meanwhile"
+            )
+            return
+        }
+        applyConfiguration(new, workers: newWorkers)
+    }
+
+    /// Applies a configuration read at SIGHUP whose plugins have loaded (or
+    /// failed): checks its instances against them (a mistake keeps the old
+    /// configuration), then follows it as a restart would.
+    func applyConfiguration(_ new: DaemonConfiguration, workers newWorkers: [String: PluginWorker]) {
+        let now = clock.now()
         let widgets: [WidgetInstance]
         do {
             widgets = try Self.instances(of: new, workers: newWorkers)
@@ -467,21 +568,35 @@ public final class Daemon {
             logger.error("SIGHUP: configuration not reloaded, the old one stays: \(error.description)")
             return
         }
-        for (name, worker) in workers where newWorkers[name] !== worker { worker.stop() }
+        for (name, worker) in workers where newWorkers[name] !== worker {
+            worker.stop()
+            // Reloads that waited for a replaced plugin's load end now; they are retried.
+            for id in worker.waiting {
+                finish(Completion(instanceID: id, output: nil, unavailable: "plugin \(name) was reconfigured"))
+            }
+            worker.waiting = []
+        }
+        finishAll([])
+        let previous = scheduler.state
         var state = scheduler.state
         let fresh = Self.merge(widgets, into: &state, at: now, logger: logger)
         var built = ReloadScheduler(configuration: new.scheduler, state: state)
+        built.tracksTouched = true
         for widget in fresh { built.add(widget, at: now) }
         scheduler = built
+        instanceSetGeneration &+= 1
         configuration = new
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
         let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"
         let snapshot = scheduler.state
+        _ = scheduler.takeTouched()
+        // The store holds the old state (every change is committed or owed,
+        // and what is owed is written first): only the difference is written.
         if !commit(
             "the reloaded configuration",
             { tx in
-                try tx.replaceSchedulerState(snapshot)
+                try tx.replaceSchedulerState(snapshot, storedAs: previous)
                 try tx.appendEvent(time: now, instanceID: nil, kind: "configuration", message: note)
             })
         {
@@ -541,6 +656,7 @@ public final class Daemon {
             state: scheduler.state, lastSeen: reference.wall, now: now, monotonicElapsed: boot - reference.boot
         ).state
         scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
+        scheduler.tracksTouched = true
         clockWatch.accept(wall: now, boot: boot)
         let note =
             "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"

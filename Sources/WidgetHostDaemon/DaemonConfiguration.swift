@@ -188,6 +188,9 @@ public struct DaemonConfiguration: Sendable {
         }
 
         var instances: [Instance] = []
+        // Id → index, so that 100,000 instances are checked in one pass (a
+        // search per instance made the start quadratic: 80 % of a 100k start).
+        var seen: [String: Int] = [:]
         guard let list = try reader.array(top["instances"], "instances") else {
             throw reader.fail("instances", "required: an array of widget instances (it may be empty)")
         }
@@ -199,10 +202,12 @@ public struct DaemonConfiguration: Sendable {
                     "id", "plugin", "kind", "family", "app", "configuration", "visible", "usesLocation", "timeout",
                 ])
             let id = try reader.requiredString(m["id"], "\(field).id")
-            if let other = instances.first(where: { $0.id == id }) {
+            if let other = seen[id] {
                 throw reader.fail(
-                    "\(field).id", "\"\(id)\" is already the id of \(other.field); instance ids must be unique")
+                    "\(field).id",
+                    "\"\(id)\" is already the id of \(instances[other].field); instance ids must be unique")
             }
+            seen[id] = instances.count
             let plugin = try reader.requiredString(m["plugin"], "\(field).plugin")
             guard plugins.contains(where: { $0.name == plugin }) else {
                 let known = plugins.map(\.name)

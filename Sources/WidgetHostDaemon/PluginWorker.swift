@@ -9,9 +9,12 @@ import WidgetHostStore
 /// per call when the plugin cannot be forked), one at a time.
 ///
 /// Everything but ``submit(_:done:)`` and ``stop()`` is used from the
-/// daemon's loop thread only.
+/// daemon's loop thread only. Loading runs on the plugin's queue too
+/// (``beginLoad(_:)``): the loop never waits for a plugin.
 final class PluginWorker {
     enum State: String {
+        /// Being loaded on the plugin's queue; its due reloads wait (``waiting``).
+        case loading
         case loaded, failed, quarantined
     }
 
@@ -31,6 +34,9 @@ final class PluginWorker {
     /// kind's backoff. While it lasts, the kind's due reloads are not sent to
     /// the plugin: they fail at once and each instance backs off as well.
     var kindFailures: [String: (count: Int, until: Double)] = [:]
+    /// Instances whose reload was issued (committed, in flight) while the
+    /// plugin was loading: called once it has loaded, failed as unavailable if it did not.
+    var waiting: [String] = []
     private let calls: CallQueue
 
     /// Records a reload's outcome for its kind; returns the new backoff end
@@ -74,11 +80,21 @@ final class PluginWorker {
             recycling: recycling)
     }
 
-    /// Starts the plugin's fork server (which loads it once, for its
-    /// description and for the calls that follow) and reads its description.
-    func load() {
+    /// Starts loading the plugin on its queue (its warm worker or fork
+    /// server loads it once, for its description and for the calls that
+    /// follow); `done` runs there with the outcome, which the loop hands to
+    /// ``finishLoad(_:)``. Calls submitted meanwhile run after it.
+    func beginLoad(_ done: @escaping @Sendable (Result<PluginDescription, PluginFailure>) -> Void) {
         identity = PluginFileIdentity.of(path: path)
-        switch calls.prepare(dataDirectory: dataDirectory) {
+        state = .loading
+        description = nil
+        problem = nil
+        calls.prepare(dataDirectory: dataDirectory, done: done)
+    }
+
+    /// Records how a load ended (on the loop thread).
+    func finishLoad(_ result: Result<PluginDescription, PluginFailure>) {
+        switch result {
         case .success(let plugin):
             description = plugin
             state = .loaded
@@ -132,12 +148,14 @@ private final class CallQueue: @unchecked Sendable {
 
     var isolation: String { mode.withLock { $0 } }
 
-    /// Loads the plugin in a worker (or fork server) on the queue, waiting for it.
-    func prepare(dataDirectory: String) -> Result<PluginDescription, PluginFailure> {
-        queue.sync {
+    /// Loads the plugin in a worker (or fork server) on the queue; `done` runs there.
+    func prepare(
+        dataDirectory: String, done: @escaping @Sendable (Result<PluginDescription, PluginFailure>) -> Void
+    ) {
+        queue.async { [self] in
             let result = engine.prepare(dataDirectory: dataDirectory)
             mode.withLock { $0 = Self.describe(engine) }
-            return result
+            done(result)
         }
     }
 

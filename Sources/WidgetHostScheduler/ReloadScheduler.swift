@@ -30,6 +30,14 @@ public struct ReloadScheduler: Sendable {
     }
     /// Everything to persist; restore with `init(configuration:state:)`.
     public private(set) var state: SchedulerState
+    /// The ids of the instances whose state changed since the last
+    /// ``takeTouched()``, recorded while ``tracksTouched`` is on: a driver
+    /// that persists writes only these (every place that changes an instance
+    /// records it: ``touch(_:)``). Off by default, so the benchmarks and
+    /// `simulate` pay nothing for it.
+    public private(set) var touched: Set<String> = []
+    /// Whether ``touched`` is recorded (the daemon turns it on).
+    public var tracksTouched = false
     private var index: [String: Int] = [:]
     /// Per instance position: the time its next reload is due, as planned at
     /// `state.now` (never later than the truth: the free-reload cap can only
@@ -124,6 +132,19 @@ public struct ReloadScheduler: Sendable {
             index[state.instances[position].instance.id] = position
             enter(position)
         }
+        touched = []
+    }
+
+    /// Records that the instance at `p` changed (``touched``).
+    @inline(__always)
+    private mutating func touch(_ p: Int) {
+        if tracksTouched { touched.insert(state.instances[p].instance.id) }
+    }
+
+    /// The instances touched since the last call (``touched``), forgotten.
+    public mutating func takeTouched() -> Set<String> {
+        defer { touched = [] }
+        return touched
     }
 
     /// Puts the instance at `position` in the groups and queues.
@@ -233,6 +254,7 @@ public struct ReloadScheduler: Sendable {
         index[instance.id] = position
         state.instances.append(entry)
         enter(position)
+        touch(position)
         return true
     }
 
@@ -293,12 +315,14 @@ public struct ReloadScheduler: Sendable {
             guard let p = index[id], !state.instances[p].instance.isVisible else { return }
             state.instances[p].instance.isVisible = true
             state.instances[p].visibleSince = time
+            touch(p)
             replan(p)
         case .instanceHidden(let id):
             guard let p = index[id], state.instances[p].instance.isVisible else { return }
             state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
             state.instances[p].instance.isVisible = false
             state.instances[p].visibleSince = nil
+            touch(p)
             replan(p)
         case .appForeground(let app):
             state.apps[app, default: AppState()].foreground = true
@@ -311,6 +335,7 @@ public struct ReloadScheduler: Sendable {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
                     pending.charge = .free(.appForeground)
                     state.instances[p].request = pending
+                    touch(p)
                 default: break
                 }
             }
@@ -343,6 +368,7 @@ public struct ReloadScheduler: Sendable {
         case .significantLocationChange:
             for p in locationUsers where state.instances[p].locationChangeAt == nil {
                 state.instances[p].locationChangeAt = time
+                touch(p)
                 replan(p)
             }
         case .reloadTimelines(let kind, let app):
@@ -418,6 +444,7 @@ public struct ReloadScheduler: Sendable {
         // otherwise the older one stays (one reload serves both).
         if let old = state.instances[p].request, !old.isReplaced(by: new) { return }
         state.instances[p].request = new
+        touch(p)
         replan(p)
     }
 
@@ -559,7 +586,11 @@ public struct ReloadScheduler: Sendable {
     ///
     /// The arrays returned are reused by the next call when the caller has
     /// let go of them by then, so that steady-state calls allocate nothing.
-    public mutating func dueReloads(at now: Double) -> [ReloadBatch] {
+    ///
+    /// At most `limit` are issued (in the order of the instances); the
+    /// others stay due, and `nextWakeup()` is `now` until they are issued. A
+    /// driver that answers requests between calls uses it to bound its turns.
+    public mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
         observe(now)
         // A wakeup for something else (an entry change) before the coalesced
         // batch time issues nothing: every reload due by now belongs to that
@@ -581,12 +612,15 @@ public struct ReloadScheduler: Sendable {
         if batchOfGroup.count < groups.count {
             batchOfGroup.append(contentsOf: repeatElement(-1, count: groups.count - batchOfGroup.count))
         }
+        var issued = 0
         for (i, p) in due.enumerated() {
+            guard issued < limit else { break }
             let rules = self.rules
             let charge = appCharges[Int(appNumber[p])]
             guard let plan = Self.withInstance(state.instances, p, { rules.plan($0, appCharge: charge, at: now) }),
                 plan.time <= now
             else { continue }
+            issued += 1
             let decision = issue(p, plan, at: now)
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
             let g = Int(group[p])
@@ -670,6 +704,7 @@ public struct ReloadScheduler: Sendable {
         state.instances[p].lastReloadAt = now
         state.instances[p].request = nil
         state.instances[p].locationChangeAt = nil
+        touch(p)
         return decision
     }
 
@@ -678,6 +713,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
         guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
+        touch(p)
         defer {
             replan(p)
             replanEntry(p)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import WidgetHostModel
 import WidgetHostScheduler
 
@@ -47,6 +48,9 @@ public final class StateStore: Sendable {
     public let path: String?
     public let retention: EventLogRetention
     let writer: any DatabaseWriter
+    /// The quarantine entries as last read, until a transaction of this
+    /// store changes them (``quarantined()`` is asked on every `status`).
+    private let quarantineCache = Mutex<[QuarantineEntry]?>(nil)
 
     /// The migrations this build knows, in order.
     public static let knownMigrations: [String] = Schema.migrator.migrations
@@ -130,7 +134,15 @@ public final class StateStore: Sendable {
     /// Runs `body` in one write transaction: all of it is committed, or (if it
     /// throws) none of it. For a daemon change that spans several calls.
     public func transaction<T>(_ body: (StateTransaction) throws -> T) throws -> T {
-        try writer.write { db in try body(StateTransaction(db: db, retention: retention)) }
+        var changedQuarantine = false
+        defer { if changedQuarantine { quarantineCache.withLock { $0 = nil } } }
+        return try writer.write { db in
+            let tx = StateTransaction(db: db, retention: retention)
+            defer { changedQuarantine = tx.changedQuarantine }
+            let result = try body(tx)
+            try tx.finish()
+            return result
+        }
     }
 
     // MARK: Whole state
@@ -188,6 +200,13 @@ public final class StateStore: Sendable {
     /// Quarantine, the event log and the clock sample are kept.
     public func saveSchedulerState(_ state: SchedulerState) throws {
         try writer.write { db in try StateTransaction(db: db, retention: retention).replaceSchedulerState(state) }
+    }
+
+    /// Makes the stored scheduler state `state`, writing only what differs
+    /// from `stored` (what the tables hold now), in one transaction
+    /// (``StateTransaction/replaceSchedulerState(_:storedAs:)``).
+    public func saveSchedulerState(_ state: SchedulerState, storedAs stored: SchedulerState) throws {
+        try transaction { try $0.replaceSchedulerState(state, storedAs: stored) }
     }
 
     // MARK: Granular writes (each one transaction)
@@ -276,9 +295,13 @@ public final class StateStore: Sendable {
         try writer.read { db in try StateTransaction.quarantineEntry(db, file) }
     }
 
-    /// Every quarantine entry, by path.
+    /// Every quarantine entry, by path (from memory once read: this store's
+    /// writes keep it current).
     public func quarantined() throws -> [QuarantineEntry] {
-        try writer.read { db in try StateTransaction.quarantined(db) }
+        if let cached = quarantineCache.withLock({ $0 }) { return cached }
+        let entries = try writer.read { db in try StateTransaction.quarantined(db) }
+        quarantineCache.withLock { $0 = entries }
+        return entries
     }
 
     /// Lifts the quarantine of every identity of `path`; logs it.

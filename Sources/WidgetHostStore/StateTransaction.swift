@@ -8,6 +8,37 @@ import WidgetHostScheduler
 public struct StateTransaction {
     let db: Database
     let retention: EventLogRetention
+    /// What the transaction learned as it went (a reference: the struct is passed by value).
+    private let scratch = Scratch()
+
+    init(db: Database, retention: EventLogRetention) {
+        self.db = db
+        self.retention = retention
+    }
+
+    private final class Scratch {
+        /// The position of the next new instance, once counted.
+        var nextPosition: Int64?
+        /// The latest time of an event appended, so the log is pruned once at the end.
+        var latestEvent: Double?
+        /// A quarantine entry was written or deleted.
+        var quarantineChanged = false
+        /// JSON of the request triggers and charges written so far: a
+        /// `reloadTimelines` request gives hundreds of instances the same one.
+        var requestJSON: [AnyHashable: String] = [:]
+    }
+
+    /// Whether the transaction wrote or deleted a quarantine entry.
+    var changedQuarantine: Bool { scratch.quarantineChanged }
+
+    /// Ends the transaction's work: prunes the event log once if events were
+    /// appended (``StateStore/transaction(_:)`` calls it before committing).
+    func finish() throws {
+        if let time = scratch.latestEvent {
+            scratch.latestEvent = nil
+            try pruneEventLog(now: time)
+        }
+    }
 
     // MARK: JSON columns
 
@@ -17,6 +48,105 @@ public struct StateTransaction {
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The `entries` column: the same JSON as ``encode(_:)`` gives (an
+    /// array of `{"contentJSON", "date", "relevance"}` objects, read back by
+    /// `JSONDecoder`), written directly to bytes. Every completed reload
+    /// writes its timeline and Foundation's encoder was 40 % of the daemon's
+    /// loop under load (perf, docs/performance.md). A number that is not
+    /// finite (refused at the boundary, so never seen) goes through
+    /// ``encode(_:)``, which spells it as a string.
+    static func encodeEntries(_ entries: [EntryRecord]) throws -> String {
+        func finite(_ e: EntryRecord) -> Bool {
+            e.date.isFinite && (e.relevance.map { $0.score.isFinite && $0.duration.isFinite } ?? true)
+        }
+        guard entries.allSatisfy(finite) else { return try encode(entries) }
+        var out = JSONBytes(capacity: entries.reduce(2) { $0 + $1.contentJSON.utf8.count + 64 })
+        out.raw("[")
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { out.raw(",") }
+            out.raw("{\"contentJSON\":")
+            out.quote(entry.contentJSON)
+            out.raw(",\"date\":\(entry.date)")
+            if let relevance = entry.relevance {
+                out.raw(",\"relevance\":{\"duration\":\(relevance.duration),\"score\":\(relevance.score)}")
+            }
+            out.raw("}")
+        }
+        out.raw("]")
+        return out.text
+    }
+
+    /// The `inFlight` column, the same JSON as ``encode(_:)`` gives, written
+    /// directly (every issued reload writes one); the trigger and charge
+    /// through `once` (``encodeOnce(_:)``: the same few values recur).
+    static func encodeInFlight(_ flight: InFlightReload, once: (any Encodable & Hashable) throws -> String) throws
+        -> String
+    {
+        let d = flight.decision
+        let times =
+            [d.time, flight.dueSince, d.deferral?.from ?? 0, d.deferral?.until ?? 0]
+            + [d.wouldHaveBeenDeferred?.from ?? 0, d.wouldHaveBeenDeferred?.until ?? 0]
+        guard times.allSatisfy(\.isFinite) else { return try encode(flight) }
+        var out = JSONBytes(capacity: 256)
+        func deferral(_ name: String, _ value: Deferral?) {
+            guard let value else { return }
+            out.raw(",\"\(name)\":{\"cause\":")
+            out.quote(value.cause.rawValue)
+            out.raw(",\"from\":\(value.from)")
+            if let until = value.until { out.raw(",\"until\":\(until)") }
+            out.raw("}")
+        }
+        out.raw("{\"decision\":{")
+        if let allowance = d.allowance { out.raw("\"allowance\":\(allowance),") }
+        out.raw("\"attempt\":\(d.attempt),\"charge\":")
+        out.raw(try once(d.charge))
+        if let counted = d.countedInWindow { out.raw(",\"countedInWindow\":\(counted)") }
+        deferral("deferral", d.deferral)
+        out.raw(",\"instanceID\":")
+        out.quote(d.instanceID)
+        out.raw(",\"kind\":")
+        out.quote(d.kind)
+        out.raw(",\"plugin\":")
+        out.quote(d.plugin)
+        out.raw(",\"time\":\(d.time),\"trigger\":")
+        out.raw(try once(d.trigger))
+        deferral("wouldHaveBeenDeferred", d.wouldHaveBeenDeferred)
+        out.raw("},\"dueSince\":\(flight.dueSince)}")
+        return out.text
+    }
+
+    /// JSON text built as bytes (``encodeEntries(_:)``, ``encodeInFlight(_:once:)``).
+    private struct JSONBytes {
+        var bytes: [UInt8] = []
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+        /// A JSON string literal: `"`, `\\` and control characters escaped.
+        mutating func quote(_ text: String) {
+            bytes.append(UInt8(ascii: "\""))
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): raw("\\\"")
+                case UInt8(ascii: "\\"): raw("\\\\")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                case 0..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    raw("\\u00")
+                    bytes.append(hex[Int(byte >> 4)])
+                    bytes.append(hex[Int(byte & 0xF)])
+                default: bytes.append(byte)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+
+        var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, table: String, key: String) throws -> T {
@@ -44,97 +174,125 @@ public struct StateTransaction {
 
     // MARK: Instances
 
-    /// Inserts or replaces one instance with its timeline, ledger and failure.
-    public func upsert(_ s: InstanceState) throws {
-        let i = s.instance
-        let existing = try Int64.fetchOne(db, sql: "SELECT position FROM instance WHERE id = ?", arguments: [i.id])
-        let position: Int64
-        if let existing {
-            position = existing
-        } else {
-            position = (try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM instance") ?? -1) + 1
-        }
-        try write(s, position: position)
+    /// The columns of an `instance` row, in the order ``write(_:position:timeline:)`` binds them.
+    private static let instanceColumns = [
+        "id", "position", "plugin", "kind", "family", "configuration", "app", "visible", "usesLocation", "addedAt",
+        "visibleSince", "viewHour", "viewMask", "timelineReceivedAt", "policyDue", "lastReloadAt",
+        "locationChangeAt", "requestTrigger", "requestCharge", "requestedAt", "inFlight", "consecutiveFailures",
+        "backoffUntil",
+    ]
+
+    /// The upsert of an instance row; the position is kept on update.
+    private static let instanceUpsert = """
+        INSERT INTO instance (\(instanceColumns.joined(separator: ", ")))
+        VALUES (\(Array(repeating: "?", count: instanceColumns.count).joined(separator: ", ")))
+        ON CONFLICT(id) DO UPDATE SET \(instanceColumns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+        """
+
+    /// Inserts or replaces one instance with its timeline, ledger and
+    /// failure. A new instance goes after every existing one. Without
+    /// `timeline`, the stored timeline is left as it is (the caller knows it
+    /// did not change: only a completed reload changes it).
+    ///
+    /// Every statement is prepared once per connection (GRDB's statement
+    /// cache), so a transaction of many upserts (group commit) costs a few
+    /// bound executions per instance.
+    public func upsert(_ s: InstanceState, timeline: Bool = true) throws {
+        let existing = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT position FROM instance WHERE id = ?"), arguments: [s.instance.id])
+        try write(s, position: existing ?? nextPosition(), timeline: timeline)
     }
 
-    private func write(_ s: InstanceState, position: Int64) throws {
+    /// The position after every stored instance (counted once per transaction).
+    private func nextPosition() throws -> Int64 {
+        if let next = scratch.nextPosition {
+            scratch.nextPosition = next + 1
+            return next
+        }
+        let next = (try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM instance")) ?? -1) + 1
+        scratch.nextPosition = next + 1
+        return next
+    }
+
+    /// ``encode(_:)``, once per distinct value in the transaction.
+    private func encodeOnce(_ value: any Encodable & Hashable) throws -> String {
+        if let text = scratch.requestJSON[AnyHashable(value)] { return text }
+        let text = try Self.encode(value)
+        scratch.requestJSON[AnyHashable(value)] = text
+        return text
+    }
+
+    private func write(_ s: InstanceState, position: Int64, timeline writeTimeline: Bool = true) throws {
         let i = s.instance
-        let views = try Self.decode(ViewHistoryColumns.self, Self.encode(s.views), table: "instance", key: i.id)
-        let requestTrigger = try s.request.map { try Self.encode($0.trigger) }
-        let requestCharge = try s.request.map { try Self.encode($0.charge) }
-        let inFlight = try s.inFlight.map { try Self.encode($0) }
-        let scalars: [(String, (any DatabaseValueConvertible)?)] = [
-            ("id", i.id), ("position", position), ("plugin", i.plugin), ("kind", i.kind),
-            ("family", Int64(i.family.rawValue)), ("configuration", i.configuration), ("app", i.app),
-            ("visible", i.isVisible), ("usesLocation", i.usesLocation), ("addedAt", s.addedAt),
-            ("visibleSince", s.visibleSince), ("viewHour", views.hour), ("viewMask", Int64(views.mask)),
-            ("timelineReceivedAt", s.timelineReceivedAt), ("policyDue", s.policyDue),
-            ("lastReloadAt", s.lastReloadAt), ("locationChangeAt", s.locationChangeAt),
-            ("requestTrigger", requestTrigger), ("requestCharge", requestCharge),
-            ("requestedAt", s.request?.requestedAt), ("inFlight", inFlight),
-            ("consecutiveFailures", Int64(s.consecutiveFailures)), ("backoffUntil", s.backoffUntil),
+        let requestTrigger = try s.request.map { try encodeOnce($0.trigger) }
+        let requestCharge = try s.request.map { try encodeOnce($0.charge) }
+        let inFlight = try s.inFlight.map { try Self.encodeInFlight($0, once: encodeOnce) }
+        let values: [(any DatabaseValueConvertible)?] = [
+            i.id, position, i.plugin, i.kind, Int64(i.family.rawValue), i.configuration, i.app, i.isVisible,
+            i.usesLocation, s.addedAt, s.visibleSince, s.views.hour, Int64(s.views.mask), s.timelineReceivedAt,
+            s.policyDue, s.lastReloadAt, s.locationChangeAt, requestTrigger, requestCharge, s.request?.requestedAt,
+            inFlight, Int64(s.consecutiveFailures), s.backoffUntil,
         ]
-        let columns = scalars.map(\.0)
-        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        try db.execute(
-            sql: """
-                INSERT INTO instance (\(columns.joined(separator: ", ")))
-                VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
-                ON CONFLICT(id) DO UPDATE SET \(updates)
-                """,
-            arguments: StatementArguments(scalars.map { $0.1?.databaseValue ?? .null }))
+        try db.cachedStatement(sql: Self.instanceUpsert).execute(
+            arguments: StatementArguments(values.map { $0?.databaseValue ?? .null }))
 
         // The last good timeline.
-        if let timeline = s.timeline {
+        if !writeTimeline {
+        } else if let timeline = s.timeline {
             let (policy, date): (String, Double?) =
                 switch timeline.policy {
                 case .atEnd: ("atEnd", nil)
                 case .after(let d): ("after", d)
                 case .never: ("never", nil)
                 }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO timeline (instanceID, policy, policyDate, entries) VALUES (?, ?, ?, ?)
                     ON CONFLICT(instanceID) DO UPDATE SET
                       policy = excluded.policy, policyDate = excluded.policyDate, entries = excluded.entries
-                    """,
-                arguments: [i.id, policy, date, try Self.encode(timeline.entries)])
+                    """
+            ).execute(arguments: [i.id, policy, date, try Self.encodeEntries(timeline.entries)])
         } else {
-            try db.execute(sql: "DELETE FROM timeline WHERE instanceID = ?", arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM timeline WHERE instanceID = ?").execute(arguments: [i.id])
         }
 
         // The ledger: only the difference is written. The usual change is old
         // times pruned from the front and one new time at the end.
         let times = s.ledger.times
         if let first = times.first {
-            try db.execute(
-                sql: "DELETE FROM reload_ledger WHERE instanceID = ? AND time < ?", arguments: [i.id, first])
+            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ? AND time < ?")
+                .execute(arguments: [i.id, first])
         } else {
-            try db.execute(sql: "DELETE FROM reload_ledger WHERE instanceID = ?", arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ?").execute(arguments: [i.id])
         }
-        let stored = try Double.fetchAll(
-            db, sql: "SELECT time FROM reload_ledger WHERE instanceID = ? ORDER BY time, id", arguments: [i.id])
+        let stored =
+            times.isEmpty
+            ? []
+            : try Double.fetchAll(
+                db.cachedStatement(sql: "SELECT time FROM reload_ledger WHERE instanceID = ? ORDER BY time, id"),
+                arguments: [i.id])
         var toInsert = times[...]
         if stored.count <= times.count && Array(times.prefix(stored.count)) == stored {
             toInsert = times.dropFirst(stored.count)
         } else {
-            try db.execute(sql: "DELETE FROM reload_ledger WHERE instanceID = ?", arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ?").execute(arguments: [i.id])
         }
         for time in toInsert {
-            try db.execute(sql: "INSERT INTO reload_ledger (instanceID, time) VALUES (?, ?)", arguments: [i.id, time])
+            try db.cachedStatement(sql: "INSERT INTO reload_ledger (instanceID, time) VALUES (?, ?)")
+                .execute(arguments: [i.id, time])
         }
 
         // The current failure streak.
         if let f = s.lastFailure {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO failure (instanceID, time, reason, consecutive, retryAt) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT(instanceID) DO UPDATE SET time = excluded.time, reason = excluded.reason,
                       consecutive = excluded.consecutive, retryAt = excluded.retryAt
-                    """,
-                arguments: [i.id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
+                    """
+            ).execute(arguments: [i.id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
         } else {
-            try db.execute(sql: "DELETE FROM failure WHERE instanceID = ?", arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM failure WHERE instanceID = ?").execute(arguments: [i.id])
         }
     }
 
@@ -177,9 +335,36 @@ public struct StateTransaction {
     /// Replaces everything the scheduler state covers.
     public func replaceSchedulerState(_ state: SchedulerState) throws {
         try db.execute(sql: "DELETE FROM instance")
-        for (position, instance) in state.instances.enumerated() { try write(instance, position: Int64(position)) }
+        for (position, instance) in state.instances.enumerated() {
+            try write(instance, position: Int64(position))
+        }
+        scratch.nextPosition = Int64(state.instances.count)
         try replaceFreeLedger(state.freeLedger)
         try replaceApps(state.apps)
+        if let now = state.now {
+            try setMeta("schedulerNow", "\(now)")
+        } else {
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'schedulerNow'")
+        }
+    }
+
+    /// Makes the stored scheduler state `state`, given that the tables hold
+    /// `stored` (as ``StateStore/loadSchedulerState()`` read them): only the
+    /// instances that differ are written and the ones gone removed, so a
+    /// start that changed nothing writes almost nothing. New instances go
+    /// after the stored ones; the order of the others is kept.
+    public func replaceSchedulerState(_ state: SchedulerState, storedAs stored: SchedulerState) throws {
+        var previous: [String: InstanceState] = Dictionary(minimumCapacity: stored.instances.count)
+        for s in stored.instances { previous[s.instance.id] = s }
+        var kept = Set<String>()
+        kept.reserveCapacity(state.instances.count)
+        for s in state.instances {
+            kept.insert(s.instance.id)
+            if previous[s.instance.id] != s { try upsert(s, timeline: previous[s.instance.id]?.timeline != s.timeline) }
+        }
+        for id in previous.keys where !kept.contains(id) { try removeInstance(id) }
+        try replaceFreeLedger(state.freeLedger)
+        if state.apps != stored.apps { try replaceApps(state.apps) }
         if let now = state.now {
             try setMeta("schedulerNow", "\(now)")
         } else {
@@ -405,6 +590,7 @@ public struct StateTransaction {
     public func quarantine(_ file: PluginFileIdentity, reason: String, crashCount: Int, at time: Double) throws
         -> QuarantineEntry
     {
+        scratch.quarantineChanged = true
         let previous = try Self.quarantineEntry(db, file)
         try db.execute(
             sql: "DELETE FROM quarantine WHERE path = ? AND NOT (size = ? AND mtime = ?)",
@@ -423,6 +609,7 @@ public struct StateTransaction {
 
     @discardableResult
     public func unquarantine(path: String) throws -> Bool {
+        scratch.quarantineChanged = true
         try db.execute(sql: "DELETE FROM quarantine WHERE path = ?", arguments: [path])
         return db.changesCount > 0
     }
@@ -450,13 +637,12 @@ public struct StateTransaction {
 
     // MARK: Event log
 
-    /// Appends an event, then prunes to the retention bound (age measured
-    /// from this event's time).
+    /// Appends an event; the log is pruned to the retention bound (age
+    /// measured from the latest event's time) once, at the end of the transaction.
     public func appendEvent(time: Double, instanceID: String?, kind: String, message: String) throws {
-        try db.execute(
-            sql: "INSERT INTO event_log (time, instanceID, kind, message) VALUES (?, ?, ?, ?)",
-            arguments: [time, instanceID, kind, message])
-        try pruneEventLog(now: time)
+        try db.cachedStatement(sql: "INSERT INTO event_log (time, instanceID, kind, message) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [time, instanceID, kind, message])
+        scratch.latestEvent = max(scratch.latestEvent ?? time, time)
     }
 
     /// Deletes events beyond the newest `maximumRows` and those older than
