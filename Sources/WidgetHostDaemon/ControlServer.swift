@@ -408,7 +408,7 @@ final class ControlServer {
             switch ended {
             case .overflow:
                 message =
-                    "the watch fell more than \(EventLog.maximumQueued) events behind and was ended; reconnect with the last id seen"
+                    "the watch fell more than \(watch.subscription.maximumQueued) events behind and was ended; reconnect with the last id seen"
                 logger.warning("ended the watch of the control client pid \(connection.pid): it fell behind")
             case .cancelled: message = "the watch was ended"
             case .storage(let detail): message = "the event log cannot be read (\(detail)); reconnect later"

@@ -29,8 +29,8 @@ import WidgetHostStore
 /// instead of holding the daemon's memory: a slow consumer never slows the
 /// loop, it loses its stream and resumes with its last id.
 public final class EventLog: Sendable {
-    /// Events a subscription may hold untaken before it is ended.
-    public static let maximumQueued = 20_000
+    /// Events a subscription may hold untaken before it is ended (20,000 by default).
+    public let maximumQueued: Int
     let store: StateStore
     private let state: Mutex<State>
 
@@ -41,8 +41,9 @@ public final class EventLog: Sendable {
     }
 
     /// A log over `store`'s events; what is stored now counts as published.
-    init(store: StateStore) {
+    init(store: StateStore, maximumQueued: Int = 20_000) {
         self.store = store
+        self.maximumQueued = maximumQueued
         self.state = Mutex(State(published: (try? store.eventLogWindow().newestID) ?? 0))
     }
 
@@ -149,6 +150,9 @@ public final class EventSubscription: Sendable {
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
 
+    /// Events it may hold untaken before it ends (``Ended/overflow``).
+    public var maximumQueued: Int { log.maximumQueued }
+
     /// Why a subscription ended.
     public enum Ended: Error, Sendable, Hashable {
         /// The consumer left more than ``EventLog/maximumQueued`` events untaken.
@@ -189,7 +193,7 @@ public final class EventSubscription: Sendable {
         let overflowed = queue.withLock { queue -> Bool in
             guard queue.ended == nil else { return false }
             queue.live += events.filter { $0.id > queue.floor && wanted($0) }
-            if queue.live.count > EventLog.maximumQueued {
+            if queue.live.count > log.maximumQueued {
                 queue.live = []
                 queue.ended = .overflow
                 return true
