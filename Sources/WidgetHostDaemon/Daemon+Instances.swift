@@ -380,20 +380,11 @@ extension Daemon {
         detail.consecutiveFailures = s.consecutiveFailures
         detail.inFlight = s.inFlight != nil
         detail.relevance = scheduler.relevanceScore(of: id, at: now)
-        let stack = stackRanks(at: now, family: s.instance.family)
-        detail.stackRank = stack.ranks[id] ?? 1
-        detail.stackSize = stack.size
+        let stack = stackRanks(at: now)[id]
+        detail.stackRank = stack?.rank ?? 1
+        detail.stackSize = stack?.size ?? 1
         detail.unavailable = unavailability(of: s.instance.plugin)
         return detail
-    }
-
-    /// The place of each instance of `family` in its stack by relevance (1: on top).
-    func stackRanks(at now: Double, family: WidgetFamily) -> (ranks: [String: Int], size: Int) {
-        let members = scheduler.state.instances.filter { $0.instance.family == family }.map(\.instance.id)
-        let ordered = RelevanceOrder.sorted(members) { scheduler.relevanceScore(of: $0, at: now) }
-        var ranks: [String: Int] = [:]
-        for (index, id) in ordered.enumerated() { ranks[id] = index + 1 }
-        return (ranks, members.count)
     }
 }
 

@@ -231,7 +231,9 @@ extension Daemon {
             }
         case .status:
             switch status(at: now, limit: request.limit, after: request.after, only: request.instances) {
-            case .success(let status): response.status = status
+            case .success(var status):
+                decorate(&status, at: now)
+                response.status = status
             case .failure(let error): return fail(error.code, error.message)
             }
         case .explain:
