@@ -50,6 +50,8 @@ public enum WatchEventType: String, Sendable, Hashable, Codable, CaseIterable {
     case instanceRemoved = "instance-removed"
     /// Changed at run time.
     case instanceUpdated = "instance-updated"
+    /// A push arrived for a kind (accepted): `kind`; its instances' reloads follow with reason `push`.
+    case push
     /// The order of a stack (a family) by relevance changed: `family`, `order` (top first, at most 10).
     case stack
     /// A `reload` request (WidgetCenter), an `event`, a `view`.

@@ -242,6 +242,7 @@ extension Daemon {
         case .appIntent: "appIntent"
         case .systemChange(let change): "systemChange(\(change.rawValue))"
         case .significantLocationChange: "significantLocationChange"
+        case .push: "push"
         }
     }
 
