@@ -28,8 +28,10 @@ extension Daemon {
     /// The ranks of a stack by the scores the event stream last published
     /// (each instance's score is refreshed at its `timeline` and `entry`
     /// events), cached until they change.
-    func cachedRanks(of family: WidgetFamily) -> (ranks: [String: Int], size: Int) {
-        if let cached = watch.ranks[family] { return cached }
+    /// An instance the cache does not know (placed by a SIGHUP or a restart
+    /// of the stack since) makes it again.
+    func cachedRanks(of family: WidgetFamily, with id: String) -> (ranks: [String: Int], size: Int) {
+        if let cached = watch.ranks[family], cached.ranks[id] != nil { return cached }
         if !watch.primed {
             for (id, place) in stackRanks(at: clock.now()) { watch.scores[id] = place.score }
         }
@@ -55,12 +57,12 @@ extension Daemon {
             status.instances[index].origin = (instances[id]?.origin ?? .configuration).rawValue
             status.instances[index].stack = status.instances[index].family
             status.instances[index].relevance = scheduler.relevanceScore(of: id, at: now)
-            status.instances[index].stackRank = cachedRanks(of: family).ranks[id]
+            status.instances[index].stackRank = cachedRanks(of: family, with: id).ranks[id]
             places[status.instances[index].family, default: []].append(index)
         }
         let page = status.instances
         for indices in places.values {
-            let ordered = indices.map { page[$0] }.sorted { ($0.stackRank ?? 0) < ($1.stackRank ?? 0) }
+            let ordered = indices.map { page[$0] }.sorted { ($0.stackRank ?? .max) < ($1.stackRank ?? .max) }
             for (index, instance) in zip(indices, ordered) { status.instances[index] = instance }
         }
     }

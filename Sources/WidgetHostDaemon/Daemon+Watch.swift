@@ -132,6 +132,11 @@ extension Daemon {
             watch.committed = false
             var touched: Set<WidgetFamily> = []
             for event in events.publishCommitted() {
+                if event.type == WatchEventType.configuration.rawValue {
+                    // SIGHUP placed and removed instances without events of their own.
+                    watch.ranks = [:]
+                    touched.formUnion(WidgetFamily.allCases)
+                }
                 guard let id = event.instance else { continue }
                 switch WatchEventType(rawValue: event.type) {
                 case .timeline?, .instanceAdded?, .instanceUpdated?, .entry?:
