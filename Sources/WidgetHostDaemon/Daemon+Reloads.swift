@@ -23,7 +23,7 @@ extension Daemon {
             for decision in decisions {
                 try tx.appendEvent(
                     time: decision.time, instanceID: decision.instanceID, kind: "reload",
-                    message: decision.description)
+                    message: decision.description, data: watchDetails(of: decision))
             }
         }
         guard stored else {
@@ -164,7 +164,9 @@ extension Daemon {
             try tx.observe(now)
             try tx.recordClockSample(sample)
             for entry in batch {
-                try tx.appendEvent(time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message)
+                try tx.appendEvent(
+                    time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message,
+                    data: watchDetails(ofCompletion: entry.instanceID))
             }
         }
         if !stored { storage.dirty.formUnion(ids) }
@@ -304,7 +306,10 @@ extension Daemon {
     /// Commits what the requests changed (the instances they touched, the
     /// apps and the free ledger when they differ), with one event-log line
     /// per request, in one transaction. The caller undoes on false.
-    func commitChanges(at now: Double, events: [(kind: String, message: String)]) -> Bool {
+    func commitChanges(
+        at now: Double, events: [(kind: String, message: String)],
+        also writes: [(StateTransaction) throws -> Void] = []
+    ) -> Bool {
         let touched = changes.touched
         changes = PendingChanges()
         let stored = commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
@@ -315,6 +320,7 @@ extension Daemon {
             for event in events {
                 try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
             }
+            for write in writes { try write(tx) }
         }
         if !stored { storage.dirty.formUnion(touched) }
         return stored

@@ -85,6 +85,7 @@ extension Daemon {
         changedTimelines.subtract(timelines)
         persisted = (freeLedger, apps)
         if owedAll { storage.dirtyAll = false }
+        watch.committed = true
         if let fault = storage.fault {
             let down = Timestamp.duration(max(0, clock.now() - storage.since))
             storage.fault = nil

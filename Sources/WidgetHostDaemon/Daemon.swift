@@ -89,6 +89,12 @@ public final class Daemon {
     var usage: InstanceUse?
     /// Instance id → position in the scheduler's order (``position(of:)`` checks and rebuilds it).
     var positions: [String: Int] = [:]
+    /// The event stream (`watch`, and in-process subscribers such as the web dashboard).
+    public private(set) lazy var events = EventLog(store: store)
+    /// What the loop keeps for the event stream (``serviceWatch()``).
+    var watch = WatchState()
+    /// Each kind's push token, once read from the state database (``pushTokens()``).
+    var pushTokenCache: [String: String]?
     /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
     var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32
@@ -146,7 +152,7 @@ public final class Daemon {
     /// instances against the plugins, and reconciles the stored state with
     /// the clock and the configuration. Does not listen yet: ``run()`` does.
     public static func start(options: DaemonOptions, logger: Logger) throws(DaemonError) -> Daemon {
-        let configuration: DaemonConfiguration
+        var configuration: DaemonConfiguration
         do {
             configuration = try DaemonConfiguration.load(options.configurationPath)
         } catch {
@@ -190,6 +196,7 @@ public final class Daemon {
         let loads = try Mailbox<PluginLoad>()
         let workers = loadPlugins(configuration, options: options, store: store, logger: logger, loads: loads)
         awaitLoads(of: workers, from: loads, logger: logger)
+        let shadowed = addRuntimeInstances(to: &configuration, store: store, workers: workers, logger: logger)
         let widgets = try instances(of: configuration, workers: workers)
 
         // The stored state, reconciled with the clock, then with the configuration.
@@ -226,6 +233,7 @@ public final class Daemon {
             // written (a start with 100,000 unchanged instances writes none).
             try store.saveSchedulerState(built.state, storedAs: stored)
             _ = built.takeTouched()
+            try store.transaction { tx in for id in shadowed { try tx.removeRuntimeInstance(id) } }
             try store.recordClockSample(sample)
             try store.appendEvent(
                 time: now, kind: "start",
@@ -455,6 +463,7 @@ public final class Daemon {
             }
             retryStorageIfDue()
             if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
+            serviceWatch()
 
             // Sleep until the next due event: no timer at all when nothing is
             // scheduled, nor while the store takes no writes (reloads are
@@ -558,8 +567,10 @@ public final class Daemon {
     /// Applies a configuration read at SIGHUP whose plugins have loaded (or
     /// failed): checks its instances against them (a mistake keeps the old
     /// configuration), then follows it as a restart would.
-    func applyConfiguration(_ new: DaemonConfiguration, workers newWorkers: [String: PluginWorker]) {
+    func applyConfiguration(_ configured: DaemonConfiguration, workers newWorkers: [String: PluginWorker]) {
         let now = clock.now()
+        var new = configured
+        let shadowed = Self.addRuntimeInstances(to: &new, store: store, workers: newWorkers, logger: logger)
         let widgets: [WidgetInstance]
         do {
             widgets = try Self.instances(of: new, workers: newWorkers)
@@ -597,6 +608,7 @@ public final class Daemon {
             "the reloaded configuration",
             { tx in
                 try tx.replaceSchedulerState(snapshot, storedAs: previous)
+                for id in shadowed { try tx.removeRuntimeInstance(id) }
                 try tx.appendEvent(time: now, instanceID: nil, kind: "configuration", message: note)
             })
         {

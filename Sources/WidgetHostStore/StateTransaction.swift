@@ -639,9 +639,14 @@ public struct StateTransaction {
 
     /// Appends an event; the log is pruned to the retention bound (age
     /// measured from the latest event's time) once, at the end of the transaction.
-    public func appendEvent(time: Double, instanceID: String?, kind: String, message: String) throws {
-        try db.cachedStatement(sql: "INSERT INTO event_log (time, instanceID, kind, message) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [time, instanceID, kind, message])
+    /// `data`: the event's structured details for the watch stream (a JSON object), if any.
+    public func appendEvent(time: Double, instanceID: String?, kind: String, message: String, data: String? = nil)
+        throws
+    {
+        try db.cachedStatement(
+            sql: "INSERT INTO event_log (time, instanceID, kind, message, data) VALUES (?, ?, ?, ?, ?)"
+        )
+        .execute(arguments: [time, instanceID, kind, message, data])
         scratch.latestEvent = max(scratch.latestEvent ?? time, time)
     }
 
