@@ -22,7 +22,7 @@ struct BrowserTests {
         }
         for directory in directories {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: directory + "/" + name, contents: png)
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: png)
         }
     }
 
@@ -147,7 +147,7 @@ struct BrowserTests {
                 of: "<meta http-equiv=\"Content-Security-Policy\" content=\"\(EntryRenderer.framePolicy)\">", with: "")
             #expect(unprotected != rendered.document)
             let controlPage = directory + "/unprotected.html"
-            FileManager.default.createFile(atPath: controlPage, contents: Data(unprotected.utf8))
+            _ = FileManager.default.createFile(atPath: controlPage, contents: Data(unprotected.utf8))
             try await browser.open("file://" + controlPage)
             var reached = false
             for _ in 0..<120 where !reached {

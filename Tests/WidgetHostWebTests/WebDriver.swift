@@ -161,7 +161,7 @@ final class Canary {
     init(directory: String) throws {
         port = Int.random(in: 45_001...55_000)
         log = directory + "/canary-\(port).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", "-u", "-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", directory,
