@@ -114,7 +114,9 @@ let package = Package(
         // The control protocol (JSON lines over a Unix socket) and its client.
         .target(
             name: "WidgetHostControl",
-            dependencies: ["CWidgetHostSupport", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: [
+                "CWidgetHostSupport", "WidgetHostModel", .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: strictSwift
         ),
         // WidgetCenter for apps: reloadTimelines(ofKind:), reloadAllTimelines(),

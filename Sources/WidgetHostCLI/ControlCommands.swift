@@ -30,7 +30,8 @@ struct SocketOption: ParsableArguments {
         }
         if let error = response.error {
             switch error.code {
-            case .badArgument, .unknownInstance, .unknownKind, .unknownPlugin: throw UsageError(error.message)
+            case .badArgument, .unknownInstance, .unknownKind, .unknownPlugin, .instanceExists, .configuredInstance:
+                throw UsageError(error.message + (error.field.map { " (field \($0))" } ?? ""))
             default:
                 FileHandleOutput.standardError("error: \(error)\n")
                 throw ExitCode(1)

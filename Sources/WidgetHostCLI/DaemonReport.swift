@@ -38,6 +38,10 @@ enum DaemonReport {
         for instance in status.instances {
             lines.append(
                 "  \(instance.id)  \(instance.plugin) \(instance.kind) \(instance.family)  app=\(instance.app)  \(instance.visible ? "visible" : "hidden")"
+                    + (instance.origin == "runtime" ? "  (placed at run time)" : "")
+                    + (instance.relevance.map {
+                        $0 > 0 ? "  relevance \($0), #\(instance.stackRank ?? 1) of its stack" : ""
+                    } ?? "")
             )
             if full, let content = instance.content {
                 lines.append(

@@ -210,36 +210,3 @@ enum JSONReport {
         return String(decoding: data, as: UTF8.self)
     }
 }
-
-extension JSONValue: Encodable {
-    public func encode(to encoder: any Encoder) throws {
-        switch self {
-        case .null:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
-        case .bool(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .number(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .string(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .array(let items):
-            var container = encoder.unkeyedContainer()
-            for item in items { try container.encode(item) }
-        case .object(let members):
-            var container = encoder.container(keyedBy: DynamicKey.self)
-            for (name, value) in members { try container.encode(value, forKey: DynamicKey(name)) }
-        }
-    }
-
-    private struct DynamicKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ name: String) { stringValue = name }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-}

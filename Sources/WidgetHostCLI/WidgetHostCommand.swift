@@ -29,7 +29,8 @@ public struct WidgetHostCommand: ParsableCommand {
             LoadCommand.self, PlaceholderCommand.self, SnapshotCommand.self, TimelineCommand.self, SimulateCommand.self,
             SandboxCheckCommand.self, BenchCommand.self, RunCommand.self, ReloadCommand.self, EventCommand.self,
             ViewCommand.self, StatusCommand.self, ExplainCommand.self, ConfigurationsCommand.self,
-            UnquarantineCommand.self, NewCommand.self, PreviewCommand.self,
+            UnquarantineCommand.self, NewCommand.self, WatchCommand.self, AddCommand.self, UpdateCommand.self,
+            RemoveCommand.self, ShowCommand.self, PreviewCommand.self,
         ]
     )
 

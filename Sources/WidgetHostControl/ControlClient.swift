@@ -48,5 +48,33 @@ public struct ControlClient: Sendable {
         }
     }
 
+    /// Starts watching the daemon's events on this connection (which then
+    /// carries events only): returns the first answer (``ControlResponse/watch``,
+    /// or an error); read the events with ``nextLine()``.
+    ///
+    /// ```swift
+    /// var client = try ControlClient.connect()
+    /// let start = try client.watch(after: lastSeen)
+    /// while let line = try client.nextLine(), let event = line.event { print(event.id, event.type) }
+    /// ```
+    public mutating func watch(after lastEventID: Int64? = nil, instances: [String]? = nil)
+        throws(ControlSocketError) -> ControlResponse
+    {
+        var request = ControlRequest(.watch)
+        request.lastEventId = lastEventID
+        request.instances = instances
+        return try send(request)
+    }
+
+    /// The next line the daemon sends (an event of a watch); nil when it closed the connection.
+    public mutating func nextLine() throws(ControlSocketError) -> ControlResponse? {
+        guard let line = try socket.readLine() else { return nil }
+        do {
+            return try ControlCoding.decode(ControlResponse.self, from: line)
+        } catch {
+            throw .malformedResponse(String(decoding: line.prefix(200), as: UTF8.self))
+        }
+    }
+
     public func close() { socket.close() }
 }

@@ -1,3 +1,5 @@
+import WidgetHostModel
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -11,13 +13,21 @@
 /// docs/control-protocol.md.
 ///
 /// ```text
-/// → {"v":1,"id":1,"op":"reload","kind":"org.example.weather","app":"weather"}
-/// ← {"v":1,"id":1,"ok":true,"scheduled":["kitchen","desk"]}
+/// → {"v":2,"id":1,"op":"reload","kind":"org.example.weather","app":"weather"}
+/// ← {"v":2,"id":1,"ok":true,"scheduled":["kitchen","desk"]}
 /// ```
+///
+/// Version 2 adds `watch` (a stream of events on its connection),
+/// `instances.add` / `instances.remove` / `instances.update` and
+/// `instance`. A request says its version in `v`; the answer carries the
+/// same `v`, so a version-1 client sees version-1 lines (with fields it
+/// does not know, which it ignores).
 public enum ControlProtocol {
-    /// The protocol version this build speaks. A request with another `v`
-    /// gets an `unsupported-version` error naming the versions supported.
-    public static let version = 1
+    /// The newest protocol version this build speaks (what its clients send).
+    public static let version = 2
+    /// Every version this build answers. A request with another `v` gets an
+    /// `unsupported-version` error naming these.
+    public static let supportedVersions = [1, 2]
     /// The longest request or response line, in bytes (newline included).
     public static let maximumLineBytes = 4 << 20
     /// Instances in a `status` page when the request gives no `limit`.
@@ -45,6 +55,24 @@ public enum ControlOperation: String, Sendable, Hashable, Codable, CaseIterable 
     case configurations
     /// Clears the quarantine of a plugin file (`path`).
     case unquarantine
+    /// v2: the event stream (``WatchEvent``), resumable after `lastEventId`.
+    case watch
+    /// v2: one instance in full (`instance`): ``InstanceDetail``.
+    case instance
+    /// v2: places a widget at run time (`widget`): a free `instanceAdded` reload.
+    case instancesAdd = "instances.add"
+    /// v2: removes a widget placed at run time (`instance`).
+    case instancesRemove = "instances.remove"
+    /// v2: changes a widget placed at run time (`widget`, its `id` and the fields to change).
+    case instancesUpdate = "instances.update"
+
+    /// The protocol version that introduced the operation.
+    public var since: Int {
+        switch self {
+        case .hello, .reload, .event, .view, .status, .explain, .configurations, .unquarantine: 1
+        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate: 2
+        }
+    }
 }
 
 /// The events of `widgethost event` and of the `event` operation.
@@ -92,8 +120,16 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     public var limit: Int?
     /// `status`: continue after this cursor (`status.nextCursor` of the previous page).
     public var after: String?
-    /// `status`: only these instances.
+    /// `status`: only these instances. `watch`: only the events of these
+    /// instances (and none of the host's own).
     public var instances: [String]?
+    /// `watch`: the id of the last event the client saw; the stream starts
+    /// after it (SSE's `Last-Event-ID`). Absent: only new events.
+    public var lastEventId: Int64?
+    /// `instances.add`, `instances.update`: the widget.
+    public var widget: InstanceSpec?
+    /// `push`: the kind's push token (``PluginStatus/pushTokens``).
+    public var pushToken: String?
 
     public init(
         _ operation: ControlOperation, id: Int? = nil, kind: String? = nil, app: String? = nil,
@@ -138,6 +174,13 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable {
     case storageUnavailable = "storage-unavailable"
     /// The daemon holds as many connections as it takes: retry later.
     case tooManyConnections = "too-many-connections"
+    /// `instances.add`: an instance with this id exists.
+    case instanceExists = "instance-exists"
+    /// `instances.update`/`remove` of an instance from the configuration file:
+    /// edit the file and send SIGHUP instead.
+    case configuredInstance = "configured-instance"
+    /// `push`: the token is not the kind's.
+    case badPushToken = "bad-push-token"
     case internalError = "internal-error"
 }
 
@@ -145,9 +188,13 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable {
 public struct ControlErrorBody: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     public var code: ControlErrorCode
     public var message: String
-    public init(_ code: ControlErrorCode, _ message: String) {
+    /// The request field at fault, when one is (`widget.family`,
+    /// `widget.configuration.city`, `lastEventId`).
+    public var field: String?
+    public init(_ code: ControlErrorCode, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
+        self.field = field
     }
     public var description: String { "\(message) [\(code.rawValue)]" }
 }
@@ -170,6 +217,12 @@ public struct ControlResponse: Sendable, Hashable, Codable {
     public var configurations: [WidgetConfiguration]?
     /// A sentence for people (`event`, `view`, `unquarantine`).
     public var message: String?
+    /// `instance`, `instances.add`, `instances.update`.
+    public var instance: InstanceDetail?
+    /// `watch`: where the stream starts (the first line only).
+    public var watch: WatchStart?
+    /// `watch`: one event (every line after the first).
+    public var event: WatchEvent?
 
     public init(id: Int?, ok: Bool = true) {
         self.v = ControlProtocol.version
@@ -178,9 +231,11 @@ public struct ControlResponse: Sendable, Hashable, Codable {
     }
 
     /// A failed response.
-    public static func failure(id: Int?, _ code: ControlErrorCode, _ message: String) -> ControlResponse {
+    public static func failure(id: Int?, _ code: ControlErrorCode, _ message: String, field: String? = nil)
+        -> ControlResponse
+    {
         var response = ControlResponse(id: id, ok: false)
-        response.error = ControlErrorBody(code, message)
+        response.error = ControlErrorBody(code, message, field: field)
         return response
     }
 }

@@ -40,6 +40,8 @@ public struct PluginStatus: Sendable, Hashable, Codable {
     public var crashes: Int
     /// When a kind's backoff after repeated failures ends, per kind.
     public var backoffUntil: [String: Double]
+    /// v2: the per-installation push token of each kind that has one (`push`).
+    public var pushTokens: [String: String]?
 
     public init(
         name: String, path: String, state: String, identifier: String? = nil, version: String? = nil,
@@ -91,6 +93,13 @@ public struct InstanceStatus: Sendable, Hashable, Codable {
     public var consecutiveFailures: Int
     /// Why the instance cannot reload (its plugin failed to load or is quarantined).
     public var unavailable: String?
+    /// v2: `configuration` (the configuration file) or `runtime` (`instances.add`).
+    public var origin: String?
+    /// v2: the relevance score in force now (0 without one).
+    public var relevance: Double?
+    /// v2: the instance's stack (`app/family`) and its place in it by relevance (1: on top).
+    public var stack: String?
+    public var stackRank: Int?
 
     public init(
         id: String, plugin: String, kind: String, family: String, app: String, visible: Bool, shows: String?,

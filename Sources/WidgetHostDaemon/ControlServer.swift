@@ -57,6 +57,8 @@ final class ControlServer {
         var lastDrained: Double = 0
         /// The client ended its input: closed once its answers are out.
         var closing = false
+        /// After `watch`: the events this connection streams, and the request's id and version.
+        var watch: (subscription: EventSubscription, id: Int?, version: Int)?
         init(descriptor: Int32, uid: uid_t, pid: pid_t) {
             self.descriptor = descriptor
             self.uid = uid
@@ -350,7 +352,72 @@ final class ControlServer {
 
     private func drop(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.descriptor) != nil else { return }
+        connection.watch?.subscription.cancel()
         Glibc.close(connection.descriptor)
+    }
+
+    // MARK: Watch
+
+    /// Output a watching connection may hold before its events wait in its
+    /// subscription instead (which ends it when too many wait).
+    static let watchOutputBytes = 256 << 10
+
+    /// Makes the connection stream `subscription`'s events (after the
+    /// answer already queued). False when the connection is gone.
+    func watch(_ descriptor: Int32, _ subscription: EventSubscription, id: Int?, version: Int) -> Bool {
+        guard let connection = connections[descriptor] else { return false }
+        connection.watch = (subscription, id, version)
+        return true
+    }
+
+    /// Whether the connection streams events (it takes no more requests).
+    func isWatching(_ descriptor: Int32) -> Bool { connections[descriptor]?.watch != nil }
+
+    /// Watching connections.
+    var watcherCount: Int { connections.values.count { $0.watch != nil } }
+
+    /// Moves the waiting events of each watching connection to its output,
+    /// while that holds less than ``watchOutputBytes``: never blocks, never
+    /// buffers more for a client that does not read (its events wait in its
+    /// subscription, bounded, and its output's stall limit applies). A
+    /// subscription that ended gets a last error line, then the connection closes.
+    func deliverWatchEvents() {
+        for connection in connections.values {
+            guard let watch = connection.watch, !connection.closing else { continue }
+            while connection.pending < Self.watchOutputBytes {
+                let events = watch.subscription.take(limit: 256)
+                if events.isEmpty { break }
+                var bytes: [UInt8] = []
+                for event in events {
+                    var line = ControlResponse(id: watch.id)
+                    line.v = watch.version
+                    line.event = event
+                    if let encoded = try? ControlCoding.encode(line) { bytes += encoded }
+                }
+                if connection.pending == 0 {
+                    connection.output = bytes
+                    connection.written = 0
+                    connection.lastDrained = wh_monotonic_seconds()
+                } else {
+                    connection.output += bytes
+                }
+                guard flush(connection) else { break }
+            }
+            guard connections[connection.descriptor] != nil, let ended = watch.subscription.ended else { continue }
+            let message: String
+            switch ended {
+            case .overflow:
+                message =
+                    "the watch fell more than \(watch.subscription.maximumQueued) events behind and was ended; reconnect with the last id seen"
+                logger.warning("ended the watch of the control client pid \(connection.pid): it fell behind")
+            case .cancelled: message = "the watch was ended"
+            case .storage(let detail): message = "the event log cannot be read (\(detail)); reconnect later"
+            }
+            var line = ControlResponse.failure(id: watch.id, .internalError, message)
+            line.v = watch.version
+            reply(to: connection.descriptor, with: line)
+            connection.closing = true
+        }
     }
 
     /// Stops accepting (shutdown); connections already open are still answered.
@@ -366,6 +433,7 @@ final class ControlServer {
         stopListening()
         for connection in connections.values {
             _ = flush(connection)
+            connection.watch?.subscription.cancel()
             Glibc.close(connection.descriptor)
         }
         connections.removeAll()

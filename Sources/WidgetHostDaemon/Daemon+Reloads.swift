@@ -25,7 +25,7 @@ extension Daemon {
             for decision in decisions {
                 try tx.appendEvent(
                     time: decision.time, instanceID: decision.instanceID, kind: "reload",
-                    message: decision.description)
+                    message: decision.description, data: watchDetails(of: decision))
             }
         }
         guard stored else {
@@ -102,7 +102,9 @@ extension Daemon {
             try tx.observe(now)
             try tx.recordClockSample(sample)
             for entry in batch {
-                try tx.appendEvent(time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message)
+                try tx.appendEvent(
+                    time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message,
+                    data: watchDetails(ofCompletion: entry.instanceID))
             }
         }
         if !stored { storage.dirty.formUnion(ids) }
@@ -216,9 +218,10 @@ extension Daemon {
 
     /// Commits the instances, apps and free ledger that differ from `before`,
     /// with one event-log line per change, in one transaction.
-    func commitChanges(since before: SchedulerState, at now: Double, events: [(kind: String, message: String)])
-        -> Bool
-    {
+    func commitChanges(
+        since before: SchedulerState, at now: Double, events: [(kind: String, message: String)],
+        also writes: [(StateTransaction) throws -> Void] = []
+    ) -> Bool {
         let after = scheduler.state
         let changed = changedInstances(since: before)
         return commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
@@ -229,6 +232,7 @@ extension Daemon {
             for event in events {
                 try tx.appendEvent(time: now, instanceID: nil, kind: event.kind, message: event.message)
             }
+            for write in writes { try write(tx) }
         }
     }
 }

@@ -10,6 +10,10 @@ import WidgetHostStore
 /// The changes made by the requests of one turn of the loop, committed together.
 struct RequestBatch {
     var events: [(kind: String, message: String)] = []
+    /// Further writes of the batch's requests (runtime instances and their events).
+    var writes: [(StateTransaction) throws -> Void] = []
+    /// Changes so far (events and writes), to tell which requests changed something.
+    var count: Int { events.count + writes.count }
 }
 
 extension Daemon {
@@ -21,18 +25,24 @@ extension Daemon {
     /// `storage-unavailable`.
     func answer(_ incoming: [ControlServer.Incoming], on server: ControlServer) {
         let saved = scheduler
+        let savedConfiguration = configuration
+        let savedInstances = instances
         let before = scheduler.state
         requestBatch = RequestBatch()
         var answers: [(connection: Int32, response: ControlResponse, changed: Bool)] = []
         for request in incoming {
-            let changes = requestBatch?.events.count ?? 0
+            let changes = requestBatch?.count ?? 0
             let response = respond(to: request)
-            answers.append((request.connection, response, (requestBatch?.events.count ?? 0) > changes))
+            answers.append((request.connection, response, (requestBatch?.count ?? 0) > changes))
         }
-        let events = requestBatch?.events ?? []
+        let batch = requestBatch ?? RequestBatch()
         requestBatch = nil
-        if !events.isEmpty && !commitChanges(since: before, at: clock.now(), events: events) {
+        if batch.count > 0
+            && !commitChanges(since: before, at: clock.now(), events: batch.events, also: batch.writes)
+        {
             scheduler = saved
+            configuration = savedConfiguration
+            instances = savedInstances
             answers = answers.map {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
             }
@@ -49,21 +59,54 @@ extension Daemon {
             response.error = error
             return response
         case .success(let request):
-            guard request.v == ControlProtocol.version else {
+            guard ControlProtocol.supportedVersions.contains(request.v) else {
                 return .failure(
                     id: request.id, .unsupportedVersion,
-                    "protocol version \(request.v) is not supported; this daemon speaks [\(ControlProtocol.version)]")
-            }
-            guard let operation = ControlOperation(rawValue: request.op) else {
-                return .failure(
-                    id: request.id, .unknownOperation,
-                    "unknown operation \"\(request.op)\"; known: \(ControlOperation.allCases.map(\.rawValue).joined(separator: ", "))"
+                    "protocol version \(request.v) is not supported; this daemon speaks \(ControlProtocol.supportedVersions)"
                 )
             }
-            if stopping && operation != .hello && operation != .status {
-                return .failure(id: request.id, .shuttingDown, "the daemon is shutting down")
+            // The answer speaks the request's version.
+            var response = answer(request, on: incoming.connection)
+            response.v = request.v
+            return response
+        }
+    }
+
+    private func answer(_ request: ControlRequest, on connection: Int32) -> ControlResponse {
+        let known = ControlOperation.allCases.filter { $0.since <= request.v }
+        guard let operation = ControlOperation(rawValue: request.op), operation.since <= request.v else {
+            return .failure(
+                id: request.id, .unknownOperation,
+                "unknown operation \"\(request.op)\" in protocol version \(request.v)\(ControlOperation(rawValue: request.op).map { " (it needs version \($0.since))" } ?? ""); known: \(known.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        if server?.isWatching(connection) == true {
+            return .failure(
+                id: request.id, .badRequest,
+                "this connection is watching (it carries events only); send requests on another connection")
+        }
+        if stopping && operation != .hello && operation != .status && operation != .instance {
+            return .failure(id: request.id, .shuttingDown, "the daemon is shutting down")
+        }
+        switch operation {
+        case .watch: return startWatch(request, connection: connection)
+        case .instancesAdd: return addInstance(request, at: clock.now())
+        case .instancesRemove: return removeInstance(request, at: clock.now())
+        case .instancesUpdate: return updateInstance(request, at: clock.now())
+        case .instance:
+            guard let id = request.instance, !id.isEmpty else {
+                return .failure(id: request.id, .badArgument, "\"instance\" is required", field: "instance")
             }
-            return perform(operation, request)
+            guard let detail = instanceDetail(of: id, at: clock.now()) else {
+                return .failure(
+                    id: request.id, .unknownInstance,
+                    "no instance \"\(id)\"; instances: \(scheduler.instanceIDs.prefix(50).joined(separator: ", "))",
+                    field: "instance")
+            }
+            var response = ControlResponse(id: request.id)
+            response.instance = detail
+            return response
+        default: return perform(operation, request)
         }
     }
 
@@ -88,7 +131,7 @@ extension Daemon {
         switch operation {
         case .hello:
             response.server = ServerInfo(
-                name: "widgethost 0.1.0", protocolVersions: [ControlProtocol.version], pid: getpid(),
+                name: "widgethost 0.1.0", protocolVersions: ControlProtocol.supportedVersions, pid: getpid(),
                 configuration: configuration.file, state: options.statePath, startedAt: startedAt)
         case .reload:
             let apps = request.app.map { [$0] } ?? Array(Set(scheduler.state.instances.map(\.instance.app))).sorted()
@@ -188,7 +231,9 @@ extension Daemon {
             }
         case .status:
             switch status(at: now, limit: request.limit, after: request.after, only: request.instances) {
-            case .success(let status): response.status = status
+            case .success(var status):
+                decorate(&status, at: now)
+                response.status = status
             case .failure(let error): return fail(error.code, error.message)
             }
         case .explain:
@@ -208,6 +253,9 @@ extension Daemon {
             if request.app == nil {
                 response.message = "settings are shown to each instance's app only: pass \"app\" to see them"
             }
+        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate:
+            // Answered by ``answer(_:on:)`` before this.
+            return fail(.internalError, "\(operation.rawValue) reached the wrong handler")
         case .unquarantine:
             guard let path = request.path, !path.isEmpty else { return fail(.badArgument, "\"path\" is required") }
             let worker = workers.values.first { $0.path == path || $0.name == path }

@@ -67,6 +67,7 @@ extension Daemon {
         }
         storage.dirty.subtract(owed)
         if owedAll { storage.dirtyAll = false }
+        watch.committed = true
         if let fault = storage.fault {
             let down = Timestamp.duration(max(0, clock.now() - storage.since))
             storage.fault = nil

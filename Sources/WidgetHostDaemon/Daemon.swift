@@ -63,6 +63,10 @@ public final class Daemon {
     var storage = StorageHealth()
     /// The requests of this turn of the loop, while they are answered (``answer(_:on:)``).
     var requestBatch: RequestBatch?
+    /// The event stream (`watch`, and in-process subscribers such as the web dashboard).
+    public private(set) lazy var events = EventLog(store: store)
+    /// What the loop keeps for the event stream (``serviceWatch()``).
+    var watch = WatchState()
     /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
     var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32
@@ -110,7 +114,7 @@ public final class Daemon {
     /// instances against the plugins, and reconciles the stored state with
     /// the clock and the configuration. Does not listen yet: ``run()`` does.
     public static func start(options: DaemonOptions, logger: Logger) throws(DaemonError) -> Daemon {
-        let configuration: DaemonConfiguration
+        var configuration: DaemonConfiguration
         do {
             configuration = try DaemonConfiguration.load(options.configurationPath)
         } catch {
@@ -148,6 +152,7 @@ public final class Daemon {
         }
         let clock = DaemonClock()
         let workers = loadPlugins(configuration, options: options, store: store, logger: logger)
+        let shadowed = addRuntimeInstances(to: &configuration, store: store, workers: workers, logger: logger)
         let widgets = try instances(of: configuration, workers: workers)
 
         // The stored state, reconciled with the clock, then with the configuration.
@@ -180,6 +185,7 @@ public final class Daemon {
             var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
             for widget in fresh { built.add(widget, at: now) }
             try store.saveSchedulerState(built.state)
+            try store.transaction { tx in for id in shadowed { try tx.removeRuntimeInstance(id) } }
             try store.recordClockSample(sample)
             try store.appendEvent(
                 time: now, kind: "start",
@@ -381,6 +387,7 @@ public final class Daemon {
             }
             retryStorageIfDue()
             if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
+            serviceWatch()
 
             // Sleep until the next due event: no timer at all when nothing is
             // scheduled, nor while the store takes no writes (reloads are
@@ -451,7 +458,7 @@ public final class Daemon {
             return
         }
         let now = clock.now()
-        let new: DaemonConfiguration
+        var new: DaemonConfiguration
         do {
             new = try DaemonConfiguration.load(options.configurationPath)
         } catch {
@@ -459,6 +466,7 @@ public final class Daemon {
             return
         }
         let newWorkers = Self.loadPlugins(new, options: options, store: store, logger: logger, current: workers)
+        let shadowed = Self.addRuntimeInstances(to: &new, store: store, workers: newWorkers, logger: logger)
         let widgets: [WidgetInstance]
         do {
             widgets = try Self.instances(of: new, workers: newWorkers)
@@ -482,6 +490,7 @@ public final class Daemon {
             "the reloaded configuration",
             { tx in
                 try tx.replaceSchedulerState(snapshot)
+                for id in shadowed { try tx.removeRuntimeInstance(id) }
                 try tx.appendEvent(time: now, instanceID: nil, kind: "configuration", message: note)
             })
         {

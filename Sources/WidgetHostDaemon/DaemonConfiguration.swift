@@ -63,6 +63,8 @@ public struct DaemonConfiguration: Sendable {
         public var timeout: Double?
         /// `instances[N]`, for errors found after the plugins load.
         public var field: String
+        /// The configuration file, or `instances.add` at run time.
+        public var origin: InstanceOrigin = .configuration
     }
 
     /// When a crashing plugin is quarantined.

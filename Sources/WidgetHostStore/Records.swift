@@ -38,6 +38,8 @@ public struct LoggedEvent: Sendable, Hashable, Codable {
     public var instanceID: String?
     public var kind: String
     public var message: String
+    /// Structured details for the watch stream (JSON object text), if any.
+    public var data: String? = nil
 }
 
 /// How much of the event log is kept: the newest `maximumRows` rows, none

@@ -116,6 +116,26 @@ enum Schema {
                 t.column("content", .text).notNull()  // the row (and its instance's rows), as JSON
             }
         }
+        migrator.registerMigration("v3") { db in
+            // Control protocol v2 (docs/control-protocol.md).
+            // The watch stream's structured details of an event (JSON object
+            // of `WatchEventDetails`); null for events without any.
+            try db.alter(table: "event_log") { t in t.add(column: "data", .text) }
+            // Instances placed at run time (`instances.add`), beside the
+            // configuration file's: the spec as given, re-checked at each start.
+            try db.create(table: "runtime_instance") { t in
+                t.primaryKey("id", .text)
+                t.column("position", .integer).notNull()  // placement order
+                t.column("spec", .text).notNull()  // JSON of RuntimeInstanceRecord
+                t.column("addedAt", .double).notNull()
+            }
+            // The per-installation push token of each kind (issue 19).
+            try db.create(table: "push_token") { t in
+                t.primaryKey("kind", .text)
+                t.column("token", .text).notNull().unique()
+                t.column("createdAt", .double).notNull()
+            }
+        }
         return migrator
     }
 }

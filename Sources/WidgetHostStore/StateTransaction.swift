@@ -452,10 +452,13 @@ public struct StateTransaction {
 
     /// Appends an event, then prunes to the retention bound (age measured
     /// from this event's time).
-    public func appendEvent(time: Double, instanceID: String?, kind: String, message: String) throws {
+    /// `data`: the event's structured details for the watch stream (a JSON object), if any.
+    public func appendEvent(time: Double, instanceID: String?, kind: String, message: String, data: String? = nil)
+        throws
+    {
         try db.execute(
-            sql: "INSERT INTO event_log (time, instanceID, kind, message) VALUES (?, ?, ?, ?)",
-            arguments: [time, instanceID, kind, message])
+            sql: "INSERT INTO event_log (time, instanceID, kind, message, data) VALUES (?, ?, ?, ?, ?)",
+            arguments: [time, instanceID, kind, message, data])
         try pruneEventLog(now: time)
     }
 

@@ -1,0 +1,50 @@
+import WidgetHostControl
+import WidgetHostModel
+import WidgetHostScheduler
+
+/// Relevance, as the Smart Stack uses it (docs/control-protocol.md,
+/// "Relevance"): a stack is the instances of one family (a stack holds
+/// widgets of one size, from any app); the instance whose displayed entry
+/// has the highest `TimelineEntryRelevance` score in force is on top
+/// (a score holds for its `duration` after the entry's date, or while the
+/// entry is displayed when the duration is 0); equal scores keep the
+/// configuration's order.
+extension Daemon {
+    /// Every instance's place in its stack (1: on top), with its score.
+    func stackRanks(at now: Double) -> [String: (rank: Int, score: Double, size: Int)] {
+        var stacks: [WidgetFamily: [String]] = [:]
+        for s in scheduler.state.instances { stacks[s.instance.family, default: []].append(s.instance.id) }
+        var ranks: [String: (rank: Int, score: Double, size: Int)] = [:]
+        for members in stacks.values {
+            var scores: [String: Double] = [:]
+            for id in members { scores[id] = scheduler.relevanceScore(of: id, at: now) }
+            for (index, id) in RelevanceOrder.sorted(members, score: { scores[$0] ?? 0 }).enumerated() {
+                ranks[id] = (index + 1, scores[id] ?? 0, members.count)
+            }
+        }
+        return ranks
+    }
+
+    /// Adds to a `status` page what v2 says of each instance (origin,
+    /// relevance, stack and rank), and orders the instances of each stack
+    /// on the page by relevance: they take the places their stack holds on
+    /// the page, top first, so that the page holds the same instances (the
+    /// cursor still walks the configuration's order).
+    func decorate(_ status: inout HostStatus, at now: Double) {
+        let ranks = stackRanks(at: now)
+        var places: [String: [Int]] = [:]
+        for index in status.instances.indices {
+            let id = status.instances[index].id
+            status.instances[index].origin = (instances[id]?.origin ?? .configuration).rawValue
+            status.instances[index].stack = status.instances[index].family
+            status.instances[index].relevance = ranks[id]?.score ?? 0
+            status.instances[index].stackRank = ranks[id]?.rank
+            places[status.instances[index].family, default: []].append(index)
+        }
+        let page = status.instances
+        for indices in places.values {
+            let ordered = indices.map { page[$0] }.sorted { ($0.stackRank ?? 0) < ($1.stackRank ?? 0) }
+            for (index, instance) in zip(indices, ordered) { status.instances[index] = instance }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import WidgetHostControl
+import WidgetHostModel
+import WidgetHostScheduler
+import WidgetHostStore
+
+/// What the loop keeps for the event stream: which commits have events to
+/// publish, and when each instance's displayed entry changes next.
+struct WatchState {
+    /// A commit may have written events since the last publish.
+    var committed = true
+    /// The tracker has every instance's next entry date.
+    var primed = false
+    var entries = EntryTracker()
+}
+
+/// The next entry date of each instance, earliest first (a binary heap with
+/// stale items skipped), so that the loop finds the entries that became
+/// current without looking at every instance.
+struct EntryTracker {
+    private var heap: [(date: Double, id: String)] = []
+    private var next: [String: Double] = [:]
+
+    /// Sets (or clears, with nil) the instance's next entry date.
+    mutating func set(_ id: String, _ date: Double?) {
+        next[id] = date
+        guard let date else { return }
+        heap.append((date, id))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].date < heap[parent].date else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// The earliest date tracked, if any.
+    var earliest: Double? {
+        mutating get {
+            dropStale()
+            return heap.first?.date
+        }
+    }
+
+    /// Removes and returns the instances whose next entry date is at or before `now`.
+    mutating func popDue(_ now: Double) -> [String] {
+        var due: [String] = []
+        while let top = earliest, top <= now {
+            let id = removeTop().id
+            next[id] = nil
+            due.append(id)
+        }
+        return due
+    }
+
+    private mutating func dropStale() {
+        while let top = heap.first, next[top.id] != top.date { _ = removeTop() }
+    }
+
+    private mutating func removeTop() -> (date: Double, id: String) {
+        let top = heap[0]
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return top }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].date < heap[smallest].date { smallest = left }
+            if right < heap.count && heap[right].date < heap[smallest].date { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+}
+
+extension Daemon {
+    /// Once per turn of the loop, before it sleeps: writes an `entry` event
+    /// for each instance whose displayed entry changed at its date, publishes
+    /// what was committed to the subscribers, and moves the waiting events
+    /// of each watching connection to its output. Never blocks.
+    func serviceWatch() {
+        let now = clock.now()
+        if !watch.primed {
+            for s in scheduler.state.instances {
+                watch.entries.set(s.instance.id, scheduler.nextEntryChange(of: s.instance.id, after: now))
+            }
+            watch.primed = true
+        }
+        let due = watch.entries.popDue(now)
+        if !due.isEmpty && storage.isAvailable {
+            var rows: [(id: String, message: String, data: String?)] = []
+            for id in due {
+                guard let entry = scheduler.displayedEntry(of: id, at: now) else { continue }
+                var details = WatchEventDetails()
+                details.entryDate = entry.date
+                details.nextEntryDate = scheduler.nextEntryChange(of: id, after: now)
+                details.relevance = scheduler.relevanceScore(of: id, at: now)
+                watch.entries.set(id, details.nextEntryDate)
+                rows.append(
+                    (id, "the entry of \(Timestamp.iso8601(entry.date)) is now displayed", EventLog.data(details)))
+            }
+            if !rows.isEmpty {
+                commit("\(rows.count) entries became current") { tx in
+                    for row in rows {
+                        try tx.appendEvent(
+                            time: now, instanceID: row.id, kind: WatchEventType.entry.rawValue, message: row.message,
+                            data: row.data)
+                    }
+                }
+            }
+        }
+        if watch.committed {
+            watch.committed = false
+            for event in events.publishCommitted() {
+                guard let id = event.instance else { continue }
+                switch WatchEventType(rawValue: event.type) {
+                case .timeline?, .instanceAdded?, .instanceUpdated?:
+                    watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now))
+                case .instanceRemoved?: watch.entries.set(id, nil)
+                default: break
+                }
+            }
+        }
+        server?.deliverWatchEvents()
+    }
+
+    /// The details of a `reload` event (a reload started).
+    func watchDetails(of decision: ReloadDecision) -> String? {
+        var details = WatchEventDetails()
+        details.reason = Self.reasonName(decision.trigger)
+        details.counted = decision.charge.isCounted
+        details.charge = "\(decision.charge)"
+        if let explanation = scheduler.explain(decision.instanceID, at: decision.time) {
+            details.budgetUsed = explanation.countedInWindow
+            details.budgetAllowance = explanation.allowance
+        }
+        details.plugin = decision.plugin
+        details.kind = decision.kind
+        return EventLog.data(details)
+    }
+
+    /// The details of a finished reload's event (`timeline` or `failure`):
+    /// the stored timeline, or the failure.
+    func watchDetails(ofCompletion id: String) -> String? {
+        guard let s = scheduler.instanceState(id) else { return nil }
+        let now = clock.now()
+        var details = WatchEventDetails()
+        if s.consecutiveFailures > 0, let failure = s.lastFailure {
+            details.outcome = failure.reason
+        } else {
+            details.outcome = "ok"
+        }
+        if let timeline = s.timeline {
+            details.entries = timeline.entries.count
+            details.entryDate = timeline.entry(at: now)?.date
+            details.nextEntryDate = scheduler.nextEntryChange(of: id, after: now)
+            details.policy = "\(timeline.policy)"
+            details.relevance = scheduler.relevanceScore(of: id, at: now)
+        }
+        if let explanation = scheduler.explain(id, at: now) {
+            details.budgetUsed = explanation.countedInWindow
+            details.budgetAllowance = explanation.allowance
+        }
+        return EventLog.data(details)
+    }
+
+    /// The short name of a reload's reason, as the watch stream and `instance` give it.
+    static func reasonName(_ trigger: ReloadTrigger) -> String {
+        switch trigger {
+        case .added: "instanceAdded"
+        case .policy: "policy"
+        case .reloadTimelines: "reloadTimelines"
+        case .reloadAllTimelines: "reloadAllTimelines"
+        case .appIntent: "appIntent"
+        case .systemChange(let change): "systemChange(\(change.rawValue))"
+        case .significantLocationChange: "significantLocationChange"
+        }
+    }
+
+    /// Answers `watch`: subscribes the connection to the event log, from
+    /// after `lastEventId` when given.
+    func startWatch(_ request: ControlRequest, connection: Int32) -> ControlResponse {
+        if let last = request.lastEventId {
+            do {
+                _ = try Bounds.integer(Double(last), in: 0...Int(Bounds.largestExactInteger), field: "lastEventId")
+            } catch {
+                return .failure(
+                    id: request.id, .badArgument, "\(error.description) (the id of the last event seen)",
+                    field: "lastEventId")
+            }
+        }
+        let subscription: EventSubscription
+        do {
+            subscription = try events.subscribe(after: request.lastEventId, instances: request.instances.map(Set.init))
+        } catch {
+            return .failure(id: request.id, .storageUnavailable, "the event log cannot be read: \(error)")
+        }
+        guard let server, server.watch(connection, subscription, id: request.id, version: request.v) else {
+            subscription.cancel()
+            return .failure(id: request.id, .internalError, "the connection closed")
+        }
+        var response = ControlResponse(id: request.id)
+        response.watch = subscription.start
+        return response
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import WidgetHostControl
+
+@testable import WidgetHostDaemon
+@testable import WidgetHostStore
+
+/// The event stream over a real SQLite file: ids, replay, gaps, live
+/// delivery, the in-process subscription API and its bound.
+@Suite("Event log and subscriptions")
+struct EventLogTests {
+    let directory: String
+
+    init() throws {
+        directory = "/tmp/wh-eventlog-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func store(retention: EventLogRetention = .standard) throws -> StateStore {
+        try StateStore(path: directory + "/state.sqlite", retention: retention)
+    }
+
+    func append(_ store: StateStore, _ count: Int, instance: String? = nil, from time: Double = 1_800_000_000) throws {
+        try store.transaction { tx in
+            for n in 0..<count {
+                try tx.appendEvent(
+                    time: time + Double(n), instanceID: instance, kind: "reload", message: "n\(n)",
+                    data: #"{"reason":"policy","counted":true}"#)
+            }
+        }
+    }
+
+    @Test func replayThenLiveInIdOrderEachOnce() throws {
+        let store = try store()
+        try append(store, 5)
+        let log = EventLog(store: store)
+        let subscription = try log.subscribe(after: 2)
+        #expect(subscription.start.gap == nil)
+        #expect(subscription.start.lastEventId == 5)
+        try append(store, 3)
+        log.publishCommitted()
+        var ids: [Int64] = []
+        while case let batch = subscription.take(limit: 2), !batch.isEmpty { ids += batch.map(\.id) }
+        #expect(ids == [3, 4, 5, 6, 7, 8])
+        // The stored details come back typed.
+        let event = try #require(try store.events(after: 7).first.map(EventLog.watchEvent))
+        #expect(event.details?.reason == "policy" && event.details?.counted == true)
+        // Without an id: new events only.
+        let fresh = try log.subscribe()
+        #expect(fresh.take().isEmpty)
+        try append(store, 1)
+        log.publishCommitted()
+        #expect(fresh.take().map(\.id) == [9])
+    }
+
+    @Test func idsSurvivePruningAndAGapIsReported() throws {
+        let store = try store(retention: EventLogRetention(maximumRows: 10, maximumAge: .infinity))
+        try append(store, 30)
+        let window = try store.eventLogWindow()
+        #expect(window.oldestID == 21 && window.newestID == 30)
+        let log = EventLog(store: store)
+        // Saw up to 20: nothing lost.
+        let fine = try log.subscribe(after: 20)
+        #expect(fine.start.gap == nil)
+        #expect(fine.take().map(\.id) == Array(21...30))
+        // Saw up to 5: 6-20 are gone; the stream goes on from the oldest kept.
+        let late = try log.subscribe(after: 5)
+        let gap = try #require(late.start.gap)
+        #expect(gap.reason == "pruned" && gap.after == 5)
+        #expect(gap.message.contains("6-20"))
+        #expect(late.take().map(\.id) == Array(21...30))
+        // An id this log never wrote (another or a reset state file).
+        let stranger = try log.subscribe(after: 500)
+        #expect(stranger.start.gap?.reason == "unknown")
+        #expect(stranger.take().isEmpty)
+        // Even an emptied log (every row older than the age bound) keeps counting.
+        try store.execute(sql: "DELETE FROM event_log")
+        try append(store, 1)
+        #expect(try store.eventLogWindow().newestID == 31)
+    }
+
+    @Test func aFilterKeepsOnlyThoseInstances() throws {
+        let store = try store()
+        try append(store, 3, instance: "a")
+        try append(store, 3, instance: "b")
+        try append(store, 2)
+        let log = EventLog(store: store)
+        let subscription = try log.subscribe(after: 0, instances: ["b"])
+        #expect(subscription.take().map(\.instance) == ["b", "b", "b"])
+    }
+
+    @Test func aConsumerThatFallsBehindIsEndedNotBuffered() throws {
+        let store = try store()
+        let log = EventLog(store: store, maximumQueued: 50)
+        let slow = try log.subscribe()
+        let quick = try log.subscribe()
+        for _ in 0..<6 {
+            try append(store, 10)
+            log.publishCommitted()
+            _ = quick.take(limit: 1000)
+        }
+        #expect(slow.take().isEmpty)
+        #expect(slow.ended == .overflow)
+        #expect(quick.ended == nil)
+        #expect(log.subscriberCount == 1)
+    }
+
+    @Test func inProcessConsumersAwaitEvents() async throws {
+        let store = try store()
+        let log = EventLog(store: store)
+        let subscription = try log.subscribe()
+        let waiter = Task { try await subscription.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        try append(store, 2)
+        log.publishCommitted()
+        let batch = try await waiter.value
+        #expect(batch?.map(\.id) == [1, 2])
+        let ending = Task { try await subscription.next() }
+        subscription.cancel()
+        #expect(try await ending.value == nil)
+        #expect(log.subscriberCount == 0)
+    }
+
+    @Test func entryTrackerPopsDueInstancesOnce() {
+        var tracker = EntryTracker()
+        tracker.set("a", 10)
+        tracker.set("b", 5)
+        tracker.set("c", 20)
+        tracker.set("a", 15)  // moved: the old date is stale
+        tracker.set("c", nil)  // cleared
+        #expect(tracker.popDue(9) == ["b"])
+        #expect(tracker.popDue(12).isEmpty)
+        #expect(tracker.popDue(30) == ["a"])
+        #expect(tracker.earliest == nil)
+    }
+}
