@@ -1,12 +1,15 @@
 import Foundation
 import WidgetHostModel
 import WidgetHostScheduler
+import WidgetHostWeb
 
 /// `simulate --html FILE`: one self-contained page (inline SVG and CSS, no
 /// script, nothing fetched at view time) with, per instance, its reloads
 /// over the run (counted, free, deferred with the time it waited), the
 /// counted reloads in the rolling window against the allowance, and the
-/// moments its displayed entry changed.
+/// moments its displayed entry changed; a time axis under each plot, the
+/// allowance as a stepped line (it changes when the budget does), and a
+/// Content-Security-Policy that forbids every fetch and script.
 enum SimulationHTML {
     /// Instances drawn at most (the page says how many were left out).
     static let instanceLimit = 200
@@ -23,12 +26,14 @@ enum SimulationHTML {
         var html = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
             <title>widgethost simulate: \(escape(result.scenario.file))</title>
             <style>
             body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
             h2 { font-size: 15px; margin: 1.2em 0 0.2em; }
             .legend span { margin-right: 1.2em; }
             svg { display: block; background: #fafafa; border: 1px solid #ddd; }
+            svg text { font: 10px system-ui, sans-serif; fill: #555; }
             </style></head><body>
             <h1>\(escape(result.scenario.file))</h1>
             <p>\(escape(result.scenario.summary))</p>
@@ -51,10 +56,31 @@ enum SimulationHTML {
                 format(budgetTop + budgetHeight - Double(counted) / Double(allowance) * budgetHeight)
             }
             html += "<h2>\(escape(id))</h2>\n"
-            html += "<svg width=\"\(Int(width))\" height=\"120\" viewBox=\"0 0 \(Int(width)) 120\" role=\"img\">\n"
+            html += "<svg width=\"\(Int(width))\" height=\"136\" viewBox=\"0 0 \(Int(width)) 136\" role=\"img\">\n"
             html += "<title>reloads of \(escape(id))</title>\n"
+            // The allowance in force, stepped: the budget may change during the run.
+            var allowancePoints: [String] = []
+            var inForce = reloads.first?.decision.allowance ?? summary.allowanceAtEnd
+            allowancePoints.append("0,\(y(inForce))")
+            for reload in reloads {
+                guard let next = reload.decision.allowance, next != inForce else { continue }
+                allowancePoints.append("\(x(reload.decision.time)),\(y(inForce))")
+                allowancePoints.append("\(x(reload.decision.time)),\(y(next))")
+                inForce = next
+            }
+            allowancePoints.append("\(Int(width)),\(y(inForce))")
             html +=
-                "<line x1=\"0\" x2=\"\(Int(width))\" y1=\"\(y(allowance))\" y2=\"\(y(allowance))\" stroke=\"#c0392b\" stroke-dasharray=\"4 3\"/>\n"
+                "<polyline class=\"allowance\" fill=\"none\" points=\"\(allowancePoints.joined(separator: " "))\" stroke=\"#c0392b\" stroke-dasharray=\"4 3\"/>\n"
+            html += "<text x=\"4\" y=\"\(y(allowance))\" dy=\"-2\">allowance \(allowance)</text>\n"
+            // The time axis: five ticks over the run.
+            html += "<line x1=\"0\" x2=\"\(Int(width))\" y1=\"112\" y2=\"112\" stroke=\"#bbb\"/>\n"
+            for tick in 0...4 {
+                let time = start + span * Double(tick) / 4
+                let anchor = tick == 0 ? "start" : tick == 4 ? "end" : "middle"
+                html +=
+                    "<line x1=\"\(x(time))\" x2=\"\(x(time))\" y1=\"112\" y2=\"116\" stroke=\"#bbb\"/>"
+                    + "<text class=\"tick\" x=\"\(x(time))\" y=\"128\" text-anchor=\"\(anchor)\">\(escape(String(Timestamp.iso8601(time).prefix(16))))</text>\n"
+            }
             var points: [String] = ["0,\(y(0))"]
             for reload in reloads {
                 let d = reload.decision
@@ -84,20 +110,6 @@ enum SimulationHTML {
 
     static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    /// Text as HTML character data or an attribute value.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    /// Text as HTML character data or an attribute value (the web side's one escaper).
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 }

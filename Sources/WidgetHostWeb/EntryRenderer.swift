@@ -7,8 +7,18 @@ import WidgetHostModel
 public struct RenderedWidget: Sendable, Hashable {
     /// The widget's own document (what the frame's `srcdoc` holds).
     public var document: String
-    /// The sandboxed `<iframe>` element, sized to the family's box.
-    public var frame: String
+    /// The family's box the document is drawn in.
+    public var box: FamilyBox
+    /// The frame's accessible name.
+    public var label: String
+    /// The sandboxed `<iframe>` element, sized to the family's box, with the
+    /// document in its `srcdoc` (built when asked: a page that keeps a
+    /// document for later does not pay for it).
+    public var frame: String {
+        "<iframe class=\"wh-widget\" sandbox=\"\" referrerpolicy=\"no-referrer\" "
+            + "data-family=\"\(box.family.name)\" width=\"\(box.width)\" height=\"\(box.height)\" "
+            + "title=\"\(HTMLText.escape(label))\" srcdoc=\"\(HTMLText.escape(document))\"></iframe>"
+    }
     /// Why the plugin's template was not used (it did not parse), or nil.
     public var templateProblem: String?
     /// Whether the plugin's template drew it (false: the generic card).
@@ -82,11 +92,8 @@ public final class EntryRenderer: Sendable {
             body = "<p class=\"wh-problem\">template: \(HTMLText.escape(problem))</p>" + body
         }
         let document = Self.document(body: body, box: box)
-        let frame =
-            "<iframe class=\"wh-widget\" sandbox=\"\" referrerpolicy=\"no-referrer\" "
-            + "data-family=\"\(box.family.name)\" width=\"\(box.width)\" height=\"\(box.height)\" "
-            + "title=\"\(HTMLText.escape(label))\" srcdoc=\"\(HTMLText.escape(document))\"></iframe>"
-        return RenderedWidget(document: document, frame: frame, templateProblem: problem, usedTemplate: usedTemplate)
+        return RenderedWidget(
+            document: document, box: box, label: label, templateProblem: problem, usedTemplate: usedTemplate)
     }
 
     /// Parses `source` once and keeps it (or its parse error).

@@ -87,15 +87,24 @@ public struct PreviewPage: Sendable {
             html +=
                 "<figcaption>timeline · \(entries.count) entries · \(HTMLText.escape(policy?.description ?? "never"))</figcaption>\n"
             let current = entries.lastIndex { $0.date <= now } ?? 0
-            html += "<div class=\"entries\">\n"
+            // One frame per timeline (a browser draws hundreds of sandboxed
+            // frames slowly): the shown entry's; the others' documents wait
+            // in data attributes until the scrubber picks them.
+            let rendered = entries.enumerated().map { index, entry in
+                renderer.render(
+                    entry: entry, family: box.family, template: template,
+                    label: "\(kind.displayName) entry \(index + 1)")
+            }
+            html += "<div class=\"entries\" data-current=\"\(current)\">"
+            if current < rendered.count { html += rendered[current].frame }
+            html += "</div>\n<ol class=\"entry-list\" hidden>\n"
             for (index, entry) in entries.enumerated() {
                 let label = "\(Timestamp.iso8601(entry.date)) (\(Timestamp.relative(entry.date, to: now)))"
                 html +=
-                    "<div class=\"entry\" data-index=\"\(index)\" data-label=\"\(HTMLText.escape(label))\"\(index == current ? "" : " hidden")>"
-                html += widget(entry, box: box, template: template, label: "\(kind.displayName) entry \(index + 1)")
-                html += "</div>\n"
+                    "<li data-index=\"\(index)\" data-label=\"\(HTMLText.escape(label))\" "
+                    + "data-srcdoc=\"\(HTMLText.escape(rendered[index].document))\"></li>\n"
             }
-            html += "</div>\n"
+            html += "</ol>\n"
             if entries.count > 1 {
                 html +=
                     "<input type=\"range\" class=\"scrubber\" min=\"0\" max=\"\(entries.count - 1)\" value=\"\(current)\" "
@@ -144,14 +153,16 @@ public struct PreviewPage: Sendable {
         var script = """
             for (const timeline of document.querySelectorAll('.timeline')) {
               const range = timeline.querySelector('.scrubber');
-              const entries = timeline.querySelectorAll('.entry');
-              const output = timeline.querySelector('.entry-date');
               if (!range) continue;
-              const show = () => {
-                entries.forEach((entry, index) => { entry.hidden = index !== Number(range.value); });
-                output.textContent = entries[Number(range.value)].dataset.label;
-              };
-              range.addEventListener('input', show);
+              const shown = timeline.querySelector('.entries');
+              const entries = timeline.querySelectorAll('.entry-list li');
+              const output = timeline.querySelector('.entry-date');
+              range.addEventListener('input', () => {
+                const entry = entries[Number(range.value)];
+                shown.querySelector('iframe').srcdoc = entry.dataset.srcdoc;
+                shown.dataset.current = entry.dataset.index;
+                output.textContent = entry.dataset.label;
+              });
             }
             """
         if live {

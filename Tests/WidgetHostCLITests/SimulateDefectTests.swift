@@ -139,7 +139,14 @@ struct SimulateHTMLTests {
         #expect(html.components(separatedBy: "class=\"reload free\"").count - 1 == reloads.count - counted)
         #expect(html.contains("class=\"deferral\""))
         // Nothing fetched at view time, no script.
-        #expect(!html.contains("<script") && !html.contains("src=") && !html.contains("http"))
+        #expect(
+            !html.contains("<script") && !html.contains("src=") && !html.contains("http:") && !html.contains("https:"))
+        #expect(html.contains("Content-Security-Policy\" content=\"default-src 'none'"))
+        #expect(
+            html.contains("class=\"allowance\"")
+                && html.components(separatedBy: "class=\"tick\"").count - 1
+                    == (html.components(separatedBy: "<h2>").count - 1) * 5
+        )
         #expect(SimulationHTML.escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
     }
 }

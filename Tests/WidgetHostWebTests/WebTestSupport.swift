@@ -109,11 +109,13 @@ final class PreviewProcess {
         var description: String { "preview did not print its URL; it printed:\n\(output)" }
     }
 
+    /// SIGINT (the preview stops its workers and removes its temporary
+    /// data directory), then waits by polling.
     func stop() {
-        if process.isRunning {
-            process.interrupt()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.interrupt()
+        for _ in 0..<400 where process.isRunning { usleep(50_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     deinit { stop() }

@@ -12,6 +12,7 @@
  *   3  two templates draw the same kind and family
  *   4  a template is for a family its kind does not declare
  *   5  the list's struct_size is too small
+ *   6  every family, no templates (the generic card draws the entries)
  */
 #include <widgethost/ext/templates.h>
 #include <widgethost/provider.h>
@@ -54,13 +55,19 @@ static void hostile_entries(const wh_context *ctx, wh_complete_fn complete, void
                         WH_POLICY_NEVER, 0);
 }
 
+#if VARIANT == 6
+#define FAMILIES WH_FAMILY_ALL_V1
+#else
+#define FAMILIES (WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM)
+#endif
+
 static const wh_parameter parameters[] = {
     WH_PARAMETER(WH_PARAM_STRING, "canary", "\"http://127.0.0.1:9\"", "A URL nothing may fetch"),
 };
 
 static const wh_kind kinds[] = {
     WH_KIND_WITH_PARAMETERS("test.hostile", "Hostile", "Entries and a template that try everything.",
-                            WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_SYSTEM_MEDIUM, parameters, hostile_entries,
+                            FAMILIES, parameters, hostile_entries,
                             hostile_entries, hostile_entries),
 };
 
