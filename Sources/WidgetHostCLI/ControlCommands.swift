@@ -30,7 +30,8 @@ struct SocketOption: ParsableArguments {
         }
         if let error = response.error {
             switch error.code {
-            case .badArgument, .unknownInstance, .unknownKind, .unknownPlugin, .instanceExists, .configuredInstance:
+            case .badArgument, .unknownInstance, .unknownKind, .unknownPlugin, .instanceExists, .configuredInstance,
+                .badPushToken:
                 throw UsageError(error.message + (error.field.map { " (field \($0))" } ?? ""))
             default:
                 FileHandleOutput.standardError("error: \(error)\n")

@@ -389,3 +389,37 @@ extension DaemonReport {
         return lines.joined(separator: "\n")
     }
 }
+
+/// `widgethost push`: a push update for a kind (`push`).
+struct PushCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send a push update for a kind: its instances reload with reason push.",
+        discussion: """
+            As a widget push notification: with the kind's push token (`widgethost
+            status` shows each kind's), every instance of the kind reloads at once,
+            free for its timeline budget, counted against its push budget; a push over
+            that budget is deferred, never dropped (the message says until when).
+
+            Example:
+              widgethost push com.widgethost.countdown --token 3f9c...
+            """)
+
+    @Argument(help: "The widget kind.")
+    var kind: String
+
+    @Option(help: "The kind's push token.")
+    var token: String
+
+    @Flag(help: "Print JSON for machines: schemaVersion, scheduled (instance ids), message.")
+    var json = false
+
+    @OptionGroup var connection: SocketOption
+
+    func run() throws {
+        var request = ControlRequest(.push, kind: kind)
+        request.pushToken = token
+        let response = try connection.send(request)
+        print(json ? JSONReport.encode(ChangeDocument(response)) : response.message ?? "ok")
+    }
+}

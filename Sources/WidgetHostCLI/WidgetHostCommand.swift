@@ -30,7 +30,7 @@ public struct WidgetHostCommand: ParsableCommand {
             SandboxCheckCommand.self, BenchCommand.self, RunCommand.self, ReloadCommand.self, EventCommand.self,
             ViewCommand.self, StatusCommand.self, ExplainCommand.self, ConfigurationsCommand.self,
             UnquarantineCommand.self, NewCommand.self, WatchCommand.self, AddCommand.self, UpdateCommand.self,
-            RemoveCommand.self, ShowCommand.self, PreviewCommand.self,
+            RemoveCommand.self, ShowCommand.self, PreviewCommand.self, PushCommand.self,
         ]
     )
 

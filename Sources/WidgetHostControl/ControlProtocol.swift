@@ -65,12 +65,14 @@ public enum ControlOperation: String, Sendable, Hashable, Codable, CaseIterable 
     case instancesRemove = "instances.remove"
     /// v2: changes a widget placed at run time (`widget`, its `id` and the fields to change).
     case instancesUpdate = "instances.update"
+    /// v2: a push for a kind (`kind`, `pushToken`): reloads its instances with reason `push`.
+    case push
 
     /// The protocol version that introduced the operation.
     public var since: Int {
         switch self {
         case .hello, .reload, .event, .view, .status, .explain, .configurations, .unquarantine: 1
-        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate: 2
+        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate, .push: 2
         }
     }
 }

@@ -50,8 +50,10 @@ public enum WatchEventType: String, Sendable, Hashable, Codable, CaseIterable {
     case instanceRemoved = "instance-removed"
     /// Changed at run time.
     case instanceUpdated = "instance-updated"
-    /// A push arrived for a kind: `kind`, `reason` (`push`).
+    /// A push arrived for a kind (accepted): `kind`; its instances' reloads follow with reason `push`.
     case push
+    /// The order of a stack (a family) by relevance changed: `family`, `order` (top first, at most 10).
+    case stack
     /// A `reload` request (WidgetCenter), an `event`, a `view`.
     case request, event, view
     /// A plugin loaded again, was quarantined or released.
@@ -88,6 +90,8 @@ public struct WatchEventDetails: Sendable, Hashable, Codable {
     public var app: String?
     /// `configuration` or `runtime`.
     public var origin: String?
+    /// `stack`: the stack's instances by relevance, top first (at most 10).
+    public var order: [String]?
 
     public init() {}
 }

@@ -93,6 +93,7 @@ extension Daemon {
         case .instancesAdd: return addInstance(request, at: clock.now())
         case .instancesRemove: return removeInstance(request, at: clock.now())
         case .instancesUpdate: return updateInstance(request, at: clock.now())
+        case .push: return push(request, at: clock.now())
         case .instance:
             guard let id = request.instance, !id.isEmpty else {
                 return .failure(id: request.id, .badArgument, "\"instance\" is required", field: "instance")
@@ -233,6 +234,11 @@ extension Daemon {
             switch status(at: now, limit: request.limit, after: request.after, only: request.instances) {
             case .success(var status):
                 decorate(&status, at: now)
+                let tokens = pushTokens()
+                for index in status.plugins.indices {
+                    let mine = tokens.filter { status.plugins[index].kinds.contains($0.key) }
+                    status.plugins[index].pushTokens = mine.isEmpty ? nil : mine
+                }
                 response.status = status
             case .failure(let error): return fail(error.code, error.message)
             }
@@ -253,7 +259,7 @@ extension Daemon {
             if request.app == nil {
                 response.message = "settings are shown to each instance's app only: pass \"app\" to see them"
             }
-        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate:
+        case .watch, .instance, .instancesAdd, .instancesRemove, .instancesUpdate, .push:
             // Answered by ``answer(_:on:)`` before this.
             return fail(.internalError, "\(operation.rawValue) reached the wrong handler")
         case .unquarantine:

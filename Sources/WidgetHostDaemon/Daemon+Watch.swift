@@ -11,6 +11,11 @@ struct WatchState {
     /// The tracker has every instance's next entry date.
     var primed = false
     var entries = EntryTracker()
+    /// Each instance's relevance score in force as last published, and each
+    /// stack's top (``stackTopSize`` instances), to tell when an order changes.
+    var scores: [String: Double] = [:]
+    var stackTops: [WidgetFamily: [String]] = [:]
+    static let stackTopSize = 10
 }
 
 /// The next entry date of each instance, earliest first (a binary heap with
@@ -88,6 +93,10 @@ extension Daemon {
             for s in scheduler.state.instances {
                 watch.entries.set(s.instance.id, scheduler.nextEntryChange(of: s.instance.id, after: now))
             }
+            for (id, place) in stackRanks(at: now) { watch.scores[id] = place.score }
+            for family in Set(scheduler.state.instances.map(\.instance.family)) {
+                watch.stackTops[family] = stackTop(of: family)
+            }
             watch.primed = true
         }
         let due = watch.entries.popDue(now)
@@ -113,19 +122,74 @@ extension Daemon {
                 }
             }
         }
-        if watch.committed {
+        // A second round publishes the `stack` events the first one wrote
+        // (they change no order themselves), so nothing waits for the next wakeup.
+        while watch.committed {
             watch.committed = false
+            var touched: Set<WidgetFamily> = []
             for event in events.publishCommitted() {
                 guard let id = event.instance else { continue }
                 switch WatchEventType(rawValue: event.type) {
-                case .timeline?, .instanceAdded?, .instanceUpdated?:
-                    watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now))
-                case .instanceRemoved?: watch.entries.set(id, nil)
+                case .timeline?, .instanceAdded?, .instanceUpdated?, .entry?:
+                    if event.type != WatchEventType.entry.rawValue {
+                        watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now))
+                    }
+                    let score = scheduler.relevanceScore(of: id, at: now)
+                    // Only a changed score, or a new or changed instance, can change an order.
+                    let placed =
+                        event.type == WatchEventType.instanceAdded.rawValue
+                        || event.type == WatchEventType.instanceUpdated.rawValue
+                    if (watch.scores[id] ?? 0) != score || placed,
+                        let family = scheduler.instanceState(id)?.instance.family
+                    {
+                        watch.scores[id] = score
+                        touched.insert(family)
+                    }
+                case .instanceRemoved?:
+                    watch.entries.set(id, nil)
+                    watch.scores[id] = nil
+                    touched.formUnion(watch.stackTops.keys)
                 default: break
                 }
             }
+            noteStackOrders(touched, at: now)
         }
         server?.deliverWatchEvents()
+    }
+
+    /// The first instances of a stack by relevance (the scores last published).
+    func stackTop(of family: WidgetFamily) -> [String] {
+        let members = scheduler.state.instances.filter { $0.instance.family == family }.map(\.instance.id)
+        return Array(
+            RelevanceOrder.sorted(members) { watch.scores[$0] ?? 0 }.prefix(WatchState.stackTopSize))
+    }
+
+    /// Writes a `stack` event for each of `families` whose top changed.
+    func noteStackOrders(_ families: Set<WidgetFamily>, at now: Double) {
+        var rows: [(id: String, message: String, data: String?)] = []
+        for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let top = stackTop(of: family)
+            guard top != watch.stackTops[family] ?? [] else { continue }
+            watch.stackTops[family] = top
+            guard let first = top.first else { continue }
+            var details = WatchEventDetails()
+            details.family = family.name
+            details.order = top
+            details.relevance = watch.scores[first] ?? 0
+            rows.append(
+                (
+                    first, "\(family.name) stack: \(first) on top (relevance \(details.relevance ?? 0))",
+                    EventLog.data(details)
+                ))
+        }
+        guard !rows.isEmpty, storage.isAvailable else { return }
+        commit("the order of \(rows.count) stacks") { tx in
+            for row in rows {
+                try tx.appendEvent(
+                    time: now, instanceID: row.id, kind: WatchEventType.stack.rawValue, message: row.message,
+                    data: row.data)
+            }
+        }
     }
 
     /// The details of a `reload` event (a reload started).
@@ -178,6 +242,7 @@ extension Daemon {
         case .appIntent: "appIntent"
         case .systemChange(let change): "systemChange(\(change.rawValue))"
         case .significantLocationChange: "significantLocationChange"
+        case .push: "push"
         }
     }
 

@@ -67,6 +67,8 @@ public final class Daemon {
     public private(set) lazy var events = EventLog(store: store)
     /// What the loop keeps for the event stream (``serviceWatch()``).
     var watch = WatchState()
+    /// Each kind's push token, once read from the state database (``pushTokens()``).
+    var pushTokenCache: [String: String]?
     /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
     var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
     private let signalDescriptor: Int32

@@ -292,7 +292,19 @@ public struct ReloadScheduler: Sendable {
             for p in byApp[app] ?? [] {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
+        case .push(let kind, let plugin):
+            for p in positions(ofKind: kind, plugin: plugin) {
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
         }
+    }
+
+    /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
+    private func positions(ofKind kind: String, plugin: String?) -> [Int] {
+        var found: [Int] = []
+        for (key, positions) in byAppAndKind where key.kind == kind { found.append(contentsOf: positions) }
+        if let plugin { found.removeAll { state.instances[$0].instance.plugin != plugin } }
+        return found.sorted()
     }
 
     /// WidgetCenter: `reloadTimelines(ofKind:)` from `app`.

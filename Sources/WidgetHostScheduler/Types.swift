@@ -85,6 +85,11 @@ public enum SchedulerEvent: Sendable, Hashable, Codable {
     case reloadTimelines(ofKind: String, app: String)
     /// `WidgetCenter.reloadAllTimelines()` called by `app`.
     case reloadAllTimelines(app: String)
+    /// A push update (WidgetKit's widget push notifications) for the
+    /// instances of `kind` (of `plugin` only, when given): reloads them with
+    /// trigger `push`, counted against each instance's push budget
+    /// (``SchedulerConfiguration/pushAllowance``), not its timeline budget.
+    case push(kind: String, plugin: String?)
 }
 
 /// Why a reload happens.
@@ -98,6 +103,8 @@ public enum ReloadTrigger: Sendable, Hashable, Codable, CustomStringConvertible 
     case appIntent
     case systemChange(SystemChange)
     case significantLocationChange
+    /// A push update for the instance's kind.
+    case push
 
     public var description: String {
         switch self {
@@ -108,6 +115,7 @@ public enum ReloadTrigger: Sendable, Hashable, Codable, CustomStringConvertible 
         case .appIntent: "appIntent"
         case .systemChange(let change): "systemChange(\(change.rawValue))"
         case .significantLocationChange: "significantLocationChange"
+        case .push: "push"
         }
     }
 
@@ -126,6 +134,9 @@ public enum FreeReason: String, Sendable, Hashable, Codable, CaseIterable {
     case timeZoneChange
     case significantLocationChange
     case instanceAdded
+    /// A push update: not counted against the timeline budget nor the
+    /// host-wide free-reload cap, but against the instance's push budget.
+    case push
 }
 
 /// Whether a reload is counted against the instance's budget.

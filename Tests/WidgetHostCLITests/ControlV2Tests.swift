@@ -301,4 +301,49 @@ struct ControlV2Tests {
         #expect(try CLI.run(["watch", "--count", "1"] + socket).status == 1)
         #expect(try CLI.run(["show", "desk"] + socket).status == 1)
     }
+
+    /// Entries advance at their dates without a reload (`entry` events), and
+    /// a stack (one family) reorders by the relevance in force (`stack` events,
+    /// `status` and `instance`).
+    @Test func entriesAdvanceAndStacksFollowRelevance() throws {
+        let daemon = try DaemonProcess(
+            "v2-relevance",
+            configuration: """
+                {
+                  "plugins": [{ "name": "ticking", "path": "@FIXTURES@/ticking.so" },
+                              { "name": "countdown", "path": "@BUILD@/libCountdownPlugin.so" }],
+                  "scheduler": { "minimumReloadInterval": 0, "maximumJitter": 0, "coalescingCap": 0 },
+                  "instances": [
+                    { "id": "new-year", "plugin": "countdown", "kind": "com.widgethost.countdown", "app": "cal" },
+                    { "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t" }
+                  ]
+                }
+                """)
+        try daemon.start()
+        // tick's entries: now (no relevance), +2 s (relevance 50), +4 s (none);
+        // new-year holds 20 throughout.
+        let seen = try collect(daemon, after: 0, timeout: 60) { events in
+            events.filter { $0.type == "entry" && $0.instance == "tick" }.count >= 2
+                && events.contains { $0.type == "stack" && $0.details?.order?.first == "new-year" && $0.id > 4 }
+        }
+        let entries = seen.events.filter { $0.type == "entry" && $0.instance == "tick" }
+        #expect(entries.count >= 2)
+        #expect(entries.first?.details?.relevance == 50)
+        #expect(entries.dropFirst().first?.details?.relevance == 0)
+        // No reload between them: the entries advanced by themselves.
+        let reloads = seen.events.filter { $0.type == "reload" && $0.instance == "tick" }
+        #expect(reloads.count == 1)
+        let orders = seen.events.filter { $0.type == "stack" }.compactMap { $0.details?.order }
+        #expect(orders.contains(["tick", "new-year"]), "\(orders)")
+        #expect(orders.last == ["new-year", "tick"], "\(orders)")
+        let status = try daemon.status()
+        #expect(status.instances.map(\.id) == ["new-year", "tick"])
+        #expect(status.instances.map(\.stackRank) == [1, 2])
+        #expect(status.instances.first?.relevance == 20)
+        let tick = try #require(try detail(daemon, "tick"))
+        #expect(tick.stackRank == 2 && tick.stackSize == 2)
+        #expect(tick.nextEntryDate == nil)
+        #expect(tick.content?.objectMembers?.first { $0.0 == "index" }?.1 == .number(2))
+        daemon.stop()
+    }
 }

@@ -128,6 +128,11 @@ struct ScanScheduler: Sendable {
             for p in state.instances.indices where state.instances[p].instance.app == app {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
+        case .push(let kind, let plugin):
+            for p in state.instances.indices where state.instances[p].instance.kind == kind {
+                guard plugin == nil || state.instances[p].instance.plugin == plugin else { continue }
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
         }
     }
 
