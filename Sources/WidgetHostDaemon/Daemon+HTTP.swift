@@ -136,7 +136,8 @@ extension Daemon {
                     id: id, plugin: instance.plugin, kind: instance.kind, family: instance.family,
                     origin: (instances[id]?.origin ?? .configuration).rawValue,
                     entry: scheduler.displayedEntry(of: id, at: now),
-                    template: workers[instance.plugin]?.description?.template(kind: instance.kind, family: instance.family),
+                    template: workers[instance.plugin]?.description?.template(
+                        kind: instance.kind, family: instance.family),
                     budgetUsed: explanation?.countedInWindow, budgetAllowance: explanation?.allowance,
                     nextReload: explanation?.next?.time, nextReason: explanation?.next.map(Self.reason),
                     entryDates: s.timeline?.entries.map(\.date) ?? [], consecutiveFailures: s.consecutiveFailures,

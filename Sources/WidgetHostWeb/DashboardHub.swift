@@ -40,7 +40,9 @@ public actor DashboardHub {
                 metrics.reloadFinished(
                     reason: start?.reason ?? "unknown", outcome: outcome,
                     seconds: start.map { max(0, event.time - $0.time) })
-                if event.type == "failure" { append(id, DashboardMark(time: event.time, kind: .failure), now: event.time) }
+                if event.type == "failure" {
+                    append(id, DashboardMark(time: event.time, kind: .failure), now: event.time)
+                }
             case .instanceRemoved?:
                 history[id] = nil
                 started[id] = nil

@@ -51,7 +51,8 @@ public struct DashboardRoutes: Sendable {
     static func text(_ status: HTTPResponse.Status, _ body: String, type: String = "text/plain; charset=utf-8")
         -> Response
     {
-        Response(status: status, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        Response(
+            status: status, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     static var refused: Response {
@@ -141,7 +142,8 @@ public struct DashboardRoutes: Sendable {
             return .failure(DashboardRequestProblem(description: "body: expected a JSON object, \(error.description)"))
         }
         guard let members = value.objectMembers else {
-            return .failure(DashboardRequestProblem(description: "body: expected a JSON object, found \(value.typeName)"))
+            return .failure(
+                DashboardRequestProblem(description: "body: expected a JSON object, found \(value.typeName)"))
         }
         var fields: [String: JSONValue] = [:]
         for (name, member) in members { fields[name] = member }

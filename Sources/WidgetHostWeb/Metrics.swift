@@ -57,7 +57,9 @@ public struct DashboardMetrics: Sendable {
         out += "widgethost_reload_seconds_count \(latencyCount)\n"
         out += "# HELP widgethost_budget_used Counted reloads in the rolling budget window.\n"
         out += "# TYPE widgethost_budget_used gauge\n"
-        for widget in snapshot.widgets { out += "widgethost_budget_used{instance=\"\(Self.label(widget.id))\"} \(widget.budgetUsed ?? 0)\n" }
+        for widget in snapshot.widgets {
+            out += "widgethost_budget_used{instance=\"\(Self.label(widget.id))\"} \(widget.budgetUsed ?? 0)\n"
+        }
         out += "# HELP widgethost_budget_allowance Counted reloads allowed in the window.\n"
         out += "# TYPE widgethost_budget_allowance gauge\n"
         for widget in snapshot.widgets {

@@ -94,7 +94,9 @@ struct DashboardTests {
                 form.requestSubmit();
                 """)
             #expect(try await browser.waitUntil("return document.querySelector('#w-added iframe.wh-widget') !== null"))
-            #expect(try await browser.run("return document.getElementById('w-added').dataset.family") as? String == "systemSmall")
+            #expect(
+                try await browser.run("return document.getElementById('w-added').dataset.family") as? String
+                    == "systemSmall")
             // Remove it from the page.
             try await browser.run("document.querySelector('#w-added button.remove').click()")
             #expect(try await browser.waitUntil("return document.getElementById('w-added') === null"))
@@ -128,7 +130,8 @@ struct DashboardTests {
         #expect(crossSite.status == 403)
         #expect(Web.shell("'\(Web.executable)' show tick --socket '\(daemon.socket)'").status == 0)
         // /metrics in Prometheus text, with the token.
-        let metrics = try await HTTP.request(daemon.base + "/metrics", headers: ["Authorization": "Bearer \(daemon.token)"])
+        let metrics = try await HTTP.request(
+            daemon.base + "/metrics", headers: ["Authorization": "Bearer \(daemon.token)"])
         #expect(metrics.status == 200)
         #expect(metrics.body.contains("widgethost_reloads_total{reason=\"instanceAdded\",outcome=\"ok\"}"))
         #expect(metrics.body.contains("widgethost_reload_seconds_bucket{le=\"+Inf\"}"))
