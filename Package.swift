@@ -226,7 +226,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostWebTests",
-            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation"],
+            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation", "WidgetHostControl"],
             swiftSettings: strictSwift
         ),
         .testTarget(

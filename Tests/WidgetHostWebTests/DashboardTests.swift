@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WidgetHostControl
 import WidgetHostModel
 
 @testable import WidgetHostWeb
@@ -199,4 +200,50 @@ final class DashboardProcess {
     }
 
     deinit { stop() }
+}
+
+/// The dashboard's pieces without a browser.
+struct DashboardPartsTests {
+    @Test func metricsCountReloadsByReasonAndOutcomeWithLatency() async {
+        let hub = DashboardHub()
+        var started = WatchEventDetails()
+        started.reason = "policy"
+        started.counted = true
+        var failed = WatchEventDetails()
+        failed.outcome = "timedOut"
+        await hub.record([
+            WatchEvent(id: 1, time: 100, type: "reload", instance: "a", message: "", details: started),
+            WatchEvent(id: 2, time: 100.3, type: "failure", instance: "a", message: "", details: failed),
+        ])
+        let text = await hub.metrics.exposition(
+            DashboardSnapshot(now: 101, widgets: [], plugins: []), listeners: 0)
+        #expect(text.contains("widgethost_reloads_total{reason=\"policy\",outcome=\"timedOut\"} 1"))
+        #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.25\"} 0"))
+        #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.5\"} 1"))
+        #expect(
+            await hub.history["a"] == [
+                DashboardMark(time: 100, kind: .counted), DashboardMark(time: 100.3, kind: .failure),
+            ])
+        #expect(DashboardMetrics.label("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
+    }
+
+    @Test func theAddRequestIsCheckedBeforeTheDaemonSeesIt() {
+        if case .success = DashboardRoutes.instanceSpec("[1]") { Issue.record("an array was taken") }
+        if case .success = DashboardRoutes.instanceSpec("{\"plugin\":\"p\"}") { Issue.record("no id was taken") }
+        if case .success(let spec) = DashboardRoutes.instanceSpec(
+            "{\"id\":\"x\",\"plugin\":\"p\",\"kind\":\"k\",\"family\":\"systemMedium\",\"configuration\":{\"n\":2}}")
+        {
+            #expect(spec.id == "x" && spec.plugin == "p" && spec.kind == "k" && spec.family == "systemMedium")
+        } else {
+            Issue.record("a good request was refused")
+        }
+    }
+
+    @Test func thePluginsJSONCannotCloseItsScriptElement() {
+        let kind = KindDescription(
+            id: "</script><script>alert(1)</script>", displayName: "x", summary: "", familyBits: 1, needsNetwork: false,
+            entryPoints: [], parameters: [])
+        let json = DashboardPage.pluginsJSON([DashboardPlugin(name: "p", kinds: [kind])])
+        #expect(!json.contains("<"))
+    }
 }
