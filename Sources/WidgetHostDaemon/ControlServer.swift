@@ -45,6 +45,8 @@ final class ControlServer {
     private var acceptPause = 0.01
     /// Peers refused since the last log line (to log a burst once).
     private var refusedSinceLog = 0
+    /// The connections that watch (``deliverWatchEvents()`` visits only these).
+    private var watching: Set<Int32> = []
 
     final class Connection {
         let descriptor: Int32
@@ -352,6 +354,7 @@ final class ControlServer {
 
     private func drop(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.descriptor) != nil else { return }
+        watching.remove(connection.descriptor)
         connection.watch?.subscription.cancel()
         Glibc.close(connection.descriptor)
     }
@@ -367,6 +370,7 @@ final class ControlServer {
     func watch(_ descriptor: Int32, _ subscription: EventSubscription, id: Int?, version: Int) -> Bool {
         guard let connection = connections[descriptor] else { return false }
         connection.watch = (subscription, id, version)
+        watching.insert(descriptor)
         return true
     }
 
@@ -374,7 +378,7 @@ final class ControlServer {
     func isWatching(_ descriptor: Int32) -> Bool { connections[descriptor]?.watch != nil }
 
     /// Watching connections.
-    var watcherCount: Int { connections.values.count { $0.watch != nil } }
+    var watcherCount: Int { watching.count }
 
     /// Moves the waiting events of each watching connection to its output,
     /// while that holds less than ``watchOutputBytes``: never blocks, never
@@ -382,8 +386,10 @@ final class ControlServer {
     /// subscription, bounded, and its output's stall limit applies). A
     /// subscription that ended gets a last error line, then the connection closes.
     func deliverWatchEvents() {
-        for connection in connections.values {
-            guard let watch = connection.watch, !connection.closing else { continue }
+        for descriptor in watching {
+            guard let connection = connections[descriptor], let watch = connection.watch, !connection.closing else {
+                continue
+            }
             while connection.pending < Self.watchOutputBytes {
                 let events = watch.subscription.take(limit: 256)
                 if events.isEmpty { break }
@@ -437,6 +443,7 @@ final class ControlServer {
             Glibc.close(connection.descriptor)
         }
         connections.removeAll()
+        watching.removeAll()
         if spare >= 0 { Glibc.close(spare) }
         spare = -1
     }

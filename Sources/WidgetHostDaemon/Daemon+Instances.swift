@@ -380,9 +380,9 @@ extension Daemon {
         detail.consecutiveFailures = s.consecutiveFailures
         detail.inFlight = s.inFlight != nil
         detail.relevance = scheduler.relevanceScore(of: id, at: now)
-        let stack = stackRanks(at: now)[id]
-        detail.stackRank = stack?.rank ?? 1
-        detail.stackSize = stack?.size ?? 1
+        let stack = cachedRanks(of: s.instance.family, with: id)
+        detail.stackRank = stack.ranks[id] ?? 1
+        detail.stackSize = stack.size
         detail.unavailable = unavailability(of: s.instance.plugin)
         return detail
     }

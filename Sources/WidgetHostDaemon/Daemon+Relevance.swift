@@ -10,7 +10,7 @@ import WidgetHostScheduler
 /// entry is displayed when the duration is 0); equal scores keep the
 /// configuration's order.
 extension Daemon {
-    /// Every instance's place in its stack (1: on top), with its score.
+    /// Every instance's place in its stack (1: on top), with its score, computed afresh.
     func stackRanks(at now: Double) -> [String: (rank: Int, score: Double, size: Int)] {
         var stacks: [WidgetFamily: [String]] = [:]
         for s in scheduler.state.instances { stacks[s.instance.family, default: []].append(s.instance.id) }
@@ -25,25 +25,44 @@ extension Daemon {
         return ranks
     }
 
+    /// The ranks of a stack by the scores the event stream last published
+    /// (each instance's score is refreshed at its `timeline` and `entry`
+    /// events), cached until they change.
+    /// An instance the cache does not know (placed by a SIGHUP or a restart
+    /// of the stack since) makes it again.
+    func cachedRanks(of family: WidgetFamily, with id: String) -> (ranks: [String: Int], size: Int) {
+        if let cached = watch.ranks[family], cached.ranks[id] != nil { return cached }
+        if !watch.primed {
+            for (id, place) in stackRanks(at: clock.now()) { watch.scores[id] = place.score }
+        }
+        let members = scheduler.state.instances.filter { $0.instance.family == family }.map(\.instance.id)
+        var ranks: [String: Int] = [:]
+        for (index, id) in RelevanceOrder.sorted(members, score: { watch.scores[$0] ?? 0 }).enumerated() {
+            ranks[id] = index + 1
+        }
+        watch.ranks[family] = (ranks, members.count)
+        return (ranks, members.count)
+    }
+
     /// Adds to a `status` page what v2 says of each instance (origin,
     /// relevance, stack and rank), and orders the instances of each stack
     /// on the page by relevance: they take the places their stack holds on
     /// the page, top first, so that the page holds the same instances (the
     /// cursor still walks the configuration's order).
     func decorate(_ status: inout HostStatus, at now: Double) {
-        let ranks = stackRanks(at: now)
         var places: [String: [Int]] = [:]
         for index in status.instances.indices {
             let id = status.instances[index].id
+            let family = scheduler.instanceState(id)?.instance.family ?? .systemSmall
             status.instances[index].origin = (instances[id]?.origin ?? .configuration).rawValue
             status.instances[index].stack = status.instances[index].family
-            status.instances[index].relevance = ranks[id]?.score ?? 0
-            status.instances[index].stackRank = ranks[id]?.rank
+            status.instances[index].relevance = scheduler.relevanceScore(of: id, at: now)
+            status.instances[index].stackRank = cachedRanks(of: family, with: id).ranks[id]
             places[status.instances[index].family, default: []].append(index)
         }
         let page = status.instances
         for indices in places.values {
-            let ordered = indices.map { page[$0] }.sorted { ($0.stackRank ?? 0) < ($1.stackRank ?? 0) }
+            let ordered = indices.map { page[$0] }.sorted { ($0.stackRank ?? .max) < ($1.stackRank ?? .max) }
             for (index, instance) in zip(indices, ordered) { status.instances[index] = instance }
         }
     }

@@ -16,6 +16,10 @@ struct WatchState {
     var scores: [String: Double] = [:]
     var stackTops: [WidgetFamily: [String]] = [:]
     static let stackTopSize = 10
+    /// Each stack's ranks by those scores, made when asked and dropped when
+    /// the stack's scores or members change: `status` and `instance` cost
+    /// their page, not the whole fleet.
+    var ranks: [WidgetFamily: (ranks: [String: Int], size: Int)] = [:]
 }
 
 /// The next entry date of each instance, earliest first (a binary heap with
@@ -128,6 +132,11 @@ extension Daemon {
             watch.committed = false
             var touched: Set<WidgetFamily> = []
             for event in events.publishCommitted() {
+                if event.type == WatchEventType.configuration.rawValue {
+                    // SIGHUP placed and removed instances without events of their own.
+                    watch.ranks = [:]
+                    touched.formUnion(WidgetFamily.allCases)
+                }
                 guard let id = event.instance else { continue }
                 switch WatchEventType(rawValue: event.type) {
                 case .timeline?, .instanceAdded?, .instanceUpdated?, .entry?:
@@ -144,6 +153,10 @@ extension Daemon {
                     {
                         watch.scores[id] = score
                         touched.insert(family)
+                        // A changed instance may have left another stack.
+                        if event.type == WatchEventType.instanceUpdated.rawValue {
+                            touched.formUnion(watch.stackTops.keys)
+                        }
                     }
                 case .instanceRemoved?:
                     watch.entries.set(id, nil)
@@ -168,6 +181,7 @@ extension Daemon {
     func noteStackOrders(_ families: Set<WidgetFamily>, at now: Double) {
         var rows: [(id: String, message: String, data: String?)] = []
         for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+            watch.ranks[family] = nil
             let top = stackTop(of: family)
             guard top != watch.stackTops[family] ?? [] else { continue }
             watch.stackTops[family] = top

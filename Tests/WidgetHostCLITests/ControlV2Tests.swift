@@ -346,4 +346,44 @@ struct ControlV2Tests {
         #expect(tick.content?.objectMembers?.first { $0.0 == "index" }?.1 == .number(2))
         daemon.stop()
     }
+
+    /// A push with the kind's token reloads its instances with reason push
+    /// (loosely timed here; scripts/push-latency measures it); the token is
+    /// per installation and survives restarts; a wrong one changes nothing.
+    @Test func pushWithTheKindsTokenReloadsItsInstances() throws {
+        let daemon = try DaemonProcess("v2-push", configuration: Self.quiet)
+        try daemon.start()
+        func token() throws -> String? {
+            try daemon.status().plugins.first { $0.name == "countdown" }?.pushTokens?["com.widgethost.countdown"]
+        }
+        let first = try #require(try token())
+        #expect(first.count == 64)
+        #expect(try daemon.status().plugins.first { $0.name == "character" }?.pushTokens?.count == 2)
+        try waitUntil("new-year has its first timeline") { try detail(daemon, "new-year")?.lastOutcome == "ok" }
+        var request = ControlRequest(.push, kind: "com.widgethost.countdown")
+        request.pushToken = String(first.reversed())
+        #expect(try daemon.send(request).error?.code == .badPushToken)
+        request.kind = "no.such.kind"
+        request.pushToken = first
+        #expect(try daemon.send(request).error?.code == .unknownKind)
+        request.kind = "com.widgethost.countdown"
+        let before = try #require(try detail(daemon, "new-year")?.lastReload)
+        let sent = Date()
+        let answer = try daemon.send(request)
+        #expect(answer.ok && answer.scheduled == ["new-year"], "\(String(describing: answer.error))")
+        try waitUntil("the push reloads new-year", timeout: 10) {
+            (try detail(daemon, "new-year")?.lastReload ?? 0) > before
+        }
+        #expect(Date().timeIntervalSince(sent) < 10)
+        let seen = try collect(daemon, after: 0) { events in events.contains { $0.type == "timeline" && $0.id > 4 } }
+        #expect(seen.events.contains { $0.type == "push" && $0.message == "com.widgethost.countdown" })
+        let reload = try #require(seen.events.last { $0.type == "reload" })
+        #expect(reload.details?.reason == "push" && reload.details?.counted == false)
+        // Free for the timeline budget.
+        #expect(try detail(daemon, "new-year")?.budgetUsed == 0)
+        daemon.stop()
+        try daemon.start()
+        #expect(try token() == first)
+        daemon.stop()
+    }
 }

@@ -288,7 +288,7 @@ struct DaemonTests {
             ))
         var raw = try LineSocket.connect(to: daemon.socket)
         for (line, code) in [
-            ("this is not json", "bad-request"), (#"{"v":2,"op":"hello"}"#, "unsupported-version"),
+            ("this is not json", "bad-request"), (#"{"v":3,"op":"hello"}"#, "unsupported-version"),
             (#"{"v":1,"op":"dance"}"#, "unknown-operation"),
             (#"{"v":1,"op":"view","instance":"panda"}"#, "bad-argument"),
         ] {
@@ -298,7 +298,7 @@ struct DaemonTests {
             #expect(answer.error?.code.rawValue == code, "\(line)")
         }
         raw.close()
-        #expect(try daemon.hello().server?.protocolVersions == [1])
+        #expect(try daemon.hello().server?.protocolVersions == [1, 2])
 
         let noDaemon = try CLI.run(["status", "--socket", daemon.directory + "/nothing.sock"])
         #expect(noDaemon.status == 1)
