@@ -10,6 +10,7 @@
 #   libexec/widgethost/widgethost-runner        the sandboxed child (found there by widgethost)
 #   lib/widgethost/plugins/lib*Plugin.so        first-party plugins
 #   include/widgethost/{provider,center}.h      the SDK headers
+#   include/widgethost/ext/templates.h          the templates extension
 #   lib/pkgconfig/widgethost-{provider,center}.pc, lib/libwidgethost-center.{a,so}
 #   lib/systemd/user/widgethost.service         the daemon as a systemd user unit
 #   share/man/man1/widgethost*.1                man pages, generated from the argument parser
@@ -55,6 +56,8 @@ install: $(BUILD_STEP)
 	    $(INSTALL) -m 755 $(BINDIR_BUILT)/lib$$plugin.so $(ROOT)/lib/widgethost/plugins/lib$$plugin.so || exit 1; \
 	done
 	$(INSTALL) -m 644 SDK/include/widgethost/provider.h $(ROOT)/include/widgethost/provider.h
+	$(INSTALL) -d $(ROOT)/include/widgethost/ext
+	$(INSTALL) -m 644 SDK/include/widgethost/ext/templates.h $(ROOT)/include/widgethost/ext/templates.h
 	sed -e 's|^prefix=.*|prefix=$(PREFIX)|' SDK/widgethost-provider.pc > $(ROOT)/lib/pkgconfig/widgethost-provider.pc
 	$(MAKE) -C SDK/client install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	sed -e 's|^ExecStart=.*|ExecStart=$(PREFIX)/bin/widgethost run|' \
@@ -76,11 +79,13 @@ install: $(BUILD_STEP)
 
 uninstall:
 	rm -f $(ROOT)/bin/widgethost $(ROOT)/include/widgethost/provider.h $(ROOT)/include/widgethost/center.h \
+	    $(ROOT)/include/widgethost/ext/templates.h \
 	    $(ROOT)/lib/pkgconfig/widgethost-provider.pc $(ROOT)/lib/pkgconfig/widgethost-center.pc \
 	    $(ROOT)/lib/libwidgethost-center.* $(ROOT)/lib/systemd/user/widgethost.service \
 	    $(ROOT)/share/man/man1/widgethost*.1 $(ROOT)/share/bash-completion/completions/widgethost \
 	    $(ROOT)/share/zsh/site-functions/_widgethost $(ROOT)/share/fish/vendor_completions.d/widgethost.fish
 	rm -rf $(ROOT)/libexec/widgethost $(ROOT)/lib/widgethost $(ROOT)/share/widgethost $(ROOT)/share/doc/widgethost
+	rmdir $(ROOT)/include/widgethost/ext 2>/dev/null || true
 
 # The .deb: the release build installed into a staging root with PREFIX=/usr.
 DEB_ROOT := dist/deb-root

@@ -143,6 +143,17 @@ printf '#include <string.h>\n#include "use.inc"\n' >"$work/use.c"
 printf '#include <cstring>\n#include <string.h>\n#include "use.inc"\n' >"$work/use.cpp"
 printf '#include "define.inc"\n' >"$work/define.c"
 printf '#include "define.inc"\n' >"$work/define.cpp"
+# The templates extension (ext/templates.h) and its macros.
+cat >"$work/templates.inc" <<'SRC'
+#include <widgethost/ext/templates.h>
+static const wh_template templates[] = {
+    WH_TEMPLATE("org.example.t", 0, "<p>{{title}}</p>"),
+    WH_TEMPLATE("org.example.t", WH_FAMILY_ACCESSORY_INLINE, "<span>{{title}}</span>"),
+};
+WH_DEFINE_TEMPLATES(templates)
+SRC
+printf '#include "templates.inc"\n' >"$work/templates.c"
+printf '#include "templates.inc"\n' >"$work/templates.cpp"
 
 run() { # name, command...
     local name="$1"
@@ -166,7 +177,10 @@ for c in "${compilers_c[@]}"; do
     for std in c99 c11; do
         run "$c -std=$std provider.h" "$c" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/use.c" -o "$work/use.o"
         run "$c -std=$std WH_DEFINE_PROVIDER" "$c" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/define.c" -o "$work/define.o"
+        run "$c -std=$std ext/templates.h" "$c" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/templates.c" -o "$work/templates.o"
     done
+    run "$c -std=c11 ext_templates_layout.c" \
+        "$c" -std=c11 "${warn[@]}" -I"$sdk/include" -c "$sdk/src/ext_templates_layout.c" -o "$work/ext_layout.o"
     run "$c -std=c11 abi_layout.c (v1 layout asserts)" \
         "$c" -std=c11 "${warn[@]}" -I"$sdk/include" -c "$sdk/src/abi_layout.c" -o "$work/abi_layout.o"
 done
@@ -174,6 +188,7 @@ for cxx in "${compilers_cxx[@]}"; do
     for std in c++11 c++17; do
         run "$cxx -std=$std provider.h" "$cxx" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/use.cpp" -o "$work/use.o"
         run "$cxx -std=$std WH_DEFINE_PROVIDER" "$cxx" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/define.cpp" -o "$work/define.o"
+        run "$cxx -std=$std ext/templates.h" "$cxx" -std=$std "${warn[@]}" -I"$sdk/include" -c "$work/templates.cpp" -o "$work/templates.o"
     done
 done
 

@@ -176,7 +176,8 @@ struct PreviewCommand: ParsableCommand {
                 }
             }
             if watch { group.addTask { await routes.watch(path: session.pluginPath) } }
-            group.addTask { await InterruptSignal.wait() }
+            // The server returns on SIGINT / SIGTERM (graceful shutdown);
+            // then the watch ends too.
             _ = try await group.next()
             group.cancelAll()
         }
@@ -199,33 +200,5 @@ enum BlockingTask {
     final class ResultBox<T>: @unchecked Sendable {
         // @unchecked: written once by the task before the semaphore is signalled, read after.
         var value: T?
-    }
-}
-
-/// SIGINT or SIGTERM, as an async wait (the preview's way to stop cleanly:
-/// its workers are stopped and the temporary data directory removed).
-enum InterruptSignal {
-    static func wait() async {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = DispatchQueue(label: "widgethost.preview.signals")
-            let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
-            let resumed = ResultBox()
-            for source in sources {
-                source.setEventHandler {
-                    guard !resumed.done else { return }
-                    resumed.done = true
-                    sources.forEach { $0.cancel() }
-                    continuation.resume()
-                }
-                source.resume()
-            }
-        }
-    }
-
-    final class ResultBox: @unchecked Sendable {
-        // @unchecked: only touched on the signal queue.
-        var done = false
     }
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// The preview's state behind the routes: the latest document (or why there
 /// is none), its generation, and the pages listening for changes.
@@ -99,12 +100,18 @@ public struct PreviewRoutes: Sendable {
                     if let lastSeen, lastSeen < current {
                         try await writer.write(ByteBuffer(string: Self.event(current)))
                     }
-                    for await generation in stream {
-                        do {
-                            try await writer.write(ByteBuffer(string: Self.event(generation)))
-                        } catch {
-                            break
+                    // A graceful shutdown (SIGINT, SIGTERM) ends the stream, so
+                    // the server does not wait for pages that never leave.
+                    await withGracefulShutdownHandler {
+                        for await generation in stream {
+                            do {
+                                try await writer.write(ByteBuffer(string: Self.event(generation)))
+                            } catch {
+                                break
+                            }
                         }
+                    } onGracefulShutdown: {
+                        Task { await state.stopListening(id) }
                     }
                     await state.stopListening(id)
                     try await writer.finish(nil)

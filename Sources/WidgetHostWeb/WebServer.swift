@@ -104,8 +104,9 @@ public final class WebServer: @unchecked Sendable {
         return "http://\(shown):\(port)/?token=\(token)"
     }
 
-    /// Serves until the task is cancelled; `onListening` runs once the
-    /// socket is bound, with ``url``.
+    /// Serves until SIGINT or SIGTERM (a graceful shutdown: open requests
+    /// finish, event streams end) or until the task is cancelled;
+    /// `onListening` runs once the socket is bound, with ``url``.
     public func run(onListening: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
         let port = boundPort
         let host = address.host
@@ -120,7 +121,7 @@ public final class WebServer: @unchecked Sendable {
                 await onListening(WebServer.url(host: host, port: bound, token: token))
             },
             logger: Self.logger)
-        try await app.runService(gracefulShutdownSignals: [])
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
     }
 }
 

@@ -1,0 +1,1 @@
+../../../src/ext_templates_layout.c
