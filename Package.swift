@@ -141,6 +141,8 @@ let package = Package(
                 "WidgetHostStore",
                 "WidgetHostControl",
                 "CWidgetHostSupport",
+                // `run --http`: the daemon feeds the web dashboard (daemon -> web).
+                "WidgetHostWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -154,6 +156,8 @@ let package = Package(
             dependencies: [
                 "WidgetHostModel",
                 "WidgetHostIsolation",
+                // The dashboard speaks the control protocol's types in-process.
+                "WidgetHostControl",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -236,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostWebTests",
-            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation"],
+            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation", "WidgetHostControl"],
             swiftSettings: strictSwift
         ),
         .testTarget(

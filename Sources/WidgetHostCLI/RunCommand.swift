@@ -3,6 +3,7 @@ import Logging
 import WidgetHostControl
 import WidgetHostDaemon
 import WidgetHostIsolation
+import WidgetHostWeb
 
 #if canImport(Glibc)
     import Glibc
@@ -45,10 +46,28 @@ struct RunCommand: ParsableCommand {
     var socket: String = ControlPaths.socket
 
     @Option(
+        help: ArgumentHelp(
+            "Serve the live dashboard and /metrics on HOST:PORT (loopback only unless --http-allow-remote; port 0 picks a free one); the URL with its token is printed at start (docs/dashboard.md).",
+            valueName: "host:port"))
+    var http: String?
+
+    @Flag(help: "Let --http listen on an address other machines can reach (the token still guards every page).")
+    var httpAllowRemote = false
+
+    @Option(
         help: ArgumentHelp("Least severe log level: trace, debug, info, notice, warning, error.", valueName: "level"))
     var logLevel: String = "info"
 
     func validate() throws {
+        if let http {
+            do {
+                _ = try WebAddress(parsing: http, allowRemote: httpAllowRemote)
+            } catch {
+                throw ValidationError("--http: \(error.description)")
+            }
+        } else if httpAllowRemote {
+            throw ValidationError("--http-allow-remote needs --http HOST:PORT")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -77,7 +96,8 @@ struct RunCommand: ParsableCommand {
         let options = DaemonOptions(
             configurationPath: config == "-" ? config : IsolatedRunnerPath.absolute(config),
             statePath: IsolatedRunnerPath.absolute(state),
-            socketPath: IsolatedRunnerPath.absolute(socket))
+            socketPath: IsolatedRunnerPath.absolute(socket),
+            http: try http.map { try WebAddress(parsing: $0, allowRemote: httpAllowRemote) })
         let daemon: Daemon
         do {
             daemon = try Daemon.start(options: options, logger: logger)

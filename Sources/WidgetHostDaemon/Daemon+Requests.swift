@@ -24,6 +24,11 @@ extension Daemon {
     /// batch is undone and the requests that made one are answered
     /// `storage-unavailable`.
     func answer(_ incoming: [ControlServer.Incoming], on server: ControlServer) {
+        for answer in answers(to: incoming) { server.reply(to: answer.connection, with: answer.response) }
+    }
+
+    /// ``answer(_:on:)`` without the sending: the web dashboard's requests take this same path.
+    func answers(to incoming: [ControlServer.Incoming]) -> [(connection: Int32, response: ControlResponse)] {
         let saved = scheduler
         let savedConfiguration = configuration
         let savedInstances = instances
@@ -44,7 +49,7 @@ extension Daemon {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
             }
         }
-        for answer in answers { server.reply(to: answer.connection, with: answer.response) }
+        return answers.map { ($0.connection, $0.response) }
     }
 
     /// Answers one control request. Never throws: a bad request gets an error

@@ -6,6 +6,7 @@ import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostScheduler
 import WidgetHostStore
+import WidgetHostWeb
 
 #if canImport(Glibc)
     import Glibc
@@ -17,11 +18,15 @@ public struct DaemonOptions: Sendable {
     public var statePath: String
     public var socketPath: String
     public var isolation: IsolationOptions
+    /// Where the web dashboard listens (`run --http`); nil: no dashboard.
+    public var http: WebAddress?
 
     public init(
         configurationPath: String = ControlPaths.configuration, statePath: String = ControlPaths.state,
-        socketPath: String = ControlPaths.socket, isolation: IsolationOptions = IsolationOptions()
+        socketPath: String = ControlPaths.socket, isolation: IsolationOptions = IsolationOptions(),
+        http: WebAddress? = nil
     ) {
+        self.http = http
         self.configurationPath = configurationPath
         self.statePath = statePath
         self.socketPath = socketPath
@@ -64,6 +69,8 @@ public final class Daemon {
     let startedAt: Double
     var stopping = false
     var server: ControlServer?
+    /// The web dashboard (`run --http`), or nil (Daemon+HTTP.swift).
+    var web: DaemonWebService?
     /// Whether the state database takes writes (``StorageHealth``).
     var storage = StorageHealth()
     /// The requests of this turn of the loop, while they are answered (``answer(_:on:)``).
@@ -431,6 +438,14 @@ public final class Daemon {
         logger.info(
             "widgethost daemon \(getpid()) ready: \(instances.count) instances, socket \(options.socketPath), state \(options.statePath)"
         )
+        if let address = options.http {
+            do {
+                try startWeb(address)
+            } catch {
+                logger.critical("cannot start the dashboard: \(error.description)")
+                return 1
+            }
+        }
         _ = wh_sd_notify("READY=1\nSTATUS=keeping \(instances.count) widget instances fresh")
         var signals = 0
         var armedFor: Double? = nil
@@ -478,6 +493,7 @@ public final class Daemon {
                 pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: loads.descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: webDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
             let graceTimeout = shutdownDeadline.map {
@@ -517,10 +533,11 @@ public final class Daemon {
                 }
             }
             if let server {
-                let incoming = server.service(descriptors[4...])
+                let incoming = server.service(descriptors[5...])
                 if !incoming.isEmpty { answer(incoming, on: server) }
                 server.reapClosing()
             }
+            serviceWeb()
         }
         finishShutdown()
         return 0
@@ -649,6 +666,7 @@ public final class Daemon {
             )
         }
         server?.close()
+        stopWeb()
         logger.notice("stopped; state is in \(options.statePath)")
     }
 

@@ -1,0 +1,249 @@
+import Foundation
+import Testing
+import WidgetHostControl
+import WidgetHostModel
+
+@testable import WidgetHostWeb
+
+/// `widgethost run --http`: a real daemon (real plugins in their sandboxes,
+/// real SQLite) serving its dashboard to a real headless Chromium. Generous
+/// timeouts and polling, no timing asserts (the goals are measured by
+/// scripts/bench-dashboard, not here).
+@Suite(
+    .serialized,
+    .enabled(if: Browser.available, "chromium and chromedriver are not installed: run scripts/setup --tests"),
+    .timeLimit(.minutes(10)))
+struct DashboardTests {
+    @Test func theDashboardDrawsUpdatesAddsRemovesAndRefuses() async throws {
+        let directory = Web.temporaryDirectory("dashboard")
+        let canary = try Canary(directory: directory)
+        defer { canary.stop() }
+        try await canary.waitUntilListening()
+        let families = WidgetFamily.allCases
+        var instances = [#"{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t" }"#]
+        for family in families {
+            instances.append(
+                #"{ "id": "every-\#(family.name)", "plugin": "every", "kind": "test.hostile", "family": "\#(family.name)", "app": "t", "configuration": { "canary": "\#(canary.url)" } }"#
+            )
+        }
+        instances.append(
+            #"{ "id": "evil", "plugin": "hostile", "kind": "test.hostile", "app": "t", "configuration": { "canary": "\#(canary.url)" } }"#
+        )
+        let configuration = """
+            {
+              "plugins": [{ "name": "ticking", "path": "\(Dashboard.ticking)" },
+                          { "name": "every", "path": "\(Web.hostile(6))" },
+                          { "name": "hostile", "path": "\(Web.hostile(0))" }],
+              "scheduler": { "minimumReloadInterval": 0, "maximumJitter": 0, "coalescingCap": 0 },
+              "instances": [\(instances.joined(separator: ",\n"))]
+            }
+            """
+        let daemon = try DashboardProcess(directory: directory, configuration: configuration)
+        defer { daemon.stop() }
+        let browser = try await Browser()
+        do {
+            try await browser.open(daemon.url)
+            let total = families.count + 2
+            #expect(try await browser.waitUntil("return document.querySelectorAll('article.card').length === \(total)"))
+            // Every instance's first timeline arrives (live, or already there).
+            #expect(
+                try await browser.waitUntil(
+                    "return document.querySelectorAll('article.card iframe.wh-widget').length === \(total)"))
+            #expect(try await browser.waitUntil("return document.getElementById('wh-live').textContent === 'live'"))
+            try await browser.run("window.whMarker = 'same page'")
+
+            // Every family at its size.
+            let measured =
+                try await browser.run(
+                    """
+                    return [...document.querySelectorAll('article.card[id^="w-every-"] iframe.wh-widget')].map(frame => {
+                      const box = frame.getBoundingClientRect();
+                      return [frame.dataset.family, box.width, box.height];
+                    });
+                    """) as? [[Any]] ?? []
+            #expect(measured.count == families.count)
+            for row in measured {
+                let family = try #require(WidgetFamily(name: row[0] as? String ?? ""), "\(row)")
+                let box = FamilyBox(family)
+                let width = (row[1] as? NSNumber)?.doubleValue ?? -1
+                let height = (row[2] as? NSNumber)?.doubleValue ?? -1
+                #expect(abs(width - Double(box.width)) < 0.5 && abs(height - Double(box.height)) < 0.5, "\(row)")
+            }
+            // The budget gauge and the strips are drawn.
+            #expect(
+                try await browser.run(
+                    "return document.querySelectorAll('article.card meter').length === \(total) && document.querySelectorAll('.strip.ahead').length === \(total) && document.querySelectorAll('.strip.behind').length === \(total)"
+                ) as? Bool == true)
+
+            // A reload shows up live: a new timeline (entries 2 s apart from the call's now).
+            let entryDate = "return parseFloat(document.getElementById('w-tick').dataset.entryDate || '0')"
+            let before = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
+            let reload = Web.shell("'\(Web.executable)' reload --kind test.fixture --socket '\(daemon.socket)'")
+            try #require(reload.status == 0, "\(reload.output)")
+            #expect(try await browser.waitUntil("\(entryDate) > \(before)"))
+            let reloaded = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
+            // Then the next entry becomes current at its date, without a reload.
+            #expect(try await browser.waitUntil("\(entryDate) >= \(reloaded + 1.5)", timeout: 30))
+            #expect(try await browser.run("return window.whMarker") as? String == "same page", "the page reloaded")
+
+            // Add from the page's form (built from the kinds' descriptors).
+            try await browser.run(
+                """
+                const form = document.getElementById('wh-add');
+                form.elements.plugin.value = 'ticking'; form.elements.plugin.dispatchEvent(new Event('change'));
+                form.elements.id.value = 'added';
+                form.requestSubmit();
+                """)
+            #expect(try await browser.waitUntil("return document.querySelector('#w-added iframe.wh-widget') !== null"))
+            #expect(
+                try await browser.run("return document.getElementById('w-added').dataset.family") as? String
+                    == "systemSmall")
+            // Remove it from the page.
+            try await browser.run("document.querySelector('#w-added button.remove').click()")
+            #expect(try await browser.waitUntil("return document.getElementById('w-added') === null"))
+            let shown = Web.shell("'\(Web.executable)' show added --socket '\(daemon.socket)'")
+            #expect(shown.status != 0, "the daemon still has the removed instance: \(shown.output)")
+
+            // The hostile plugin's entry and template stayed inert.
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await browser.run("return document.title") as? String == "widgethost dashboard")
+            #expect(
+                try await browser.run(
+                    "return [...document.querySelectorAll('iframe.wh-widget')].every(f => f.getAttribute('sandbox') === '')"
+                ) as? Bool == true)
+            #expect(canary.requests.isEmpty, "\(canary.requests)")
+            BrowserTests.save(try await browser.screenshot(), as: "dashboard.png")
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+
+        // A wrong token is refused, for the page and for a change.
+        #expect(try await HTTP.request(daemon.base + "/?token=wrong").status == 403)
+        #expect(try await HTTP.request(daemon.base + "/events").status == 403)
+        let forged = try await HTTP.request(
+            daemon.base + "/api/instances/tick", method: "DELETE", headers: ["X-Widgethost-Token": "wrong"])
+        #expect(forged.status == 403)
+        let crossSite = try await HTTP.request(
+            daemon.base + "/api/instances/tick", method: "DELETE",
+            headers: ["X-Widgethost-Token": daemon.token, "Origin": "http://evil.example"])
+        #expect(crossSite.status == 403)
+        #expect(Web.shell("'\(Web.executable)' show tick --socket '\(daemon.socket)'").status == 0)
+        // /metrics in Prometheus text, with the token.
+        let metrics = try await HTTP.request(
+            daemon.base + "/metrics", headers: ["Authorization": "Bearer \(daemon.token)"])
+        #expect(metrics.status == 200)
+        #expect(metrics.body.contains("widgethost_reloads_total{reason=\"instanceAdded\",outcome=\"ok\"}"))
+        #expect(metrics.body.contains("widgethost_reload_seconds_bucket{le=\"+Inf\"}"))
+        #expect(metrics.body.contains("widgethost_budget_used{instance=\"tick\"}"))
+    }
+}
+
+enum Dashboard {
+    /// Tests/Fixtures/faulty/ticking.c: entries 2 s apart.
+    static let ticking: String = {
+        let path = Web.fixtureDirectory + "/ticking.so"
+        let result = Web.shell(
+            "cc -shared -fPIC -std=gnu11 -I'\(Web.repositoryRoot)/SDK/include' -o '\(path)' "
+                + "'\(Web.repositoryRoot)/Tests/Fixtures/faulty/ticking.c'")
+        precondition(result.status == 0, "building ticking.c failed:\n\(result.output)")
+        return path
+    }()
+}
+
+/// `widgethost run --http 127.0.0.1:0` on a fresh state, read until it
+/// prints the dashboard's URL.
+final class DashboardProcess {
+    let process = Process()
+    let url: String
+    let base: String
+    let token: String
+    let socket: String
+    private let output = Pipe()
+
+    init(directory: String, configuration: String) throws {
+        let config = directory + "/host.json"
+        try configuration.write(toFile: config, atomically: true, encoding: .utf8)
+        socket = directory + "/control.sock"
+        process.executableURL = URL(fileURLWithPath: Web.executable)
+        process.arguments = [
+            "run", "--config", config, "--state", directory + "/state.sqlite", "--socket", socket, "--http",
+            "127.0.0.1:0", "--log-level", "warning",
+        ]
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(90)
+        let handle = output.fileHandleForReading
+        while !seen.contains("?token="), Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = seen.range(of: #"http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+"#, options: .regularExpression)
+        else {
+            process.terminate()
+            throw PreviewProcess.PreviewFailed(output: seen)
+        }
+        url = String(seen[range])
+        base = String(url[..<url.range(of: "/?token=")!.lowerBound])
+        token = String(url[url.range(of: "token=")!.upperBound...])
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.interrupt()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// The dashboard's pieces without a browser.
+struct DashboardPartsTests {
+    @Test func metricsCountReloadsByReasonAndOutcomeWithLatency() async {
+        let hub = DashboardHub()
+        var started = WatchEventDetails()
+        started.reason = "policy"
+        started.counted = true
+        var failed = WatchEventDetails()
+        failed.outcome = "timedOut"
+        await hub.record([
+            WatchEvent(id: 1, time: 100, type: "reload", instance: "a", message: "", details: started),
+            WatchEvent(id: 2, time: 100.3, type: "failure", instance: "a", message: "", details: failed),
+        ])
+        let text = await hub.metrics.exposition(
+            DashboardSnapshot(now: 101, widgets: [], plugins: []), listeners: 0)
+        #expect(text.contains("widgethost_reloads_total{reason=\"policy\",outcome=\"timedOut\"} 1"))
+        #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.25\"} 0"))
+        #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.5\"} 1"))
+        #expect(
+            await hub.history["a"] == [
+                DashboardMark(time: 100, kind: .counted), DashboardMark(time: 100.3, kind: .failure),
+            ])
+        #expect(DashboardMetrics.label("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
+    }
+
+    @Test func theAddRequestIsCheckedBeforeTheDaemonSeesIt() {
+        if case .success = DashboardRoutes.instanceSpec("[1]") { Issue.record("an array was taken") }
+        if case .success = DashboardRoutes.instanceSpec("{\"plugin\":\"p\"}") { Issue.record("no id was taken") }
+        if case .success(let spec) = DashboardRoutes.instanceSpec(
+            "{\"id\":\"x\",\"plugin\":\"p\",\"kind\":\"k\",\"family\":\"systemMedium\",\"configuration\":{\"n\":2}}")
+        {
+            #expect(spec.id == "x" && spec.plugin == "p" && spec.kind == "k" && spec.family == "systemMedium")
+        } else {
+            Issue.record("a good request was refused")
+        }
+    }
+
+    @Test func thePluginsJSONCannotCloseItsScriptElement() {
+        let kind = KindDescription(
+            id: "</script><script>alert(1)</script>", displayName: "x", summary: "", familyBits: 1, needsNetwork: false,
+            entryPoints: [], parameters: [])
+        let json = DashboardPage.pluginsJSON([DashboardPlugin(name: "p", kinds: [kind])])
+        #expect(!json.contains("<"))
+    }
+}
