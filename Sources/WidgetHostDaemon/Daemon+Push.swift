@@ -36,24 +36,10 @@ extension Daemon {
     }
 
     /// 32 bytes from the system's cryptographic generator, as hex.
-    static func newPushToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in
-            let word = generator.next() as UInt64
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
-    }
+    static func newPushToken() -> String { SecretToken.random(bytes: 32) }
 
     /// Compares two tokens in time that depends on their length only.
-    static func sameToken(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
+    static func sameToken(_ a: String, _ b: String) -> Bool { SecretToken.matches(a, b) }
 
     /// `push`: with the kind's token, a reload of each of its instances with
     /// reason `push` (free for the timeline budget; the scheduler counts it

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import WidgetHostModel
 
 /// The page shell's security: the token a mutating request must carry, the
 /// CSRF and DNS-rebinding checks, and the headers every response gets.
@@ -37,21 +38,10 @@ public struct WebSecurity: Sendable {
     }
 
     /// 32 random bytes as hex, from the system's random source.
-    public static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in hex(UInt8.random(in: 0...255, using: &generator)) }.joined()
-    }
+    public static func newToken() -> String { SecretToken.random(bytes: 32) }
 
     /// A fresh nonce for one response's own script and style.
-    public static func newNonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in hex(UInt8.random(in: 0...255, using: &generator)) }.joined()
-    }
-
-    static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-    }
+    public static func newNonce() -> String { SecretToken.random(bytes: 16) }
 
     /// The page's Content-Security-Policy: nothing by default; its own
     /// script by nonce; inline style (the widget frames inherit this policy
@@ -103,14 +93,7 @@ public struct WebSecurity: Sendable {
         public var message: String
     }
 
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool { SecretToken.matches(a, b) }
 
     /// The middleware that applies ``refusal(method:host:origin:fetchSite:token:port:)``
     /// and adds the common headers. `port` is read when a request arrives (a
