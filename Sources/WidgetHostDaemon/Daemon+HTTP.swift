@@ -89,7 +89,7 @@ extension Daemon {
         let follow = Task { await hub.follow(bridge.events()) }
         let serve = Task {
             do {
-                try await server.run { url in
+                try await server.run(handlesSignals: false) { url in
                     let line = "widgethost: dashboard at \(url)\n"
                     _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
                 }

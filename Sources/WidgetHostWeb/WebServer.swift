@@ -107,7 +107,14 @@ public final class WebServer: @unchecked Sendable {
     /// Serves until SIGINT or SIGTERM (a graceful shutdown: open requests
     /// finish, event streams end) or until the task is cancelled;
     /// `onListening` runs once the socket is bound, with ``url``.
-    public func run(onListening: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
+    ///
+    /// `handlesSignals`: whether SIGTERM and SIGINT stop the server
+    /// gracefully (`widgethost preview`). The daemon passes `false`: it owns
+    /// those signals (its signalfd) and stops the server itself; a second
+    /// reader of them would take a SIGTERM meant for the daemon.
+    public func run(
+        handlesSignals: Bool = true, onListening: @escaping @Sendable (String) async -> Void = { _ in }
+    ) async throws {
         let port = boundPort
         let host = address.host
         let token = security.token
@@ -121,7 +128,7 @@ public final class WebServer: @unchecked Sendable {
                 await onListening(WebServer.url(host: host, port: bound, token: token))
             },
             logger: Self.logger)
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        try await app.runService(gracefulShutdownSignals: handlesSignals ? [.sigterm, .sigint] : [])
     }
 }
 

@@ -192,11 +192,18 @@ final class DashboardProcess {
         token = String(url[url.range(of: "token=")!.upperBound...])
     }
 
+    /// SIGINT, then SIGKILL if the daemon has not exited within 20 s (so a
+    /// daemon that ignores the signal fails the test instead of hanging it).
     func stop() {
+        guard process.isRunning else { return }
+        process.interrupt()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
         if process.isRunning {
-            process.interrupt()
-            process.waitUntilExit()
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("the daemon did not exit within 20 s of SIGINT")
         }
+        process.waitUntilExit()
     }
 
     deinit { stop() }
