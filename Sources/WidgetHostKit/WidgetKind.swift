@@ -181,6 +181,26 @@ public struct WidgetKind: Sendable {
     public var templates: [WidgetTemplate] = []
     let provider: any AnyProviderBox
 
+    /// The `@Parameter`s of a configuration intent, as the kind's parameters.
+    private static func parameters(of intent: Any) -> [WidgetParameter] {
+        intentParameters(of: intent).map { $0.parameter._describe(name: $0.name) }
+    }
+
+    /// The one initialiser the public ones call: a kind answered by `box`.
+    private init(
+        _ id: String, displayName: String, description: String?, families: [WidgetFamily],
+        parameters: [WidgetParameter], needsNetwork: Bool, deterministic: Bool, box: any AnyProviderBox
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.description = description
+        self.families = families
+        self.parameters = parameters
+        self.needsNetwork = needsNetwork
+        self.isDeterministic = deterministic
+        self.provider = box
+    }
+
     /// Creates a kind.
     ///
     /// - Parameters:
@@ -203,14 +223,9 @@ public struct WidgetKind: Sendable {
         deterministic: Bool = false,
         provider: Provider
     ) {
-        self.id = id
-        self.displayName = displayName
-        self.description = description
-        self.families = families
-        self.parameters = parameters
-        self.needsNetwork = needsNetwork
-        self.isDeterministic = deterministic
-        self.provider = ProviderBox(provider: provider)
+        self.init(
+            id, displayName: displayName, description: description, families: families, parameters: parameters,
+            needsNetwork: needsNetwork, deterministic: deterministic, box: ProviderBox(provider: provider))
     }
 
     /// Creates a kind answered by an ``IntentTimelineProvider``: its
@@ -226,15 +241,10 @@ public struct WidgetKind: Sendable {
         deterministic: Bool = false,
         provider: Provider
     ) {
-        self.id = id
-        self.displayName = displayName
-        self.description = description
-        self.families = families
-        self.parameters =
-            intentParameters(of: Provider.Intent()).map { $0.parameter._describe(name: $0.name) } + parameters
-        self.needsNetwork = needsNetwork
-        self.isDeterministic = deterministic
-        self.provider = IntentProviderBox(provider: provider)
+        self.init(
+            id, displayName: displayName, description: description, families: families,
+            parameters: Self.parameters(of: Provider.Intent()) + parameters,
+            needsNetwork: needsNetwork, deterministic: deterministic, box: IntentProviderBox(provider: provider))
     }
 
     /// Creates a kind answered by an ``AppIntentTimelineProvider``: its
@@ -250,15 +260,10 @@ public struct WidgetKind: Sendable {
         deterministic: Bool = false,
         provider: Provider
     ) {
-        self.id = id
-        self.displayName = displayName
-        self.description = description
-        self.families = families
-        self.parameters =
-            intentParameters(of: Provider.Intent()).map { $0.parameter._describe(name: $0.name) } + parameters
-        self.needsNetwork = needsNetwork
-        self.isDeterministic = deterministic
-        self.provider = AppIntentProviderBox(provider: provider)
+        self.init(
+            id, displayName: displayName, description: description, families: families,
+            parameters: Self.parameters(of: Provider.Intent()) + parameters,
+            needsNetwork: needsNetwork, deterministic: deterministic, box: AppIntentProviderBox(provider: provider))
     }
 
     /// The kind a WidgetKit configuration declares
