@@ -294,15 +294,15 @@ struct ProjectTemplate {
             name: "\(project.name)",
             version: "0.1.0",
             vendor: None,
-            kinds: &[Kind {
-                id: "\(pluginID)",
-                display_name: "\(project.name)",
-                description: Some("Says hello every fifteen minutes."),
-                families: Families::SYSTEM_SMALL.with(Families::SYSTEM_MEDIUM),
-                parameters: &[],
-                needs_network: false,
-                provider: &\(typeName),
-            }],
+            // Builder methods add the rest: .parameters(&PARAMETERS),
+            // .needs_network(), .deterministic(), .fresh_process(), .push().
+            kinds: &[Kind::new(
+                "\(pluginID)",
+                "\(project.name)",
+                Families::SYSTEM_SMALL.with(Families::SYSTEM_MEDIUM),
+                &\(typeName),
+            )
+            .description("Says hello every fifteen minutes.")],
             warm_up: None,
         };
 

@@ -2,7 +2,7 @@
 //! [`TimelineProvider`].
 
 use crate::abi::*;
-use crate::types::{Context, Entry, Family, Kind, Plugin, ProviderError, ReloadPolicy, WarmUpContext};
+use crate::types::{Context, Entry, Family, Kind, ParameterType, Plugin, ProviderError, ReloadPolicy, WarmUpContext};
 use core::ffi::{c_char, c_void, CStr};
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,6 +19,7 @@ pub struct Exported {
     _strings: Vec<CString>,
     _kinds: Vec<WhKind>,
     _parameters: Vec<Vec<WhParameter>>,
+    _choices: Vec<Vec<*const c_char>>,
 }
 
 // SAFETY: an Exported is never mutated after it is built; its raw pointers
@@ -62,12 +63,38 @@ impl Exported {
             pointer
         };
         let mut parameters: Vec<Vec<WhParameter>> = Vec::new();
+        let mut choice_lists: Vec<Vec<*const c_char>> = Vec::new();
+        let mut shape_problem: Option<String> = None;
         let mut kinds: Vec<WhKind> = Vec::new();
         for kind in plugin.kinds {
-            let raw_parameters: Vec<WhParameter> = kind
-                .parameters
-                .iter()
-                .map(|p| WhParameter {
+            let mut raw_parameters: Vec<WhParameter> = Vec::with_capacity(kind.parameters.len());
+            for p in kind.parameters {
+                if !p.choices.is_empty() && p.kind != ParameterType::String {
+                    shape_problem.get_or_insert_with(|| {
+                        format!(
+                            "parameter `{}` of kind {} has choices but is not a string parameter: \
+                             only string parameters take choices (use Parameter::string)",
+                            p.name, kind.id
+                        )
+                    });
+                }
+                // The two parallel arrays `choices` and `choice_titles` point
+                // into heap buffers kept in `choice_lists` (moving a Vec does
+                // not move its buffer).
+                let values: Vec<*const c_char> = p.choices.iter().map(|o| c(o.value, "a choice")).collect();
+                let titles: Vec<*const c_char> = p
+                    .choices
+                    .iter()
+                    .map(|o| o.title.map_or(core::ptr::null(), |t| c(t, "a choice's title")))
+                    .collect();
+                let (choices, choice_titles) = if values.is_empty() {
+                    (core::ptr::null(), core::ptr::null())
+                } else {
+                    (values.as_ptr(), titles.as_ptr())
+                };
+                choice_lists.push(values);
+                choice_lists.push(titles);
+                raw_parameters.push(WhParameter {
                     struct_size: core::mem::size_of::<WhParameter>() as u32,
                     type_: p.kind.raw(),
                     name: c(p.name, "a parameter name"),
@@ -77,16 +104,16 @@ impl Exported {
                     description: p
                         .description
                         .map_or(core::ptr::null(), |d| c(d, "a parameter description")),
-                    title: core::ptr::null(),
-                    choice_count: 0,
-                    flags: 0,
-                    choices: core::ptr::null(),
-                    choice_titles: core::ptr::null(),
-                })
-                .collect();
+                    title: p.title.map_or(core::ptr::null(), |t| c(t, "a parameter title")),
+                    choice_count: p.choices.len() as u32,
+                    flags: if p.optional { WH_PARAMETER_OPTIONAL } else { 0 },
+                    choices,
+                    choice_titles,
+                });
+            }
             kinds.push(WhKind {
                 struct_size: core::mem::size_of::<WhKind>() as u32,
-                flags: if kind.needs_network { WH_KIND_NEEDS_NETWORK } else { 0 },
+                flags: kind.flags(),
                 id: c(kind.id, "a kind id"),
                 display_name: c(kind.display_name, "a kind's display name"),
                 description: kind
@@ -113,6 +140,7 @@ impl Exported {
         let name = c(plugin.name, "the plugin name");
         let version = c(plugin.version, "the plugin version");
         let vendor = plugin.vendor.map_or(core::ptr::null(), |v| c(v, "the vendor"));
+        let problem = problem.or(shape_problem);
         let refusal_text = match &problem {
             Some(problem) => format!("{} cannot be described to the host: {problem}", plugin.id),
             None => format!(
@@ -157,6 +185,7 @@ impl Exported {
             _strings: strings,
             _kinds: kinds,
             _parameters: parameters,
+            _choices: choice_lists,
         }
     }
 }

@@ -85,8 +85,8 @@ mod types;
 #[doc(hidden)]
 pub use export::{export_descriptor, Exported};
 pub use types::{
-    Context, Entry, Families, Family, Kind, Parameter, ParameterType, Plugin, ProviderError, Relevance, ReloadPolicy,
-    Timeline, WarmUpContext,
+    Choice, Context, Entry, Families, Family, Kind, Parameter, ParameterType, Plugin, ProviderError, Relevance,
+    ReloadPolicy, Timeline, WarmUpContext,
 };
 
 /// A widget's timeline provider: WidgetKit's `TimelineProvider`.

@@ -112,23 +112,147 @@ impl ParameterType {
     }
 }
 
+/// One allowed value of a string [`Parameter`] (an `AppEnum` case), with
+/// the title people see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Choice {
+    /// The value the configuration holds, a plain string (not JSON).
+    pub value: &'static str,
+    /// The title shown in forms (`None`: the value is shown).
+    pub title: Option<&'static str>,
+}
+
+impl Choice {
+    /// A choice shown as its value.
+    pub const fn new(value: &'static str) -> Choice {
+        Choice { value, title: None }
+    }
+
+    /// A choice with a title for people, e.g. `Choice::titled("metric", "Metres")`.
+    pub const fn titled(value: &'static str, title: &'static str) -> Choice {
+        Choice { value, title: Some(title) }
+    }
+}
+
 /// A configuration parameter a kind accepts. The host checks an instance's
 /// configuration against them and passes every parameter, defaults filled
 /// in, as [`Context::configuration_json`].
+///
+/// Build one with a constructor and the `const` builder methods (the type is
+/// `#[non_exhaustive]`, so fields added by later SDK versions never break
+/// your code):
+///
+/// ```
+/// use widgethost::{Choice, Parameter};
+/// static UNITS: [Choice; 2] = [Choice::titled("metric", "Metres"), Choice::titled("imperial", "Feet")];
+/// static PARAMETERS: [Parameter; 2] = [
+///     Parameter::string("units").default_json("\"metric\"").title("Units").choices(&UNITS),
+///     Parameter::integer("count").default_json("3").description("How many entries"),
+/// ];
+/// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Parameter {
     /// Unique in the kind: `[A-Za-z_][A-Za-z0-9_]*`.
     pub name: &'static str,
     pub kind: ParameterType,
     /// The default as a JSON literal of the type (`"\"Paris\""`, `"3"`,
-    /// `"true"`); `None` means required.
+    /// `"true"`); `None` means required (unless [`optional`](Self::optional)).
     pub default_json: Option<&'static str>,
     /// One line for people configuring an instance.
     pub description: Option<&'static str>,
+    /// (SDK 1.3) The title shown in forms (an AppIntents
+    /// `@Parameter(title:)`); `None`: the name is shown.
+    pub title: Option<&'static str>,
+    /// (SDK 1.3) The allowed values of a string parameter (an `AppEnum`'s
+    /// cases); empty: any value of the type. A default must be one of them.
+    pub choices: &'static [Choice],
+    /// (SDK 1.3) May be left out: with no default, the configuration has no
+    /// member for it unless the instance sets one (`WH_PARAMETER_OPTIONAL`).
+    pub optional: bool,
+}
+
+impl Parameter {
+    /// A required parameter of type `kind` named `name`, with nothing else.
+    pub const fn new(name: &'static str, kind: ParameterType) -> Parameter {
+        Parameter {
+            name,
+            kind,
+            default_json: None,
+            description: None,
+            title: None,
+            choices: &[],
+            optional: false,
+        }
+    }
+
+    /// A string parameter.
+    pub const fn string(name: &'static str) -> Parameter {
+        Parameter::new(name, ParameterType::String)
+    }
+
+    /// An integer parameter.
+    pub const fn integer(name: &'static str) -> Parameter {
+        Parameter::new(name, ParameterType::Integer)
+    }
+
+    /// A number parameter.
+    pub const fn number(name: &'static str) -> Parameter {
+        Parameter::new(name, ParameterType::Number)
+    }
+
+    /// A boolean parameter.
+    pub const fn boolean(name: &'static str) -> Parameter {
+        Parameter::new(name, ParameterType::Boolean)
+    }
+
+    /// The same parameter with a default, a JSON literal of its type.
+    pub const fn default_json(mut self, literal: &'static str) -> Parameter {
+        self.default_json = Some(literal);
+        self
+    }
+
+    /// The same parameter with a one-line description.
+    pub const fn description(mut self, text: &'static str) -> Parameter {
+        self.description = Some(text);
+        self
+    }
+
+    /// The same parameter with a title for forms.
+    pub const fn title(mut self, text: &'static str) -> Parameter {
+        self.title = Some(text);
+        self
+    }
+
+    /// The same parameter restricted to `choices` (string parameters only:
+    /// the plugin is refused otherwise, naming the parameter).
+    pub const fn choices(mut self, choices: &'static [Choice]) -> Parameter {
+        self.choices = choices;
+        self
+    }
+
+    /// The same parameter, optional.
+    pub const fn optional(mut self) -> Parameter {
+        self.optional = true;
+        self
+    }
 }
 
 /// One widget kind (WidgetKit: one `Widget` of a `WidgetBundle`).
+///
+/// Build one with [`Kind::new`] and the `const` builder methods (the type is
+/// `#[non_exhaustive]`, so fields added by later SDK versions never break
+/// your code):
+///
+/// ```ignore
+/// static KIND: Kind = Kind::new("com.example.weather", "Weather", Families::SYSTEM_SMALL, &Weather)
+///     .description("Today's weather.")
+///     .parameters(&PARAMETERS)
+///     .needs_network();
+/// ```
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub struct Kind {
     /// Unique id, e.g. `"com.example.weather"` (WidgetKit's `kind`).
     pub id: &'static str,
@@ -139,13 +263,24 @@ pub struct Kind {
     /// The families the kind supports (at least one); the host calls no other.
     pub families: Families,
     pub parameters: &'static [Parameter],
-    /// The kind needs the network (without it the sandbox gives none).
+    /// The kind needs the network (without it the sandbox gives none):
+    /// `WH_KIND_NEEDS_NETWORK`.
     pub needs_network: bool,
+    /// (SDK 1.3) The answers depend only on the family, the configuration
+    /// and `Context::now`, so the host may reuse one answer for identical
+    /// calls: `WH_KIND_DETERMINISTIC`.
+    pub deterministic: bool,
+    /// (SDK 1.3) Every call must start from a fresh process, never a reused
+    /// warm worker: `WH_KIND_FRESH_PROCESS`.
+    pub fresh_process: bool,
+    /// (SDK 1.3) The kind accepts push updates (WidgetKit's
+    /// `pushHandler(_:)`): `WH_KIND_PUSH`.
+    pub push: bool,
     pub provider: &'static dyn TimelineProvider,
 }
 
 impl Kind {
-    /// A kind without description, parameters or network.
+    /// A kind without description, parameters, network or other flags.
     pub const fn new(
         id: &'static str,
         display_name: &'static str,
@@ -159,8 +294,55 @@ impl Kind {
             families,
             parameters: &[],
             needs_network: false,
+            deterministic: false,
+            fresh_process: false,
+            push: false,
             provider,
         }
+    }
+
+    /// The same kind with a one-sentence description.
+    pub const fn description(mut self, text: &'static str) -> Kind {
+        self.description = Some(text);
+        self
+    }
+
+    /// The same kind with configuration parameters.
+    pub const fn parameters(mut self, parameters: &'static [Parameter]) -> Kind {
+        self.parameters = parameters;
+        self
+    }
+
+    /// The same kind, given the network by the sandbox.
+    pub const fn needs_network(mut self) -> Kind {
+        self.needs_network = true;
+        self
+    }
+
+    /// The same kind, declared deterministic.
+    pub const fn deterministic(mut self) -> Kind {
+        self.deterministic = true;
+        self
+    }
+
+    /// The same kind, called in a fresh process every time.
+    pub const fn fresh_process(mut self) -> Kind {
+        self.fresh_process = true;
+        self
+    }
+
+    /// The same kind, accepting push updates.
+    pub const fn push(mut self) -> Kind {
+        self.push = true;
+        self
+    }
+
+    /// The kind's `wh_kind_flags` bits.
+    pub const fn flags(&self) -> u32 {
+        (if self.needs_network { abi::WH_KIND_NEEDS_NETWORK } else { 0 })
+            | (if self.deterministic { abi::WH_KIND_DETERMINISTIC } else { 0 })
+            | (if self.fresh_process { abi::WH_KIND_FRESH_PROCESS } else { 0 })
+            | (if self.push { abi::WH_KIND_PUSH } else { 0 })
     }
 }
 

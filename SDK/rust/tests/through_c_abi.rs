@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use widgethost::abi::*;
 use widgethost::{
-    json, Context, Entry, Families, Kind, Parameter, ParameterType, Plugin, ProviderError, ReloadPolicy, Timeline,
+    json, Choice, Context, Entry, Families, Kind, Parameter, Plugin, ProviderError, ReloadPolicy, Timeline,
     TimelineProvider, WarmUpContext,
 };
 
@@ -50,19 +50,16 @@ fn warm_up(_: &WarmUpContext) {
     WARM_UPS.fetch_add(1, Ordering::SeqCst);
 }
 
-static PARAMETERS: [Parameter; 2] = [
-    Parameter {
-        name: "city",
-        kind: ParameterType::String,
-        default_json: Some("\"Paris\""),
-        description: Some("City"),
-    },
-    Parameter {
-        name: "count",
-        kind: ParameterType::Integer,
-        default_json: Some("3"),
-        description: None,
-    },
+static UNITS: [Choice; 2] = [Choice::titled("metric", "Metres"), Choice::new("imperial")];
+
+static PARAMETERS: [Parameter; 4] = [
+    Parameter::string("city").default_json("\"Paris\"").description("City"),
+    Parameter::integer("count").default_json("3"),
+    Parameter::string("units")
+        .default_json("\"metric\"")
+        .title("Units")
+        .choices(&UNITS),
+    Parameter::string("note").optional(),
 ];
 
 static PLUGIN: Plugin = Plugin {
@@ -71,16 +68,20 @@ static PLUGIN: Plugin = Plugin {
     version: "2.0.0",
     vendor: Some("Example Org"),
     kinds: &[
-        Kind {
-            id: "org.example.rust.counter",
-            display_name: "Counter",
-            description: Some("Counts."),
-            families: Families::SYSTEM_SMALL.with(Families::ACCESSORY_INLINE),
-            parameters: &PARAMETERS,
-            needs_network: true,
-            provider: &Counter,
-        },
+        Kind::new(
+            "org.example.rust.counter",
+            "Counter",
+            Families::SYSTEM_SMALL.with(Families::ACCESSORY_INLINE),
+            &Counter,
+        )
+        .description("Counts.")
+        .parameters(&PARAMETERS)
+        .needs_network(),
         Kind::new("org.example.rust.plain", "Plain", Families::ALL, &Counter),
+        Kind::new("org.example.rust.pushed", "Pushed", Families::SYSTEM_SMALL, &Counter)
+            .deterministic()
+            .fresh_process()
+            .push(),
     ],
     warm_up: Some(warm_up),
 };
@@ -176,21 +177,76 @@ fn describes_the_plugin() {
     assert_eq!(unsafe { CStr::from_ptr(d.version) }, c"2.0.0");
     assert_eq!(unsafe { CStr::from_ptr(d.sdk_version) }, WH_SDK_VERSION);
     assert!(d.refusal.is_null());
-    assert_eq!(d.kind_count, 2);
+    assert_eq!(d.kind_count, 3);
     let counter = unsafe { &*d.kinds };
     assert_eq!(unsafe { CStr::from_ptr(counter.id) }, c"org.example.rust.counter");
     assert_eq!(counter.flags, WH_KIND_NEEDS_NETWORK);
     assert_eq!(counter.families, WH_FAMILY_SYSTEM_SMALL | WH_FAMILY_ACCESSORY_INLINE);
-    assert_eq!(counter.parameter_count, 2);
+    assert_eq!(counter.parameter_count, 4);
     let count = unsafe { &*counter.parameters.add(1) };
     assert_eq!(unsafe { CStr::from_ptr(count.name) }, c"count");
     assert_eq!(count.type_, WH_PARAM_INTEGER);
-    assert!(count.description.is_null());
+    assert!(count.description.is_null() && count.title.is_null() && count.choices.is_null());
+    assert_eq!((count.choice_count, count.flags), (0, 0));
+    // SDK 1.3: a titled parameter with choices (two parallel arrays), and an
+    // optional one.
+    assert_eq!(counter.parameter_size as usize, core::mem::size_of::<WhParameter>());
+    let units = unsafe { &*counter.parameters.add(2) };
+    assert_eq!(unsafe { CStr::from_ptr(units.title) }, c"Units");
+    assert_eq!(units.choice_count, 2);
+    let values = unsafe { core::slice::from_raw_parts(units.choices, 2) };
+    let titles = unsafe { core::slice::from_raw_parts(units.choice_titles, 2) };
+    assert_eq!(unsafe { CStr::from_ptr(values[0]) }, c"metric");
+    assert_eq!(unsafe { CStr::from_ptr(values[1]) }, c"imperial");
+    assert_eq!(unsafe { CStr::from_ptr(titles[0]) }, c"Metres");
+    assert!(titles[1].is_null());
+    let note = unsafe { &*counter.parameters.add(3) };
+    assert_eq!(note.flags, WH_PARAMETER_OPTIONAL);
+    assert!(note.default_json.is_null());
     let plain = unsafe { &*d.kinds.add(1) };
     assert_eq!(plain.families, WH_FAMILY_ALL_V1);
     assert!(plain.parameters.is_null() && plain.parameter_count == 0 && plain.description.is_null());
+    assert_eq!(plain.flags, 0);
+    let pushed = unsafe { &*d.kinds.add(2) };
+    assert_eq!(
+        pushed.flags,
+        WH_KIND_DETERMINISTIC | WH_KIND_FRESH_PROCESS | WH_KIND_PUSH
+    );
     // The same descriptor on every call.
     assert!(core::ptr::eq(d, unsafe { widgethost_provider_entry(&offer(1, 1)) }));
+}
+
+struct Unused;
+impl TimelineProvider for Unused {
+    fn placeholder(&self, context: &Context) -> Entry {
+        Entry::new(context.now, "{}")
+    }
+    fn snapshot(&self, context: &Context) -> Result<Entry, ProviderError> {
+        Ok(self.placeholder(context))
+    }
+    fn timeline(&self, context: &Context) -> Result<Timeline, ProviderError> {
+        Ok(Timeline::new(vec![self.placeholder(context)], ReloadPolicy::Never))
+    }
+}
+
+static BAD_CHOICES: [Choice; 1] = [Choice::new("3")];
+static BAD_PARAMETERS: [Parameter; 1] = [Parameter::integer("level").choices(&BAD_CHOICES)];
+static BAD_PLUGIN: Plugin = Plugin {
+    id: "org.example.rust.bad",
+    name: "Bad",
+    version: "1.0.0",
+    vendor: None,
+    kinds: &[Kind::new("org.example.rust.bad", "Bad", Families::ALL, &Unused).parameters(&BAD_PARAMETERS)],
+    warm_up: None,
+};
+
+#[test]
+fn refuses_choices_on_a_parameter_that_is_not_a_string() {
+    static CELL: std::sync::OnceLock<widgethost::Exported> = std::sync::OnceLock::new();
+    let d = unsafe { &*widgethost::export_descriptor(&offer(1, 1), &BAD_PLUGIN, &CELL) };
+    assert_eq!(d.abi_version, 0);
+    let reason = unsafe { CStr::from_ptr(d.refusal) }.to_string_lossy();
+    assert!(reason.contains("parameter `level`") && reason.contains("Parameter::string"), "{reason}");
 }
 
 #[test]

@@ -15,37 +15,41 @@
 //! Build: `cargo build --release --offline` -> `target/release/libtides.so`.
 
 use widgethost::{
-    Context, Entry, Families, Family, Kind, Parameter, ParameterType, Plugin, ProviderError,
+    Choice, Context, Entry, Families, Family, Kind, Parameter, Plugin, ProviderError,
     ReloadPolicy, Timeline, TimelineProvider,
 };
 
-/// The tides provider (stateless: each call runs in a fresh process).
+/// The tides provider (stateless: it keeps nothing between calls, which may
+/// share a warm worker process).
 pub struct Tides;
 
-static PARAMETERS: [Parameter; 1] = [Parameter {
-    name: "units",
-    kind: ParameterType::String,
-    default_json: Some("\"metric\""),
-    description: Some("\"metric\" (metres) or \"imperial\" (feet)"),
-}];
+static UNITS: [Choice; 2] = [Choice::titled("metric", "Metres"), Choice::titled("imperial", "Feet")];
+
+static PARAMETERS: [Parameter; 1] = [Parameter::string("units")
+    .default_json("\"metric\"")
+    .title("Units")
+    .description("Metres or feet")
+    .choices(&UNITS)];
 
 static PLUGIN: Plugin = Plugin {
     id: "org.example.rust.tides",
     name: "Tides (Rust sample)",
     version: "1.0.0",
     vendor: Some("Example Org"),
-    kinds: &[Kind {
-        id: "org.example.rust.tides",
-        display_name: "Tides",
-        description: Some("Water height and the next high or low water."),
-        families: Families::SYSTEM_SMALL
+    kinds: &[Kind::new(
+        "org.example.rust.tides",
+        "Tides",
+        Families::SYSTEM_SMALL
             .with(Families::SYSTEM_MEDIUM)
             .with(Families::ACCESSORY_RECTANGULAR)
             .with(Families::ACCESSORY_INLINE),
-        parameters: &PARAMETERS,
-        needs_network: false,
-        provider: &Tides,
-    }],
+        &Tides,
+    )
+    .description("Water height and the next high or low water.")
+    .parameters(&PARAMETERS)
+    // Its answers depend only on the family, the configuration and
+    // `context.now`: the host may reuse one for identical calls.
+    .deterministic()],
     warm_up: None,
 };
 
