@@ -233,8 +233,11 @@ static int make_root(view *v, const wh_sandbox_policy *p, int fresh_proc, char *
         if (strcmp(*path, "/proc") != 0) add(v, *path, VIEW_READ_ONLY, 0);
     static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", NULL};
     for (const char *const *path = devices; *path; path++) add(v, *path, VIEW_DEVICE, 0);
+    /* The plugin's directory (libraries and resources beside it), but never
+     * "/": a plugin at the top level gets its file alone, not the whole host
+     * tree (which, bound over the new root, also left no room for /dev). */
     char *plugin_dir = wh_dirname_of(p->plugin_path);
-    if (plugin_dir) add(v, plugin_dir, VIEW_READ_ONLY, 0);
+    if (plugin_dir) add(v, strcmp(plugin_dir, "/") == 0 ? p->plugin_path : plugin_dir, VIEW_READ_ONLY, 0);
     free(plugin_dir);
     for (size_t i = 0; p->extra_read_only && p->extra_read_only[i]; i++)
         add(v, p->extra_read_only[i], VIEW_READ_ONLY, 0);

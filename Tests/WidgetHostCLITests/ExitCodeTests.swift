@@ -31,6 +31,9 @@ struct ExitCodeTests {
         #expect(try status(["load", CLI.fixtures + "/crash_segv.so", "--family", "systemSmall"]) == 1)
         #expect(try status(["load", CLI.fixtures + "/not_elf.so"]) == 1)
         #expect(try status(["load", "/nonexistent/plugin.so"]) == 2)
+        // A path at the top level: the sandbox binds the file, not "/" (which
+        // failed as a host fault, exit 3).
+        #expect(try status(["load", "/nonexistent-plugin.so"]) == 2)
         #expect(try status(["load", Self.good, "--kind", "no.such.kind"]) == 2)
         #expect(try status(["load", Self.good, "--family", "systemLarge"]) == 2)
         #expect(try status(["load", Self.good, "--data-dir", "/etc/hostname"]) == 2)
