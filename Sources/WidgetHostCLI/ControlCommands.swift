@@ -19,23 +19,17 @@ struct SocketOption: ParsableArguments {
 
     /// Sends one request; a refused request or an unreachable daemon ends the command with an error.
     func send(_ request: ControlRequest) throws -> ControlResponse {
-        let response: ControlResponse
-        do {
-            var client = try ControlClient.connect(to: socket)
-            defer { client.close() }
-            response = try client.send(request)
-        } catch {
-            FileHandleOutput.standardError("error: \(error)\n")
-            throw ExitCode(1)
-        }
+        var client = try ControlClient.connect(to: socket)
+        defer { client.close() }
+        let response = try client.send(request)
         if let error = response.error {
             switch error.code {
             case .badArgument, .unknownInstance, .unknownKind, .unknownPlugin, .instanceExists, .configuredInstance,
                 .badPushToken:
                 throw UsageError(error.message + (error.field.map { " (field \($0))" } ?? ""))
             default:
-                FileHandleOutput.standardError("error: \(error)\n")
-                throw ExitCode(1)
+                // Printed by WidgetHostCommand (text, and a document with --json).
+                throw error
             }
         }
         return response

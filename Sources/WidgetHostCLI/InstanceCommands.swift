@@ -263,23 +263,17 @@ struct WatchCommand: ParsableCommand {
     }
 
     func run() throws {
-        var client: ControlClient
-        let start: ControlResponse
-        do {
-            client = try ControlClient.connect(to: connection.socket)
-            start = try client.watch(after: after, instances: instances.isEmpty ? nil : instances)
-        } catch {
-            FileHandleOutput.standardError("error: \(error)\n")
-            throw ExitCode(1)
-        }
+        // Errors go up to WidgetHostCommand, which prints them (and, with
+        // --json, one error line that ends the stream).
+        var client = try ControlClient.connect(to: connection.socket)
         defer { client.close() }
+        let start = try client.watch(after: after, instances: instances.isEmpty ? nil : instances)
         if let error = start.error {
             switch error.code {
             case .badArgument, .unknownOperation:
                 throw UsageError(error.message + (error.field.map { " (field \($0))" } ?? ""))
             default:
-                FileHandleOutput.standardError("error: \(error)\n")
-                throw ExitCode(1)
+                throw error
             }
         }
         if let gap = start.watch?.gap {
@@ -288,21 +282,8 @@ struct WatchCommand: ParsableCommand {
         }
         var seen = 0
         while count.map({ seen < $0 }) ?? true {
-            let line: ControlResponse?
-            do {
-                line = try client.nextLine()
-            } catch {
-                FileHandleOutput.standardError("error: \(error)\n")
-                throw ExitCode(1)
-            }
-            guard let line else {
-                FileHandleOutput.standardError("error: the daemon closed the stream\n")
-                throw ExitCode(1)
-            }
-            if let error = line.error {
-                FileHandleOutput.standardError("error: \(error)\n")
-                throw ExitCode(1)
-            }
+            guard let line = try client.nextLine() else { throw ControlSocketError.closed }
+            if let error = line.error { throw error }
             guard let event = line.event else { continue }
             seen += 1
             print(json ? JSONReport.line(event) : DaemonReport.event(event))

@@ -25,6 +25,26 @@ enum JSONReport {
         }
     }
 
+    /// What `--json` prints when a command ends in an error before its own
+    /// document: a bad flag or value (`usage`, exit 2), a host fault
+    /// (`hostFault`, exit 3), no daemon to ask (`daemonUnavailable`, exit 1).
+    struct ErrorDocument: Encodable {
+        var schemaVersion = JSONReport.schemaVersion
+        var ok = false
+        var failure: ErrorFailure
+
+        init(code: String, message: String, hint: String?) {
+            failure = ErrorFailure(code: code, message: message, hint: hint)
+        }
+    }
+
+    /// The `failure` member of an ``ErrorDocument``.
+    struct ErrorFailure: Encodable {
+        var code: String
+        var message: String
+        var hint: String?
+    }
+
     struct Entry: Encodable {
         var date: String
         var dateSeconds: Double

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WidgetHostControl
 import WidgetHostIsolation
 import WidgetHostModel
 
@@ -39,7 +40,22 @@ public struct WidgetHostCommand: ParsableCommand {
     /// Runs the command line and exits with the documented codes
     /// (``ExitStatus``): 0 success, 1 a plugin failed, 2 usage or
     /// configuration, 3 a host fault.
+    ///
+    /// With `--json` on the command line, an error that ends the command
+    /// before its document is printed also goes to standard output as a
+    /// document on one line (valid both as a document and as the last line
+    /// of `watch --json`'s stream), so a script reading the output always
+    /// gets JSON (``JSONReport/ErrorDocument``); the text stays on standard
+    /// error.
     public static func runFromCommandLine() -> Never {
+        let wantsJSON = CommandLine.arguments.dropFirst().prefix(while: { $0 != "--" }).contains("--json")
+        func fail(_ message: String, code: String, hint: String?, status: Int32) -> Never {
+            FileHandleOutput.standardError("error: \(message)\n")
+            if wantsJSON {
+                print(JSONReport.line(JSONReport.ErrorDocument(code: code, message: message, hint: hint)))
+            }
+            Glibc.exit(status)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -47,11 +63,13 @@ public struct WidgetHostCommand: ParsableCommand {
         } catch let code as ExitCode {
             Glibc.exit(code.rawValue)
         } catch let usage as UsageError {
-            FileHandleOutput.standardError("error: \(usage.description)\n")
-            Glibc.exit(ExitStatus.usage.rawValue)
+            fail(usage.description, code: "usage", hint: nil, status: ExitStatus.usage.rawValue)
         } catch let fault as HostFault {
-            FileHandleOutput.standardError("error: \(fault.description)\n")
-            Glibc.exit(ExitStatus.hostFault.rawValue)
+            fail(fault.description, code: "hostFault", hint: nil, status: ExitStatus.hostFault.rawValue)
+        } catch let socket as ControlSocketError {
+            fail(socket.description, code: "daemonUnavailable", hint: nil, status: 1)
+        } catch let refusal as ControlErrorBody {
+            fail(refusal.description, code: refusal.code.rawValue, hint: nil, status: 1)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -59,9 +77,16 @@ public struct WidgetHostCommand: ParsableCommand {
                 print(fullMessage(for: error))
                 Glibc.exit(0)
             }
-            let message = fullMessage(for: error)
-            FileHandleOutput.standardError(message + "\n")
-            Glibc.exit(code == .failure ? 1 : 2)
+            let status: Int32 = code == .failure ? 1 : 2
+            FileHandleOutput.standardError(fullMessage(for: error) + "\n")
+            if wantsJSON {
+                // The parser's message alone; the usage text is for people.
+                let document = JSONReport.ErrorDocument(
+                    code: status == 2 ? "usage" : "failed", message: message(for: error),
+                    hint: status == 2 ? "see --help for the command's usage" : nil)
+                print(JSONReport.line(document))
+            }
+            Glibc.exit(status)
         }
     }
 }

@@ -64,6 +64,27 @@ struct ExitCodeTests {
         #expect(CLI.shell("cd '\(parent)' && '\(CLI.executable)' new --c 'bad name' 2>/dev/null").status == 2)
     }
 
+    /// With `--json`, an error that ends a command before its document is
+    /// still one JSON document on standard output, with the exit status's
+    /// code; the text stays on standard error.
+    @Test(arguments: [
+        (["load", "--json"], Int32(2), "usage"),
+        (["timeline", Self.good, "--kind", "test.fixture", "--json", "--now", "yesterday-ish"], Int32(2), "usage"),
+        (["status", "--json", "--socket", "/nonexistent/control.sock"], Int32(1), "daemonUnavailable"),
+        (["watch", "--json", "--socket", "/nonexistent/control.sock"], Int32(1), "daemonUnavailable"),
+    ])
+    func jsonErrorsAreDocuments(arguments: [String], status: Int32, code: String) throws {
+        let result = try CLI.run(arguments)
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(result.stderr.contains("rror"), "the text stays on standard error: \(result.stderr)")
+        let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(document?["schemaVersion"] as? Int == 1)
+        #expect(document?["ok"] as? Bool == false)
+        let failure = document?["failure"] as? [String: Any]
+        #expect(failure?["code"] as? String == code, "\(result.stdout)")
+        #expect((failure?["message"] as? String)?.isEmpty == false)
+    }
+
     @Test func hostFaultSaysSo() throws {
         let result = CLI.shell("env -u WIDGETHOST_RUNNER '\(Self.lonely)' load '\(Self.good)' 2>&1")
         #expect(result.status == 3)
