@@ -253,3 +253,22 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (scripts/fuzz builds them with `-sanitize=fuzzer` and
+// links each into a fuzzer): only in the package when WIDGETHOST_FUZZ is set,
+// so that a normal build neither compiles them nor gives them a product.
+if Context.environment["WIDGETHOST_FUZZ"] != nil {
+    package.targets += [
+        .target(name: "FuzzControlRequest", dependencies: ["WidgetHostControl"], path: "Fuzz/ControlRequest"),
+        .target(
+            name: "FuzzConfiguration", dependencies: ["WidgetHostModel", "WidgetHostScheduler"],
+            path: "Fuzz/Configuration"),
+        .target(
+            name: "FuzzRunnerAnswer", dependencies: ["WidgetHostIsolation", "WidgetHostModel", "CWidgetHostSupport"],
+            path: "Fuzz/RunnerAnswer"),
+        .target(
+            name: "FuzzStateRow",
+            dependencies: ["WidgetHostStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Fuzz/StateRow"),
+    ]
+}

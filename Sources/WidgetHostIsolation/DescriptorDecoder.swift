@@ -17,6 +17,14 @@ enum DescriptorDecoder {
         let loadNanoseconds = reader.u64()
         let threads = reader.u32()
         let kindCount = reader.u32()
+        // The runner checked the plugin's counts; a LOADED that breaks them
+        // was not written by the runner (a plugin writing on the channel).
+        func forged(_ detail: String) -> Result<PluginDescription, PluginFailure> {
+            .failure(PluginFailure(plugin: path, reason: .protocolViolation("LOADED \(detail)")))
+        }
+        guard reader.malformed || (1...256).contains(kindCount) else {
+            return forged("declares \(kindCount) kinds; the runner sends 1 to 256")
+        }
         var kinds: [KindDescription] = []
         for _ in 0..<min(kindCount, 256) where !reader.malformed {
             let kindID = reader.string()
@@ -26,6 +34,9 @@ enum DescriptorDecoder {
             let flags = reader.u32()
             let entryBits = reader.u32()
             let parameterCount = reader.u32()
+            guard reader.malformed || parameterCount <= 64 else {
+                return forged("declares \(parameterCount) parameters for a kind; the runner sends at most 64")
+            }
             var parameters: [ParameterDescription] = []
             for _ in 0..<min(parameterCount, 64) where !reader.malformed {
                 let parameterName = reader.string()
@@ -36,6 +47,9 @@ enum DescriptorDecoder {
                 let title = reader.string()
                 let parameterFlags = reader.u32()
                 let choiceCount = reader.u32()
+                guard reader.malformed || choiceCount <= 256 else {
+                    return forged("declares \(choiceCount) choices for a parameter; the runner sends at most 256")
+                }
                 var choices: [ParameterChoice] = []
                 for _ in 0..<min(choiceCount, 256) where !reader.malformed {
                     let value = reader.string()
@@ -59,6 +73,7 @@ enum DescriptorDecoder {
             kinds.append(kind)
         }
         let hasWarmUp = reader.u32() != 0
+        guard !reader.malformed else { return forged("is truncated") }
         let templates: [TemplateDescription]
         switch LoadedSections.decode(&reader, kinds: kinds) {
         case .success(let decoded): templates = decoded
