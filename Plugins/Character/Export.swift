@@ -20,7 +20,8 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 provider: CharacterHealthProvider()
             )
             .template(CharacterTemplates.health)
-            .template(CharacterTemplates.healthCircular, families: [.accessoryCircular]),
+            .template(CharacterTemplates.healthCircular, families: [.accessoryCircular])
+            .pushHandler(GamePushHandler.self),
             WidgetKind(
                 "com.widgethost.leaderboard",
                 displayName: "Leaderboard",
@@ -28,6 +29,7 @@ public func widgethostProviderEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPoin
                 families: [.systemMedium, .systemLarge],
                 provider: HeroLeaderboardProvider()
             )
-            .template(CharacterTemplates.leaderboard),
+            .template(CharacterTemplates.leaderboard)
+            .pushHandler(GamePushHandler.self),
         ])
 }

@@ -104,8 +104,10 @@ WH_OFFSET(wh_result, error_code, 40);
 WH_OFFSET(wh_result, reserved2, 44);
 WH_OFFSET(wh_result, error_message, 48);
 
-/* wh_context: 96 bytes */
-WH_SIZE(wh_context, 96);
+/* wh_context: 96 bytes in SDK 1.0-1.3, 104 since SDK 1.4 (appended:
+ * push_token). */
+WH_SIZE(wh_context, 104);
+WH_LAYOUT_ASSERT(WH_CONTEXT_SIZE_V1_0 == 96, "the SDK 1.0-1.3 wh_context is 96 bytes");
 WH_OFFSET(wh_context, abi_version, 4);
 WH_OFFSET(wh_context, entry_point, 8);
 WH_OFFSET(wh_context, family, 12);
@@ -120,6 +122,7 @@ WH_OFFSET(wh_context, configuration_json, 64);
 WH_OFFSET(wh_context, locale, 72);
 WH_OFFSET(wh_context, data_directory, 80);
 WH_OFFSET(wh_context, kind_context, 88);
+WH_OFFSET(wh_context, push_token, 96);
 
 /* wh_parameter: 32 bytes in SDK 1.0-1.2, 64 since SDK 1.3 (appended:
  * title, choice_count, flags, choices, choice_titles). */

@@ -153,6 +153,8 @@ struct LoadCommand: ParsableCommand {
                 JSONReport.Kind(
                     id: kind.id, displayName: kind.displayName, description: kind.summary,
                     families: kind.families.map(\.name), needsNetwork: kind.needsNetwork,
+                    deterministic: kind.isDeterministic, freshProcess: kind.needsFreshProcess,
+                    acceptsPush: kind.acceptsPush,
                     entryPoints: kind.entryPoints.map(\.description),
                     parameters: kind.parameters.map {
                         .init(

@@ -109,6 +109,10 @@ enum JSONReport {
         var description: String
         var families: [String]
         var needsNetwork: Bool
+        /// `WH_KIND_DETERMINISTIC`, `WH_KIND_FRESH_PROCESS`, `WH_KIND_PUSH`.
+        var deterministic: Bool
+        var freshProcess: Bool
+        var acceptsPush: Bool
         var entryPoints: [String]
         var parameters: [Parameter]
         var calls: [Call]

@@ -58,6 +58,11 @@ enum TextReport {
             }
         }
         lines.append("  Network     \(kind.needsNetwork ? "needed" : "not needed")")
+        var flags: [String] = []
+        if kind.isDeterministic { flags.append("deterministic (identical calls may share one answer)") }
+        if kind.needsFreshProcess { flags.append("fresh process per call") }
+        if kind.acceptsPush { flags.append("accepts push updates (a push token in daemon calls)") }
+        if !flags.isEmpty { lines.append("  Declares    \(flags.joined(separator: "; "))") }
         let missing = EntryPoint.allCases.filter { !kind.entryPoints.contains($0) }
         if !missing.isEmpty {
             lines.append("  Missing     \(missing.map(\.description).joined(separator: ", ")) entry point(s)")

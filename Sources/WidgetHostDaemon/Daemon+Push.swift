@@ -11,28 +11,35 @@ import WidgetHostStore
 /// a per-installation token per kind, and the `push` request that reloads
 /// the kind's instances with reason `push` (docs/control-protocol.md, "Push").
 extension Daemon {
-    /// Every declared kind's push token: read once from the state database;
-    /// a kind without one gets a new one (32 random bytes, hex), stored
-    /// before it is shown. While the state cannot be written, a kind without
-    /// a stored token has none (it is made when the state takes writes).
+    /// The push token of every loaded kind that accepts pushes
+    /// (`WH_KIND_PUSH`): read once from the state database; a kind without
+    /// one gets a new one (32 random bytes, hex), stored before it is shown
+    /// or handed to the plugin (`context->push_token` of its calls). While
+    /// the state cannot be written, a kind without a stored token has none
+    /// (it is made when the state takes writes).
     func pushTokens() -> [String: String] {
         if pushTokenCache == nil { pushTokenCache = try? store.pushTokens() }
+        // Every stored token stays cached (a plugin still loading keeps its
+        // kinds' tokens); only those of loaded push kinds are answered.
         guard var tokens = pushTokenCache else { return [:] }
         var kinds: Set<String> = []
-        for worker in workers.values { kinds.formUnion(worker.description?.kinds.map(\.id) ?? []) }
-        let missing = kinds.subtracting(tokens.keys).sorted()
-        guard !missing.isEmpty, storage.isAvailable else { return tokens }
-        var made: [String: String] = [:]
-        for kind in missing { made[kind] = Self.newPushToken() }
-        let now = clock.now()
-        let stored = commit("\(made.count) push tokens") { tx in
-            for (kind, token) in made.sorted(by: { $0.key < $1.key }) {
-                try tx.savePushToken(token, kind: kind, at: now)
-            }
+        for worker in workers.values {
+            kinds.formUnion(worker.description?.kinds.filter(\.acceptsPush).map(\.id) ?? [])
         }
-        if stored { tokens.merge(made) { old, _ in old } }
-        pushTokenCache = tokens
-        return tokens
+        let missing = kinds.subtracting(tokens.keys).sorted()
+        if !missing.isEmpty, storage.isAvailable {
+            var made: [String: String] = [:]
+            for kind in missing { made[kind] = Self.newPushToken() }
+            let now = clock.now()
+            let stored = commit("\(made.count) push tokens") { tx in
+                for (kind, token) in made.sorted(by: { $0.key < $1.key }) {
+                    try tx.savePushToken(token, kind: kind, at: now)
+                }
+            }
+            if stored { tokens.merge(made) { old, _ in old } }
+            pushTokenCache = tokens
+        }
+        return tokens.filter { kinds.contains($0.key) }
     }
 
     /// 32 bytes from the system's cryptographic generator, as hex.
@@ -57,9 +64,15 @@ extension Daemon {
         }
         let tokens = pushTokens()
         guard let token = tokens[kind] else {
+            let declared = workers.values.contains { $0.description?.kind(kind) != nil }
             return .failure(
                 id: request.id, .unknownKind,
-                "no plugin declares kind \"\(kind)\"; kinds: \(tokens.keys.sorted().joined(separator: ", "))",
+                declared
+                    ? "kind \"\(kind)\" does not accept push updates: declare WH_KIND_PUSH in its wh_kind.flags "
+                        + "(Swift: .pushHandler(_:); Rust: Kind::push()); kinds that do: "
+                        + (tokens.isEmpty ? "none" : tokens.keys.sorted().joined(separator: ", "))
+                    : "no plugin declares kind \"\(kind)\"; kinds that accept pushes: "
+                        + (tokens.isEmpty ? "none" : tokens.keys.sorted().joined(separator: ", ")),
                 field: "kind")
         }
         guard Self.sameToken(token, given) else {

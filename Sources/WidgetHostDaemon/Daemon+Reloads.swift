@@ -66,10 +66,12 @@ extension Daemon {
             finish(Completion(instanceID: id, output: nil, unavailable: problem))
             return
         }
+        let kind = description.kind(instance.kind)
         let call = PluginCall(
             .timeline, kind: instance.kind, family: instance.family, now: now, timeout: instance.timeout,
             configuration: instance.configuration, dataDirectory: worker.dataDirectory,
-            allowNetwork: description.kind(instance.kind)?.needsNetwork ?? false)
+            allowNetwork: kind?.needsNetwork ?? false,
+            pushToken: kind?.acceptsPush == true ? pushTokens()[instance.kind] : nil)
         let mailbox = completions
         worker.submit(call) { output in
             mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
@@ -103,6 +105,9 @@ extension Daemon {
                 stateGeneration &+= 1
                 if worker.state == .loaded, let description = worker.description {
                     note(kind: "plugin", message: "\(worker.name) loaded (\(description.id) \(description.version))")
+                    // Its push kinds' tokens, made and stored now rather
+                    // than on the way to their first call.
+                    if description.kinds.contains(where: \.acceptsPush) { _ = pushTokens() }
                 }
                 let waiting = worker.waiting
                 worker.waiting = []

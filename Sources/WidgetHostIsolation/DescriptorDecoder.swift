@@ -70,6 +70,7 @@ enum DescriptorDecoder {
                 entryPoints: entryPoints, parameters: parameters,
                 isDeterministic: flags & UInt32(WH_KIND_DETERMINISTIC.rawValue) != 0)
             kind.needsFreshProcess = flags & UInt32(WH_KIND_FRESH_PROCESS.rawValue) != 0
+            kind.acceptsPush = flags & UInt32(WH_KIND_PUSH.rawValue) != 0
             kinds.append(kind)
         }
         let hasWarmUp = reader.u32() != 0

@@ -27,13 +27,18 @@ public struct PluginCall: Sendable, Hashable {
     /// the host's network namespace). Pass true only for a kind whose
     /// descriptor declares `WH_KIND_NEEDS_NETWORK` (`KindDescription.needsNetwork`).
     public var allowNetwork: Bool
+    /// The kind's push token, passed as `context->push_token` (SDK 1.4), for
+    /// a kind that declares `WH_KIND_PUSH` (`KindDescription.acceptsPush`)
+    /// when the daemon runs it; nil otherwise.
+    public var pushToken: String?
 
     public init(
         _ entryPoint: EntryPoint, kind: String, family: WidgetFamily, isPreview: Bool = false,
         now: Double, timeout: Double? = nil, configuration: [String: String] = [:],
-        locale: String = "en-US", dataDirectory: String, allowNetwork: Bool = false
+        locale: String = "en-US", dataDirectory: String, allowNetwork: Bool = false, pushToken: String? = nil
     ) {
         self.allowNetwork = allowNetwork
+        self.pushToken = pushToken
         self.entryPoint = entryPoint
         self.kind = kind
         self.family = family

@@ -46,6 +46,7 @@ enum CallMessage {
             message.string(configuration)
             message.string(call.locale)
             message.string(call.dataDirectory)
+            message.string(call.pushToken ?? "")
             return message.frame(type: UInt16(WH_MSG_CALL.rawValue))
         }
     }

@@ -405,6 +405,9 @@ enum EntryPoints {
         guard let complete else { return }  // Nobody to answer to.
         let sink = CompletionSink(complete: complete, context: completionContext)
         guard let (kind, context) = prepare(contextPointer, sink: sink) else { return }
+        if let handler = kind.pushHandler, let contextPointer, let token = PushTokenDelivery.token(in: contextPointer) {
+            PushTokenDelivery.deliver(token, to: handler, kind: kind, context: context)
+        }
         switch point {
         case .placeholder: kind.provider.placeholder(in: context, sink: sink)
         case .snapshot: kind.provider.snapshot(in: context, sink: sink)

@@ -102,6 +102,9 @@ public struct KindDescription: Sendable, Hashable, Codable {
     /// `WH_KIND_FRESH_PROCESS`: every call of this kind starts from a fresh
     /// process (the fork mode), never a reused warm worker.
     public var needsFreshProcess: Bool = false
+    /// `WH_KIND_PUSH` (SDK 1.3): the kind accepts push updates; the daemon
+    /// gives it a push token and takes pushes for it.
+    public var acceptsPush: Bool = false
     /// The entry points the kind provides (a missing one is a plugin defect).
     public var entryPoints: [EntryPoint]
     public var parameters: [ParameterDescription]

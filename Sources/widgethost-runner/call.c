@@ -152,6 +152,7 @@ void handle_call(reader *r) {
     char *configuration = rd_str(r);
     char *locale = rd_str(r);
     char *data_directory = rd_str(r);
+    char *push_token = rd_str(r);
     if (r->failed) _exit(4);
     if (!g_loaded) {
         fail_call(WH_CALL_NOT_LOADED, "CALL before LOAD", 0, 0);
@@ -204,6 +205,7 @@ void handle_call(reader *r) {
     ctx.locale = locale;
     ctx.data_directory = data_directory;
     ctx.kind_context = kind->context;
+    ctx.push_token = push_token[0] ? push_token : NULL;
 
     /* The plugin's wall clock reads the host's time (virtual in simulations). */
     wh_virtual_clock_set(now);

@@ -349,38 +349,55 @@ struct ControlV2Tests {
 
     /// A push with the kind's token reloads its instances with reason push
     /// (loosely timed here; scripts/push-latency measures it); the token is
-    /// per installation and survives restarts; a wrong one changes nothing.
+    /// per installation, survives restarts, and reaches the kind's push
+    /// handler in the plugin (`context->push_token`); a wrong one changes
+    /// nothing; a kind that does not declare `WH_KIND_PUSH` gets no token and
+    /// no push.
     @Test func pushWithTheKindsTokenReloadsItsInstances() throws {
         let daemon = try DaemonProcess("v2-push", configuration: Self.quiet)
         try daemon.start()
+        let kind = "com.widgethost.character-detail"
         func token() throws -> String? {
-            try daemon.status().plugins.first { $0.name == "countdown" }?.pushTokens?["com.widgethost.countdown"]
+            try daemon.status().plugins.first { $0.name == "character" }?.pushTokens?[kind]
         }
         let first = try #require(try token())
         #expect(first.count == 64)
         #expect(try daemon.status().plugins.first { $0.name == "character" }?.pushTokens?.count == 2)
-        try waitUntil("new-year has its first timeline") { try detail(daemon, "new-year")?.lastOutcome == "ok" }
-        var request = ControlRequest(.push, kind: "com.widgethost.countdown")
+        #expect(try daemon.status().plugins.first { $0.name == "countdown" }?.pushTokens?.isEmpty ?? true)
+        #expect(try add(daemon, Self.desk("hero")).ok)
+        try waitUntil("hero has its first timeline") { try detail(daemon, "hero")?.lastOutcome == "ok" }
+        // The plugin's push handler got the token in that call and wrote it
+        // where its game picks it up.
+        let handed = daemon.directory + "/data/widgethost/plugins/character/push-\(kind).json"
+        let written = try String(contentsOfFile: handed, encoding: .utf8)
+        #expect(written.contains("\"token\":\"\(first)\""), "\(written)")
+        var request = ControlRequest(.push, kind: kind)
         request.pushToken = String(first.reversed())
         #expect(try daemon.send(request).error?.code == .badPushToken)
         request.kind = "no.such.kind"
         request.pushToken = first
         #expect(try daemon.send(request).error?.code == .unknownKind)
         request.kind = "com.widgethost.countdown"
-        let before = try #require(try detail(daemon, "new-year")?.lastReload)
+        let refused = try daemon.send(request).error
+        #expect(refused?.code == .unknownKind)
+        #expect(refused?.message.contains("does not accept push updates") == true, "\(String(describing: refused))")
+        request.kind = kind
+        let before = try #require(try detail(daemon, "hero")?.lastReload)
         let sent = Date()
         let answer = try daemon.send(request)
-        #expect(answer.ok && answer.scheduled == ["new-year"], "\(String(describing: answer.error))")
-        try waitUntil("the push reloads new-year", timeout: 10) {
-            (try detail(daemon, "new-year")?.lastReload ?? 0) > before
+        #expect(answer.ok && answer.scheduled == ["hero"], "\(String(describing: answer.error))")
+        try waitUntil("the push reloads hero", timeout: 10) {
+            (try detail(daemon, "hero")?.lastReload ?? 0) > before
         }
         #expect(Date().timeIntervalSince(sent) < 10)
-        let seen = try collect(daemon, after: 0) { events in events.contains { $0.type == "timeline" && $0.id > 4 } }
-        #expect(seen.events.contains { $0.type == "push" && $0.message == "com.widgethost.countdown" })
-        let reload = try #require(seen.events.last { $0.type == "reload" })
-        #expect(reload.details?.reason == "push" && reload.details?.counted == false)
+        let seen = try collect(daemon, after: 0) { events in
+            events.contains { $0.type == "reload" && $0.details?.reason == "push" }
+        }
+        #expect(seen.events.contains { $0.type == "push" && $0.message == kind })
+        let reload = try #require(seen.events.last { $0.type == "reload" && $0.details?.reason == "push" })
+        #expect(reload.details?.counted == false)
         // Free for the timeline budget.
-        #expect(try detail(daemon, "new-year")?.budgetUsed == 0)
+        #expect(try detail(daemon, "hero")?.budgetUsed == 0)
         daemon.stop()
         try daemon.start()
         #expect(try token() == first)

@@ -106,7 +106,7 @@ enum Call {
 func call(
     _ kind: wh_kind, _ which: Call, now: Double = 1_795_000_000, configuration: String = "{}",
     preview: Bool = false, dataDirectory: String = "/tmp", family: WidgetFamily = .systemSmall,
-    timeout: Double = 5
+    timeout: Double = 5, pushToken: String? = nil, contextSize: Int = MemoryLayout<wh_context>.size
 ) async -> CopiedResult {
     let fn: wh_entry_fn
     switch which {
@@ -117,9 +117,10 @@ func call(
     let kindID = String(cString: kind.id)
     let kindContext = UInt(bitPattern: kind.context)
     return await withCheckedContinuation { continuation in
-        let collector = CallCollector(continuation, strings: [kindID, configuration, "en-US", dataDirectory])
+        let collector = CallCollector(
+            continuation, strings: [kindID, configuration, "en-US", dataDirectory, pushToken ?? ""])
         let context = collector.context
-        context.pointee.struct_size = UInt32(MemoryLayout<wh_context>.size)
+        context.pointee.struct_size = UInt32(contextSize)
         context.pointee.abi_version = 1
         context.pointee.entry_point = which == .placeholder ? 1 : which == .snapshot ? 2 : 3
         context.pointee.family = family.abiBit
@@ -133,6 +134,7 @@ func call(
         context.pointee.locale = UnsafePointer(collector.strings[2])
         context.pointee.data_directory = UnsafePointer(collector.strings[3])
         context.pointee.kind_context = UnsafeMutableRawPointer(bitPattern: kindContext)
+        context.pointee.push_token = pushToken == nil ? nil : UnsafePointer(collector.strings[4])
         let opaque = Unmanaged.passRetained(collector).toOpaque()
         fn(context, CallCollector.complete, opaque)
         collector.state.withLock { $0.entryReturned = true }

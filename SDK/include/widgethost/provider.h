@@ -57,7 +57,7 @@ extern "C" {
 #define WH_PLUGIN_MAGIC 0x56504857u
 
 /** Version of the SDK this header belongs to, as a string. Informational. */
-#define WH_SDK_VERSION "1.3.0"
+#define WH_SDK_VERSION "1.4.0"
 
 /** Name of the one symbol every plugin exports. */
 #define WH_ENTRY_SYMBOL "widgethost_provider_entry"
@@ -123,7 +123,9 @@ typedef enum wh_kind_flags {
     /** (SDK 1.3) The kind accepts push updates (WidgetKit's
      *  `pushHandler(_:)`): a server may tell the host that the kind's content
      *  changed, and the host reloads its instances within a push budget of
-     *  their own (docs/daemon.md). Older hosts ignore the bit. */
+     *  their own (docs/control-protocol.md, "Push"), and passes the kind's
+     *  push token in `wh_context.push_token` (SDK 1.4). Older hosts ignore
+     *  the bit. */
     WH_KIND_PUSH = 1u << 3
 } wh_kind_flags;
 
@@ -291,7 +293,25 @@ typedef struct wh_context {
     /** The `context` pointer of the kind being called (`wh_kind.context`),
      *  handed back untouched. */
     void *kind_context;
+    /* ---- appended in SDK 1.4 (still ABI v1: read it only when
+     * WH_CONTEXT_HAS_PUSH_TOKEN(context) says the host's struct covers it) ---- */
+    /** The kind's push token (WidgetKit's `WidgetPushInfo.token`), for a
+     *  kind that declares WH_KIND_PUSH, when the daemon runs it: 64 lowercase
+     *  hex characters, the same for every call of the kind on this host until
+     *  the state is reset. Send it to your server, which pushes to the host
+     *  with it (docs/control-protocol.md, "Push"). NULL otherwise (a kind
+     *  without push, `widgethost load`, `simulate`). Owner: the host; valid
+     *  until the call ends: copy it. */
+    const char *push_token;
 } wh_context;
+
+/** sizeof(wh_context) in SDK 1.0-1.3: the context an older host passes. */
+#define WH_CONTEXT_SIZE_V1_0 offsetof(wh_context, push_token)
+
+/** Whether `context` (a `const wh_context *` from the host) has
+ *  `push_token` (SDK 1.4). An older host's context ends before it. */
+#define WH_CONTEXT_HAS_PUSH_TOKEN(context) \
+    ((context)->struct_size >= offsetof(wh_context, push_token) + sizeof(const char *))
 
 /** An entry point: placeholder, snapshot or timeline.
  *

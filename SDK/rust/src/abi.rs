@@ -17,7 +17,7 @@ pub const WH_ABI_VERSION: u32 = 1;
 /// `WH_PLUGIN_MAGIC`: "WHPV" read as a little-endian u32.
 pub const WH_PLUGIN_MAGIC: u32 = 0x5650_4857;
 /// `WH_SDK_VERSION`.
-pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.3.0";
+pub const WH_SDK_VERSION: &core::ffi::CStr = c"1.4.0";
 
 // Limits the host enforces on a result (provider.h, SDK 1.2).
 /// `WH_MAX_ENTRIES`: most entries in one result.
@@ -134,7 +134,13 @@ pub struct WhContext {
     pub locale: *const c_char,
     pub data_directory: *const c_char,
     pub kind_context: *mut c_void,
+    /// (SDK 1.4) The kind's push token, or NULL; present only when
+    /// `struct_size` covers it ([`WH_CONTEXT_SIZE_V1_0`] is an older host's size).
+    pub push_token: *const c_char,
 }
+
+/// `WH_CONTEXT_SIZE_V1_0`: sizeof(wh_context) in SDK 1.0-1.3, before `push_token`.
+pub const WH_CONTEXT_SIZE_V1_0: usize = 96;
 
 /// `wh_entry_fn`.
 pub type WhEntryFn =
@@ -290,7 +296,8 @@ mod layout_tests {
 
     #[test]
     fn context() {
-        assert_eq!(size_of::<WhContext>(), 96);
+        assert_eq!(size_of::<WhContext>(), 104);
+        assert_eq!(offset_of!(WhContext, push_token), WH_CONTEXT_SIZE_V1_0);
         assert_eq!(offset_of!(WhContext, struct_size), 0);
         assert_eq!(offset_of!(WhContext, abi_version), 4);
         assert_eq!(offset_of!(WhContext, entry_point), 8);

@@ -213,6 +213,7 @@ unsafe fn context_from(raw: &WhContext) -> Result<Context, ProviderError> {
         configuration_json: text(raw.configuration_json),
         locale: text(raw.locale),
         data_directory: text(raw.data_directory),
+        push_token: if raw.push_token.is_null() { None } else { Some(text(raw.push_token)) },
     })
 }
 
@@ -238,7 +239,12 @@ unsafe fn answer(
     let outcome = if raw_context.is_null() || (*raw_context).kind_context.is_null() {
         Err(ProviderError::new(1, "the host passed no context"))
     } else {
-        let raw = &*raw_context;
+        // Copy the host's context into ours, zero-extended: an older host's
+        // is smaller (no `push_token`), and nothing past its size is read.
+        let mut copy: WhContext = core::mem::zeroed();
+        let size = ((*raw_context).struct_size as usize).min(core::mem::size_of::<WhContext>());
+        core::ptr::copy_nonoverlapping(raw_context as *const u8, &mut copy as *mut WhContext as *mut u8, size);
+        let raw = &copy;
         let kind = &*(raw.kind_context as *const Kind);
         match catch_unwind(AssertUnwindSafe(|| {
             context_from(raw).and_then(|context| body(kind, &context))

@@ -394,6 +394,10 @@ pub struct Context {
     pub locale: String,
     /// The only directory the plugin may write (also the working directory).
     pub data_directory: String,
+    /// (SDK 1.4) The kind's push token (64 hex digits) when the kind is
+    /// [`Kind::push`] and the daemon runs it: send it to your server, which
+    /// pushes to the host with it. `None` otherwise.
+    pub push_token: Option<String>,
 }
 
 impl Context {

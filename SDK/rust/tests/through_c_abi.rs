@@ -17,6 +17,9 @@ impl TimelineProvider for Counter {
         Entry::new(context.now, r#"{"count":0}"#)
     }
     fn snapshot(&self, context: &Context) -> Result<Entry, ProviderError> {
+        if let Some(token) = &context.push_token {
+            return Ok(Entry::new(context.now, format!(r#"{{"push":{}}}"#, json::quote(token))));
+        }
         let city = context.string("city").unwrap_or_default();
         Ok(Entry::new(
             context.now,
@@ -134,10 +137,23 @@ unsafe extern "C" fn capture(completion_context: *mut c_void, result: *const WhR
 }
 
 fn call(kind_index: usize, entry_point: u32, family: u32, config: &CStr) -> Captured {
+    call_from_host(kind_index, entry_point, family, config, None, core::mem::size_of::<WhContext>())
+}
+
+/// A call from a host whose `wh_context` is `size` bytes (96: an SDK 1.0-1.3
+/// host, without `push_token`), passing `push_token`.
+fn call_from_host(
+    kind_index: usize,
+    entry_point: u32,
+    family: u32,
+    config: &CStr,
+    push_token: Option<&CStr>,
+    size: usize,
+) -> Captured {
     let descriptor = unsafe { &*widgethost_provider_entry(&offer(1, 1)) };
     let kind = unsafe { &*descriptor.kinds.add(kind_index) };
     let context = WhContext {
-        struct_size: core::mem::size_of::<WhContext>() as u32,
+        struct_size: size as u32,
         abi_version: 1,
         entry_point,
         family,
@@ -152,6 +168,7 @@ fn call(kind_index: usize, entry_point: u32, family: u32, config: &CStr) -> Capt
         locale: c"en-US".as_ptr(),
         data_directory: c"/tmp".as_ptr(),
         kind_context: kind.context,
+        push_token: push_token.map_or(core::ptr::null(), |t| t.as_ptr()),
     };
     let function = match entry_point {
         WH_ENTRY_PLACEHOLDER => kind.placeholder,
@@ -273,6 +290,19 @@ fn placeholder_and_snapshot() {
     );
     assert_eq!(s.calls, 1);
     assert_eq!(s.entries[0].1, r#"{"city":"L\"yon","family":"accessoryInline"}"#);
+}
+
+#[test]
+fn the_push_token_arrives_only_when_the_hosts_context_has_it() {
+    let token = c"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let full = call_from_host(2, WH_ENTRY_SNAPSHOT, WH_FAMILY_SYSTEM_SMALL, c"{}", Some(token), 104);
+    assert_eq!(
+        full.entries[0].1,
+        r#"{"push":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}"#
+    );
+    // An SDK 1.3 host's context ends before push_token: it is not read.
+    let old = call_from_host(2, WH_ENTRY_SNAPSHOT, WH_FAMILY_SYSTEM_SMALL, c"{}", Some(token), WH_CONTEXT_SIZE_V1_0);
+    assert_eq!(old.entries[0].1, r#"{"city":"","family":"systemSmall"}"#);
 }
 
 #[test]

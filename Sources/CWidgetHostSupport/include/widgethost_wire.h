@@ -40,7 +40,7 @@
  * imports them too. */
 enum {
     WH_WIRE_MAGIC = 0x31574857u, /* "WHW1" little-endian */
-    WH_WIRE_VERSION = 7u,
+    WH_WIRE_VERSION = 8u,
     WH_WIRE_HEADER_SIZE = 16u,
     /** Largest payload either side accepts (16 MiB). */
     WH_WIRE_MAX_PAYLOAD = 16u * 1024u * 1024u,
@@ -72,7 +72,8 @@ typedef enum wh_wire_type {
     WH_MSG_LOAD = 1,
     /** u32 entry_point, u32 family, u32 is_preview, f64 display_width,
      *  f64 display_height, f64 now, f64 timeout, str kind,
-     *  str configuration_json, str locale, str data_directory */
+     *  str configuration_json, str locale, str data_directory; since
+     *  version 8: str push_token (empty: none; wh_context.push_token) */
     WH_MSG_CALL = 2,
     /** Fork server only, host -> server (the only message the server reads
      *  after LOAD): the host is done with this call child (it answered,

@@ -34,8 +34,8 @@ export WH_FX_CC="${CC:-cc}" WH_FX_HERE="$here" WH_FX_REPO="$repo" WH_FX_OUT="$ou
 compile() {
     local name="$1"
     shift
-    if ! "$WH_FX_CC" -shared -fPIC -std=gnu11 -O1 -Wall -Wextra -I"$WH_FX_REPO/SDK/include" -pthread \
-        -o "$WH_FX_OUT/$name.so" "$WH_FX_HERE/$name.c" "$@" >"$WH_FX_LOGS/$name.log" 2>&1; then
+    if ! "$WH_FX_CC" -shared -fPIC -std=gnu11 -O1 -Wall -Wextra -I"$WH_FX_REPO/SDK/include" \
+        -I"$WH_FX_REPO/Sources/CWidgetHostSupport/include" -pthread -o "$WH_FX_OUT/$name.so" "$WH_FX_HERE/$name.c" "$@" >"$WH_FX_LOGS/$name.log" 2>&1; then
         echo "build.sh: compiling $name.c failed:" >&2
         cat "$WH_FX_LOGS/$name.log" >&2
         return 1

@@ -10,6 +10,7 @@
 #define FX_WARM_UP_BEHAVIOUR forge()
 static void forge(void);
 #include "warm_up.h"
+#include "widgethost_wire.h" /* the frame header a hostile plugin copies */
 
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -31,7 +32,7 @@ static void forge(void) {
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) return;
     int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-    unsigned char frame[20] = {'W', 'H', 'W', '1', 7, 0, 105, 0, 4, 0, 0, 0, 0, 0, 0, 0};
+    unsigned char frame[20] = {'W', 'H', 'W', '1', WH_WIRE_VERSION & 0xFF, WH_WIRE_VERSION >> 8, 105, 0, 4, 0, 0, 0, 0, 0, 0, 0};
     for (int i = 0; i < 4; i++) frame[16 + i] = (unsigned char)((unsigned)target >> (8 * i));
     int fds[2] = {pair[0], pidfd >= 0 ? pidfd : pair[1]};
     struct iovec iov = {frame, sizeof frame};

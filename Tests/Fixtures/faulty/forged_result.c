@@ -8,6 +8,7 @@
  * malformedResult for the third, and never crashes. */
 #define FX_NAME "forged_result"
 #include "fixture.h"
+#include "widgethost_wire.h" /* the frame header a hostile plugin copies */
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static void timeline(const wh_context *ctx, wh_complete_fn complete, void *compl
     }
     n += put32(frame + n, 0);                                /* duplicates */
     memcpy(frame, "WHW1", 4);
-    frame[4] = 7; frame[5] = 0;                              /* wire version 7 */
+    frame[4] = WH_WIRE_VERSION & 0xFF; frame[5] = WH_WIRE_VERSION >> 8; /* the current wire version */
     frame[6] = 103; frame[7] = 0;                            /* RESULT */
     put32(frame + 8, (uint32_t)(n - 16));
     for (size_t done = 0; done < n;) {
