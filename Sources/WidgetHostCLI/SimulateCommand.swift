@@ -110,7 +110,8 @@ struct SimulateCommand: ParsableCommand {
         // The report is written as the run goes: nothing keeps every reload.
         let end = scenario.start + runDays * 86_400
         let out = try reportWriter { () throws(ReportStream.WriteError) in try ReportStream.standardOutput() }
-        let jsonWriter = json ? try reportWriter { () throws(ReportStream.WriteError) in try SimulationJSONWriter(out) } : nil
+        let jsonWriter =
+            json ? try reportWriter { () throws(ReportStream.WriteError) in try SimulationJSONWriter(out) } : nil
         let textWriter = json ? nil : SimulationTextWriter(out, showEvents: events, showDisplay: display)
         let herd = fleet.map { FleetReport.Accumulator(scenario, end: end, devices: $0) }
         let page = html.map { _ in SimulationHTML.Collector(scenario) }
