@@ -107,4 +107,52 @@ struct InstanceStateStorageTests {
         #expect(freshObject["policyDue"] == nil && freshObject["request"] == nil)
         #expect(try JSONDecoder().decode(InstanceState.self, from: JSONEncoder().encode(fresh)) == fresh)
     }
+
+    static func flight(
+        _ s: InstanceState, id: String? = nil, attempt: Int = 1, allowance: Int? = 70, counted: Int? = 12
+    ) -> InFlightReload {
+        InFlightReload(
+            decision: ReloadDecision(
+                instanceID: id ?? s.instance.id, plugin: s.instance.plugin, kind: s.instance.kind, time: 500,
+                trigger: .reloadTimelines(kind: "k", app: "com.example"), charge: .counted, attempt: attempt,
+                deferral: Deferral(from: 400, until: 500, cause: .budget),
+                wouldHaveBeenDeferred: Deferral(from: 450, until: nil, cause: .hidden), allowance: allowance,
+                countedInWindow: counted),
+            dueSince: 400)
+    }
+
+    @Test func inFlightReadsBackWhateverItHolds() {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        #expect(s.inFlight == nil && !s.isInFlight)
+        for flight in [
+            Self.flight(s),  // the compact record
+            Self.flight(s, allowance: nil, counted: nil),
+            Self.flight(s, id: "another"),  // not this instance's strings: boxed
+            Self.flight(s, attempt: Int(Int32.max) + 1),  // beyond 32 bits: boxed
+            Self.flight(s, counted: Int(Int32.min)),
+        ] {
+            s.inFlight = flight
+            #expect(s.inFlight == flight)
+            #expect(s.isInFlight)
+            let copy = s
+            s.inFlight = nil
+            #expect(s.inFlight == nil && !s.isInFlight)
+            #expect(copy.inFlight == flight)
+        }
+    }
+
+    @Test func inFlightKeepsItsStringsWhenTheInstanceChanges() throws {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        let flight = Self.flight(s)
+        s.inFlight = flight
+        s.instance.isVisible.toggle()
+        #expect(s.inFlight == flight)
+        s.instance.kind = "other"
+        #expect(s.inFlight == flight)
+        let back = try JSONDecoder().decode(InstanceState.self, from: JSONEncoder().encode(s))
+        #expect(back == s)
+        #expect(back.inFlight == flight)
+    }
 }
