@@ -435,7 +435,7 @@ public struct ReloadScheduler: Sendable {
         handle(.push(kind: kind, plugin: plugin), at: time)
         return positions(ofKind: kind, plugin: plugin).map { p in
             let s = state.instances[p]
-            return PushDecision(instanceID: s.instance.id, reload: s.isInFlight ? nil : plan(s, at: time))
+            return PushDecision(instanceID: s.instance.id, reload: s.inFlight == nil ? plan(s, at: time) : nil)
         }
     }
 
@@ -741,7 +741,7 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.isInFlight }) else { return }
+        guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
         touch(p)
         defer {
             replan(p)

@@ -44,18 +44,7 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 /// shared box, copied on write and dropped when empty. The properties, their
 /// Codable keys and their equality are those of the plain struct.
 public struct InstanceState: Sendable, Hashable, Codable {
-    public var instance: WidgetInstance {
-        didSet {
-            // The compact in-flight record takes its strings from the
-            // instance: if they change, keep the old ones in the box.
-            if let flight = storedInFlight,
-                instance.id != oldValue.id || instance.plugin != oldValue.plugin || instance.kind != oldValue.kind
-            {
-                storedInFlight = nil
-                uniqueRare().inFlight = flight.expanded(oldValue)
-            }
-        }
-    }
+    public var instance: WidgetInstance
     public var addedAt: Double
     /// The last good timeline (kept across failures).
     public var timeline: TimelineRecord?
@@ -66,9 +55,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
     private var storedLastReloadAt = Double.nan
     private var storedVisibleSince = Double.nan
     public var views = ViewHistory()
-    /// The reload in flight, without the strings the instance has (an
-    /// in-flight reload that does not fit it is in the box).
-    private var storedInFlight: CompactInFlight?
+    public var inFlight: InFlightReload?
     public var consecutiveFailures = 0
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
@@ -116,31 +103,6 @@ public struct InstanceState: Sendable, Hashable, Codable {
     private mutating func dropRareIfEmpty() {
         if rare?.isEmpty == true { rare = nil }
     }
-
-    /// The reload issued and not yet completed.
-    public var inFlight: InFlightReload? {
-        get {
-            if let flight = storedInFlight { return flight.expanded(instance) }
-            return rare?.inFlight
-        }
-        set {
-            if let newValue, let compact = CompactInFlight(newValue, of: instance) {
-                storedInFlight = compact
-                if rare?.inFlight != nil {
-                    uniqueRare().inFlight = nil
-                    dropRareIfEmpty()
-                }
-                return
-            }
-            storedInFlight = nil
-            guard newValue != nil || rare?.inFlight != nil else { return }
-            uniqueRare().inFlight = newValue
-            dropRareIfEmpty()
-        }
-    }
-
-    /// Whether a reload is in flight (without building its decision).
-    var isInFlight: Bool { storedInFlight != nil || rare?.inFlight != nil }
 
     /// Push reloads (rolling window of `budgetWindow`), for the push budget.
     public var pushLedger: RollingLedger {
@@ -270,14 +232,11 @@ final class RareInstanceState: @unchecked Sendable {
     var backoffUntil: Double?
     var lastFailure: FailureRecord?
     var pushLedger = RollingLedger()
-    /// An in-flight reload whose strings or numbers the compact record cannot hold.
-    var inFlight: InFlightReload?
 
     init() {}
 
     func copy() -> RareInstanceState {
         let copy = RareInstanceState()
-        copy.inFlight = inFlight
         copy.request = request
         copy.locationChangeAt = locationChangeAt
         copy.backoffUntil = backoffUntil
@@ -288,59 +247,7 @@ final class RareInstanceState: @unchecked Sendable {
 
     var isEmpty: Bool {
         request == nil && locationChangeAt == nil && backoffUntil == nil && lastFailure == nil
-            && pushLedger.times.isEmpty && inFlight == nil
-    }
-}
-
-/// An ``InFlightReload`` without the instance id, plugin and kind (those of
-/// the instance it is stored in) and with 32-bit counts: 120 bytes instead
-/// of 192, in every instance's state.
-struct CompactInFlight: Sendable, Hashable {
-    var time: Double
-    var dueSince: Double
-    var trigger: ReloadTrigger
-    var deferral: Deferral?
-    var wouldHaveBeenDeferred: Deferral?
-    var attempt: Int32
-    /// `Int32.min` for `nil`.
-    var allowance: Int32
-    var countedInWindow: Int32
-    var charge: ReloadCharge
-
-    /// `nil` when `flight` does not fit: another instance's strings, or a
-    /// count outside 32 bits.
-    init?(_ flight: InFlightReload, of instance: WidgetInstance) {
-        let d = flight.decision
-        guard d.instanceID == instance.id, d.plugin == instance.plugin, d.kind == instance.kind,
-            let attempt = Int32(exactly: d.attempt),
-            let allowance = Self.pack(d.allowance), let counted = Self.pack(d.countedInWindow)
-        else { return nil }
-        time = d.time
-        dueSince = flight.dueSince
-        trigger = d.trigger
-        deferral = d.deferral
-        wouldHaveBeenDeferred = d.wouldHaveBeenDeferred
-        self.attempt = attempt
-        self.allowance = allowance
-        countedInWindow = counted
-        charge = d.charge
-    }
-
-    private static func pack(_ value: Int?) -> Int32? {
-        guard let value else { return .min }
-        guard let packed = Int32(exactly: value), packed != .min else { return nil }
-        return packed
-    }
-
-    private static func unpack(_ value: Int32) -> Int? { value == .min ? nil : Int(value) }
-
-    func expanded(_ instance: WidgetInstance) -> InFlightReload {
-        InFlightReload(
-            decision: ReloadDecision(
-                instanceID: instance.id, plugin: instance.plugin, kind: instance.kind, time: time, trigger: trigger,
-                charge: charge, attempt: Int(attempt), deferral: deferral, wouldHaveBeenDeferred: wouldHaveBeenDeferred,
-                allowance: Self.unpack(allowance), countedInWindow: Self.unpack(countedInWindow)),
-            dueSince: dueSince)
+            && pushLedger.times.isEmpty
     }
 }
 
