@@ -32,27 +32,43 @@ struct FleetReport: Encodable {
     var withJitter: Curve
     var withoutJitter: Curve
 
-    /// The requests of `devices` devices running `result`.
-    static func make(_ result: ScenarioSimulator.Result, devices: Int, clockSpread: Double = 2, seed: UInt64 = 1)
-        -> FleetReport
-    {
-        let start = result.scenario.start
-        let minutes = max(1, Int(((result.end - start) / 60).rounded(.up)))
-        let jitter = result.scenario.configuration.maximumJitter
-        var random = SplitMix64(seed: seed)
-        let clocks = (0..<devices).map { _ in (random.unit() * 2 - 1) * clockSpread }
-        var jittered = [Int](repeating: 0, count: minutes)
-        var plain = [Int](repeating: 0, count: minutes)
-        var jitteredSeconds: [Int: Int] = [:]
-        var plainSeconds: [Int: Int] = [:]
-        func count(_ time: Double, into curve: inout [Int], seconds: inout [Int: Int]) {
+    /// Counts the requests of `devices` devices reload by reload, as the run
+    /// goes (the run keeps no list of reloads).
+    final class Accumulator {
+        let devices: Int
+        let clockSpread: Double
+        private let start: Double
+        private let minutes: Int
+        private let jitter: Double
+        private let clocks: [Double]
+        private var jittered: [Int]
+        private var plain: [Int]
+        private var jitteredSeconds: [Int: Int] = [:]
+        private var plainSeconds: [Int: Int] = [:]
+
+        init(_ scenario: Scenario, end: Double, devices: Int, clockSpread: Double = 2, seed: UInt64 = 1) {
+            self.devices = devices
+            self.clockSpread = clockSpread
+            start = scenario.start
+            minutes = max(1, Int(((end - scenario.start) / 60).rounded(.up)))
+            jitter = scenario.configuration.maximumJitter
+            var random = SplitMix64(seed: seed)
+            clocks = (0..<devices).map { _ in (random.unit() * 2 - 1) * clockSpread }
+            jittered = [Int](repeating: 0, count: minutes)
+            plain = [Int](repeating: 0, count: minutes)
+        }
+
+        private func count(_ time: Double, into curve: inout [Int], seconds: inout [Int: Int]) {
             let second = Int(((time - start)).rounded(.down))
             guard second >= 0 && second < minutes * 60 else { return }
             curve[second / 60] += 1
             seconds[second, default: 0] += 1
         }
-        for reload in result.reloads where reload.decision.trigger != .added {
+
+        /// One reload of the run: a request on every device.
+        func add(_ reload: ScenarioSimulator.Reload) {
             let d = reload.decision
+            guard d.trigger != .added else { return }
             // A policy reload of an instance with jitter: its date is the
             // simulated time less the instance's own offset.
             let own = StableJitter.offset(for: d.instanceID, maximum: jitter)
@@ -70,17 +86,21 @@ struct FleetReport: Encodable {
                 count(date + clock, into: &plain, seconds: &plainSeconds)
             }
         }
-        func curve(_ values: [Int], _ seconds: [Int: Int]) -> Curve {
-            let peak = values.max() ?? 0
-            let at = values.firstIndex(of: peak) ?? 0
-            let mean = Double(values.reduce(0, +)) / Double(values.count)
-            return Curve(
-                perMinute: values, peak: peak, peakMinute: Timestamp.iso8601(start + Double(at) * 60), mean: mean,
-                peakPerSecond: seconds.values.max() ?? 0)
+
+        /// The report of every reload added.
+        func report() -> FleetReport {
+            func curve(_ values: [Int], _ seconds: [Int: Int]) -> Curve {
+                let peak = values.max() ?? 0
+                let at = values.firstIndex(of: peak) ?? 0
+                let mean = Double(values.reduce(0, +)) / Double(values.count)
+                return Curve(
+                    perMinute: values, peak: peak, peakMinute: Timestamp.iso8601(start + Double(at) * 60), mean: mean,
+                    peakPerSecond: seconds.values.max() ?? 0)
+            }
+            return FleetReport(
+                devices: devices, clockSpreadSeconds: clockSpread, maximumJitterSeconds: jitter,
+                withJitter: curve(jittered, jitteredSeconds), withoutJitter: curve(plain, plainSeconds))
         }
-        return FleetReport(
-            devices: devices, clockSpreadSeconds: clockSpread, maximumJitterSeconds: jitter,
-            withJitter: curve(jittered, jitteredSeconds), withoutJitter: curve(plain, plainSeconds))
     }
 
     /// The text summary.

@@ -4,7 +4,7 @@ import WidgetHostScheduler
 
 /// Runs a scenario in virtual time: the scheduler decides, real plugins
 /// answer through the isolation layer with the virtual time as their
-/// `context->now`, and every reload is recorded.
+/// `context->now`, and every reload goes to the report writers as it happens.
 struct ScenarioSimulator {
     /// One reload as it happened.
     struct Reload {
@@ -37,31 +37,41 @@ struct ScenarioSimulator {
         var top: String?
     }
 
-    struct Summary {
-        var instance: String
-        var counted = 0
-        var free = 0
-        var deferrals = 0
-        var failures = 0
-        var maxCountedIn24h = 0
-        var allowanceAtEnd = 0
-        var shortestCountedSpacing: Double?
-        var longestVisibleStale: Double = 0
-        var shows: String?
+    /// What the simulator hands its report writers, as it happens: nothing
+    /// of the run is kept for the report but the per-instance summaries.
+    enum Record {
+        case reload(Reload)
+        case event(EventRecord)
+        case display(DisplayChange)
     }
 
+    /// The end of a run: what the report needs after the last record.
     struct Result {
         var scenario: Scenario
         var end: Double
-        var reloads: [Reload]
-        var events: [EventRecord]
+        /// Every reload issued.
+        var reloads: Int
         var stacks: [StackSample]
-        var display: [DisplayChange]
-        var summaries: [Summary]
+        /// Per instance, in the scenario's order.
+        var summaries: [SimulationSummary]
         /// Calls that reached a plugin.
         var pluginCalls: Int
         /// Reloads answered from an identical call of a deterministic kind.
         var memoizedCalls = 0
+        /// The scheduler at the end (the allowance and displayed entry of each
+        /// instance in the summary).
+        var scheduler: ReloadScheduler
+
+        /// The summary of the instance at `index` of the scenario, with its
+        /// allowance and displayed entry at the end.
+        func summary(_ index: Int) -> SimulationSummary {
+            var summary = summaries[index]
+            summary.allowanceAtEnd = scheduler.allowance(of: summary.instance, at: end) ?? 0
+            summary.shows = scheduler.displayedEntry(of: summary.instance, at: end).map {
+                (try? JSONValue.parse($0.contentJSON))?.compactText(limit: 60) ?? $0.contentJSON
+            }
+            return summary
+        }
     }
 
     let scenario: Scenario
@@ -84,6 +94,9 @@ struct ScenarioSimulator {
     /// Called after each wakeup with the virtual time, reloads so far and the
     /// scheduler's instance count (the progress line).
     var progress: ((_ now: Double, _ reloads: Int) -> Void)?
+    /// Receives every reload, event and display change as it happens (the
+    /// streamed report).
+    var record: ((Record) -> Void)?
 
     /// The one seam between the simulator and the isolation engine: every
     /// plugin call of a run goes through here.
@@ -110,7 +123,12 @@ struct ScenarioSimulator {
             return made
         }
         var scheduler = ReloadScheduler(configuration: scenario.configuration)
-        let instances = Dictionary(uniqueKeysWithValues: scenario.instances.map { ($0.id, $0) })
+        // Instance id → position in the scenario (ids are unique: the parser checks).
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(scenario.instances.count)
+        for (position, instance) in scenario.instances.enumerated() { positions[instance.id] = position }
+        var summaries = scenario.instances.map { SimulationSummary(instance: $0.id) }
+        let window = scenario.configuration.budgetWindow
         func widget(_ instance: Scenario.Instance) -> WidgetInstance {
             WidgetInstance(
                 id: instance.id, plugin: instance.plugin, kind: instance.kind, family: instance.family,
@@ -121,10 +139,8 @@ struct ScenarioSimulator {
             scheduler.add(widget(instance), at: scenario.start)
         }
 
-        var reloads: [Reload] = []
-        var events: [EventRecord] = []
+        var reloads = 0
         var stackSamples: [StackSample] = []
-        var display: [DisplayChange] = []
         var shown: [String: Double] = [:]
         var nextEvent = 0
         var nextStackSample = scenario.stacks.map { _ in scenario.start }
@@ -159,16 +175,18 @@ struct ScenarioSimulator {
                 nextEvent += 1
                 switch event.action {
                 case .scheduler(let schedulerEvent): scheduler.handle(schedulerEvent, at: now)
-                case .add(let id): if let instance = instances[id] { scheduler.add(widget(instance), at: now) }
+                case .add(let id):
+                    if let position = positions[id] { scheduler.add(widget(scenario.instances[position]), at: now) }
                 case .remove(let id): scheduler.remove(id)
                 }
-                events.append(EventRecord(time: now, label: event.label))
+                record?(.event(EventRecord(time: now, label: event.label)))
                 continue
             }
             lastWake = now
             for batch in scheduler.dueReloads(at: now) {
                 for decision in batch.decisions {
-                    guard let instance = instances[decision.instanceID] else { continue }
+                    guard let position = positions[decision.instanceID] else { continue }
+                    let instance = scenario.instances[position]
                     let visible = scheduler.instanceState(decision.instanceID)?.instance.isVisible ?? false
                     let configuration = configurations[instance.id] ?? "{}"
                     let key = CallKey(
@@ -202,14 +220,16 @@ struct ScenarioSimulator {
                         outcome = .failure(reason: output.failure?.message ?? "no result")
                     }
                     scheduler.complete(decision.instanceID, with: outcome, at: now)
-                    reloads.append(
-                        Reload(
-                            decision: decision, outcome: output.failure?.code ?? "ok",
-                            entries: output.result?.entries.count ?? 0, policy: output.result?.policy, visible: visible,
-                            failure: output.failure))
+                    let reload = Reload(
+                        decision: decision, outcome: output.failure?.code ?? "ok",
+                        entries: output.result?.entries.count ?? 0, policy: output.result?.policy, visible: visible,
+                        failure: output.failure)
+                    summaries[position].add(reload, window: window)
+                    reloads += 1
+                    record?(.reload(reload))
                 }
             }
-            progress?(now, reloads.count)
+            progress?(now, reloads)
             if trackDisplay {
                 for id in scheduler.instanceIDs {
                     guard let entry = scheduler.displayedEntry(of: id, at: now), shown[id] != entry.date else {
@@ -217,56 +237,12 @@ struct ScenarioSimulator {
                     }
                     shown[id] = entry.date
                     let content = (try? JSONValue.parse(entry.contentJSON))?.compactText(limit: 70) ?? entry.contentJSON
-                    display.append(DisplayChange(time: now, instance: id, entryDate: entry.date, content: content))
+                    record?(.display(DisplayChange(time: now, instance: id, entryDate: entry.date, content: content)))
                 }
             }
         }
         return Result(
-            scenario: scenario, end: end, reloads: reloads, events: events, stacks: stackSamples, display: display,
-            summaries: summarize(reloads, scheduler: scheduler, end: end), pluginCalls: calls,
-            memoizedCalls: memoized)
-    }
-
-    func summarize(_ reloads: [Reload], scheduler: ReloadScheduler, end: Double) -> [Summary] {
-        let window = scenario.configuration.budgetWindow
-        // One pass over the reloads, grouped by instance (not a filter per instance).
-        var byInstance: [String: [Int]] = [:]
-        for (position, reload) in reloads.enumerated() {
-            byInstance[reload.decision.instanceID, default: []].append(position)
-        }
-        return scenario.instances.map { instance in
-            var summary = Summary(instance: instance.id)
-            var counted: [Double] = []
-            for position in byInstance[instance.id] ?? [] {
-                let reload = reloads[position]
-                let decision = reload.decision
-                if decision.charge.isCounted {
-                    summary.counted += 1
-                    counted.append(decision.time)
-                } else {
-                    summary.free += 1
-                }
-                if decision.deferral != nil { summary.deferrals += 1 }
-                if reload.failure != nil { summary.failures += 1 }
-                if reload.visible, let deferral = decision.deferral {
-                    summary.longestVisibleStale = max(summary.longestVisibleStale, decision.time - deferral.from)
-                }
-            }
-            // Largest number of counted reloads in any window: slide over the sorted times.
-            var low = 0
-            for high in counted.indices {
-                while counted[high] - counted[low] >= window { low += 1 }
-                summary.maxCountedIn24h = max(summary.maxCountedIn24h, high - low + 1)
-                if high > 0 {
-                    let gap = counted[high] - counted[high - 1]
-                    summary.shortestCountedSpacing = min(summary.shortestCountedSpacing ?? gap, gap)
-                }
-            }
-            summary.allowanceAtEnd = scheduler.allowance(of: instance.id, at: end) ?? 0
-            summary.shows = scheduler.displayedEntry(of: instance.id, at: end).map {
-                (try? JSONValue.parse($0.contentJSON))?.compactText(limit: 60) ?? $0.contentJSON
-            }
-            return summary
-        }
+            scenario: scenario, end: end, reloads: reloads, stacks: stackSamples, summaries: summaries,
+            pluginCalls: calls, memoizedCalls: memoized, scheduler: scheduler)
     }
 }

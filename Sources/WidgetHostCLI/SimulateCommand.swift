@@ -107,25 +107,45 @@ struct SimulateCommand: ParsableCommand {
         let runDays = days ?? scenario.days ?? 1
         let bar = SimulationProgress.stderrIsTerminal ? SimulationProgress(start: scenario.start, days: runDays) : nil
         if let bar { simulator.progress = { now, reloads in bar.update(now: now, reloads: reloads) } }
-        var result = simulator.run(days: runDays)
+        // The report is written as the run goes: nothing keeps every reload.
+        let end = scenario.start + runDays * 86_400
+        let out = try reportWriter { () throws(ReportStream.WriteError) in try ReportStream.standardOutput() }
+        let jsonWriter =
+            json ? try reportWriter { () throws(ReportStream.WriteError) in try SimulationJSONWriter(out) } : nil
+        let textWriter = json ? nil : SimulationTextWriter(out, showEvents: events, showDisplay: display)
+        let herd = fleet.map { FleetReport.Accumulator(scenario, end: end, devices: $0) }
+        let page = html.map { _ in SimulationHTML.Collector(scenario) }
+        jsonWriter?.begin(scenario, end: end)
+        textWriter?.begin(scenario, end: end)
+        simulator.record = { record in
+            jsonWriter?.write(record)
+            textWriter?.write(record)
+            page?.add(record)
+            if let herd, case .reload(let reload) = record { herd.add(reload) }
+        }
+        let result = simulator.run(days: runDays)
         bar?.finish()
-        let herd = fleet.map { FleetReport.make(result, devices: $0) }
-        if let html {
+        if let html, let page {
             do {
-                try SimulationHTML.page(result).write(toFile: html, atomically: true, encoding: .utf8)
+                try SimulationHTML.page(result, page).write(toFile: html, atomically: true, encoding: .utf8)
             } catch {
                 throw UsageError("could not write the HTML report to \(html): \(error)")
             }
-            // The display changes were tracked for the page; print them only if asked.
-            if !display { result.display = [] }
         }
-        if json {
-            var document = SimulationReport.json(result)
-            document.fleet = herd
-            print(JSONReport.encode(document))
-        } else {
-            print(SimulationReport.text(result, showEvents: events))
-            if let herd { print("\n" + herd.text) }
+        let fleetReport = herd?.report()
+        try reportWriter { () throws(ReportStream.WriteError) in
+            try jsonWriter?.finish(result, fleet: fleetReport)
+            try textWriter?.finish(result, fleet: fleetReport)
+        }
+    }
+
+    /// Runs a step of the report; a write that fails (a full disk, no
+    /// temporary file) is a host fault.
+    private func reportWriter<T>(_ body: () throws(ReportStream.WriteError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw HostFault(error.description)
         }
     }
 

@@ -14,15 +14,36 @@ enum SimulationHTML {
     /// Instances drawn at most (the page says how many were left out).
     static let instanceLimit = 200
 
-    static func page(_ result: ScenarioSimulator.Result) -> String {
+    /// Keeps, as the run goes, the reloads and display changes of the
+    /// instances the page draws (the first ``instanceLimit``), nothing of the others.
+    final class Collector {
+        fileprivate var reloadsOf: [String: [ScenarioSimulator.Reload]] = [:]
+        fileprivate var changesOf: [String: [Double]] = [:]
+
+        init(_ scenario: Scenario) {
+            for instance in scenario.instances.prefix(SimulationHTML.instanceLimit) {
+                reloadsOf[instance.id] = []
+                changesOf[instance.id] = []
+            }
+        }
+
+        /// One record of the run.
+        func add(_ record: ScenarioSimulator.Record) {
+            switch record {
+            case .reload(let reload): reloadsOf[reload.decision.instanceID]?.append(reload)
+            case .display(let change): changesOf[change.instance]?.append(change.time)
+            case .event: break
+            }
+        }
+    }
+
+    static func page(_ result: ScenarioSimulator.Result, _ collected: Collector) -> String {
         let start = result.scenario.start
         let span = max(1, result.end - start)
         let width = 960.0
         func x(_ t: Double) -> String { format(max(0, min(width, (t - start) / span * width))) }
-        var reloadsOf: [String: [ScenarioSimulator.Reload]] = [:]
-        for reload in result.reloads { reloadsOf[reload.decision.instanceID, default: []].append(reload) }
-        var changesOf: [String: [Double]] = [:]
-        for change in result.display { changesOf[change.instance, default: []].append(change.time) }
+        let reloadsOf = collected.reloadsOf
+        let changesOf = collected.changesOf
         var html = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
@@ -38,14 +59,15 @@ enum SimulationHTML {
             <h1>\(escape(result.scenario.file))</h1>
             <p>\(escape(result.scenario.summary))</p>
             <p>\(escape(Timestamp.iso8601(start))) to \(escape(Timestamp.iso8601(result.end))),
-            \(result.reloads.count) reloads, \(result.pluginCalls) plugin calls.</p>
+            \(result.reloads) reloads, \(result.pluginCalls) plugin calls.</p>
             <p class="legend"><span style="color:#1f4e9c">| counted</span><span style="color:#2a9d3a">| free</span>
             <span style="color:#e07b00">— deferred (from when it came due)</span><span style="color:#c0392b">- - allowance</span>
             <span style="color:#555">— counted in the rolling window</span><span style="color:#8e44ad">▾ entry change</span></p>
 
             """
-        let shown = result.summaries.prefix(instanceLimit)
-        for summary in shown {
+        let shown = result.summaries.indices.prefix(instanceLimit)
+        for index in shown {
+            let summary = result.summary(index)
             let id = summary.instance
             let reloads = reloadsOf[id] ?? []
             let allowance = max(1, reloads.compactMap(\.decision.allowance).max() ?? summary.allowanceAtEnd)

@@ -49,6 +49,11 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// Records an event at `time` and forgets events that no window ending at
     /// or after `time` can contain.
     public mutating func record(_ time: Double, window: Double) {
+        if times.count == times.capacity {
+            // Grow by an eighth, not twice: a full 24 h ledger keeps its size,
+            // so doubling would leave up to half of every ledger unused.
+            times.reserveCapacity(times.count + max(4, times.count / 8))
+        }
         if let last = times.last, time < last {
             let index = times.firstIndex(where: { $0 > time }) ?? times.count
             times.insert(time, at: index)

@@ -99,6 +99,33 @@ public struct ReloadScheduler: Sendable {
         /// arrays are reused for the next ones.
         var batches: [ReloadBatch] = []
         var spareDecisions: [[ReloadDecision]] = []
+        /// The most positions one `dueReloads` call collected, in this window
+        /// of calls and the one before: buffers far larger than that (kept
+        /// from a burst, such as every instance's first timeline at start)
+        /// are let go instead of reused, so a burst's high-water mark (about
+        /// 200 bytes per instance) is not kept for the process's life.
+        var peak = 0
+        var previousPeak = 0
+        var calls = 0
+
+        /// Calls per window of the peak.
+        static let window = 256
+
+        /// Whether a buffer of `capacity` elements is worth keeping.
+        func keeps(capacity: Int) -> Bool {
+            capacity <= 4 * max(64, peak, previousPeak)
+        }
+
+        /// Records one call that collected `count` positions.
+        mutating func note(_ count: Int) {
+            peak = max(peak, count)
+            calls += 1
+            if calls >= Self.window {
+                previousPeak = peak
+                peak = 0
+                calls = 0
+            }
+        }
     }
 
     public init(
@@ -600,8 +627,9 @@ public struct ReloadScheduler: Sendable {
         scratch.due = []
         due.removeAll(keepingCapacity: true)
         reloads.collect(upTo: now, into: &due)
+        scratch.note(due.count)
         guard !due.isEmpty else {
-            scratch.due = due
+            scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
             return []
         }
         // In the order of the instances, as the free-reload cap is consumed.
@@ -648,7 +676,7 @@ public struct ReloadScheduler: Sendable {
         batches.withUnsafeMutableBufferPointer { batches in
             batches.sortWithoutAllocating { ($0.plugin, $0.kind) < ($1.plugin, $1.kind) }
         }
-        scratch.due = due
+        scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
         scratch.batchOfGroup = batchOfGroup
         scratch.batches = batches
         return batches
@@ -662,6 +690,7 @@ public struct ReloadScheduler: Sendable {
         for i in batches.indices {
             var decisions: [ReloadDecision] = []
             swap(&decisions, &batches[i].decisions)
+            guard scratch.keeps(capacity: decisions.capacity) else { continue }
             decisions.removeAll(keepingCapacity: true)
             scratch.spareDecisions.append(decisions)
         }

@@ -36,35 +36,218 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 
 /// Everything the scheduler knows about one instance. Plain Codable values:
 /// the daemon persists them (ledger, last good timeline, backoff).
+///
+/// Compact (issue 17, state per instance): optional times are stored as a
+/// `Double` with NaN for `nil` (a NaN time is never valid: reading one gives
+/// `nil`), and the values most instances never have (a pending request, a
+/// location change, backoff, the last failure, push reloads) live in one
+/// shared box, copied on write and dropped when empty. The properties, their
+/// Codable keys and their equality are those of the plain struct.
 public struct InstanceState: Sendable, Hashable, Codable {
     public var instance: WidgetInstance
     public var addedAt: Double
     /// The last good timeline (kept across failures).
     public var timeline: TimelineRecord?
-    public var timelineReceivedAt: Double?
-    /// When the timeline's policy makes the instance due (jitter and the
-    /// minimum interval applied); `nil` for `never` or before the first timeline.
-    public var policyDue: Double?
+    private var storedTimelineReceivedAt = Double.nan
+    private var storedPolicyDue = Double.nan
     /// Counted reload times (rolling window).
     public var ledger = RollingLedger()
-    /// Push reloads (rolling window of `budgetWindow`), for the push budget.
-    public var pushLedger = RollingLedger()
-    public var lastReloadAt: Double?
-    /// When the instance was last shown, while it is visible.
-    public var visibleSince: Double?
+    private var storedLastReloadAt = Double.nan
+    private var storedVisibleSince = Double.nan
     public var views = ViewHistory()
-    public var request: PendingRequest?
-    /// A significant location change not yet served (reload when next viewed).
-    public var locationChangeAt: Double?
     public var inFlight: InFlightReload?
     public var consecutiveFailures = 0
-    public var backoffUntil: Double?
-    public var lastFailure: FailureRecord?
+    /// The rarely set values; `nil` when all are empty.
+    private var rare: RareInstanceState?
 
     public init(instance: WidgetInstance, addedAt: Double) {
         self.instance = instance
         self.addedAt = addedAt
         self.visibleSince = instance.isVisible ? addedAt : nil
+    }
+
+    @inline(__always)
+    private static func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
+
+    public var timelineReceivedAt: Double? {
+        get { Self.optional(storedTimelineReceivedAt) }
+        set { storedTimelineReceivedAt = newValue ?? .nan }
+    }
+    /// When the timeline's policy makes the instance due (jitter and the
+    /// minimum interval applied); `nil` for `never` or before the first timeline.
+    public var policyDue: Double? {
+        get { Self.optional(storedPolicyDue) }
+        set { storedPolicyDue = newValue ?? .nan }
+    }
+    public var lastReloadAt: Double? {
+        get { Self.optional(storedLastReloadAt) }
+        set { storedLastReloadAt = newValue ?? .nan }
+    }
+    /// When the instance was last shown, while it is visible.
+    public var visibleSince: Double? {
+        get { Self.optional(storedVisibleSince) }
+        set { storedVisibleSince = newValue ?? .nan }
+    }
+
+    /// The box, made unique (copied if shared, made if absent) for a change.
+    private mutating func uniqueRare() -> RareInstanceState {
+        if rare == nil {
+            rare = RareInstanceState()
+        } else if !isKnownUniquelyReferenced(&rare) {
+            rare = rare?.copy()
+        }
+        return rare!
+    }
+
+    /// Drops the box when nothing is left in it.
+    private mutating func dropRareIfEmpty() {
+        if rare?.isEmpty == true { rare = nil }
+    }
+
+    /// Push reloads (rolling window of `budgetWindow`), for the push budget.
+    public var pushLedger: RollingLedger {
+        get { rare?.pushLedger ?? RollingLedger() }
+        _modify {
+            let box = uniqueRare()
+            yield &box.pushLedger
+            dropRareIfEmpty()
+        }
+    }
+    public var request: PendingRequest? {
+        get { rare?.request }
+        set {
+            guard newValue != nil || rare?.request != nil else { return }
+            uniqueRare().request = newValue
+            dropRareIfEmpty()
+        }
+    }
+    /// A significant location change not yet served (reload when next viewed).
+    public var locationChangeAt: Double? {
+        get { rare?.locationChangeAt }
+        set {
+            guard newValue != nil || rare?.locationChangeAt != nil else { return }
+            uniqueRare().locationChangeAt = newValue
+            dropRareIfEmpty()
+        }
+    }
+    public var backoffUntil: Double? {
+        get { rare?.backoffUntil }
+        set {
+            guard newValue != nil || rare?.backoffUntil != nil else { return }
+            uniqueRare().backoffUntil = newValue
+            dropRareIfEmpty()
+        }
+    }
+    public var lastFailure: FailureRecord? {
+        get { rare?.lastFailure }
+        set {
+            guard newValue != nil || rare?.lastFailure != nil else { return }
+            uniqueRare().lastFailure = newValue
+            dropRareIfEmpty()
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case instance, addedAt, timeline, timelineReceivedAt, policyDue, ledger, pushLedger, lastReloadAt
+        case visibleSince, views, request, locationChangeAt, inFlight, consecutiveFailures, backoffUntil
+        case lastFailure
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        instance = try c.decode(WidgetInstance.self, forKey: .instance)
+        addedAt = try c.decode(Double.self, forKey: .addedAt)
+        timeline = try c.decodeIfPresent(TimelineRecord.self, forKey: .timeline)
+        ledger = try c.decode(RollingLedger.self, forKey: .ledger)
+        views = try c.decode(ViewHistory.self, forKey: .views)
+        inFlight = try c.decodeIfPresent(InFlightReload.self, forKey: .inFlight)
+        consecutiveFailures = try c.decode(Int.self, forKey: .consecutiveFailures)
+        timelineReceivedAt = try c.decodeIfPresent(Double.self, forKey: .timelineReceivedAt)
+        policyDue = try c.decodeIfPresent(Double.self, forKey: .policyDue)
+        lastReloadAt = try c.decodeIfPresent(Double.self, forKey: .lastReloadAt)
+        visibleSince = try c.decodeIfPresent(Double.self, forKey: .visibleSince)
+        pushLedger = try c.decode(RollingLedger.self, forKey: .pushLedger)
+        request = try c.decodeIfPresent(PendingRequest.self, forKey: .request)
+        locationChangeAt = try c.decodeIfPresent(Double.self, forKey: .locationChangeAt)
+        backoffUntil = try c.decodeIfPresent(Double.self, forKey: .backoffUntil)
+        lastFailure = try c.decodeIfPresent(FailureRecord.self, forKey: .lastFailure)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(instance, forKey: .instance)
+        try c.encode(addedAt, forKey: .addedAt)
+        try c.encodeIfPresent(timeline, forKey: .timeline)
+        try c.encodeIfPresent(timelineReceivedAt, forKey: .timelineReceivedAt)
+        try c.encodeIfPresent(policyDue, forKey: .policyDue)
+        try c.encode(ledger, forKey: .ledger)
+        try c.encode(pushLedger, forKey: .pushLedger)
+        try c.encodeIfPresent(lastReloadAt, forKey: .lastReloadAt)
+        try c.encodeIfPresent(visibleSince, forKey: .visibleSince)
+        try c.encode(views, forKey: .views)
+        try c.encodeIfPresent(request, forKey: .request)
+        try c.encodeIfPresent(locationChangeAt, forKey: .locationChangeAt)
+        try c.encodeIfPresent(inFlight, forKey: .inFlight)
+        try c.encode(consecutiveFailures, forKey: .consecutiveFailures)
+        try c.encodeIfPresent(backoffUntil, forKey: .backoffUntil)
+        try c.encodeIfPresent(lastFailure, forKey: .lastFailure)
+    }
+
+    public static func == (a: InstanceState, b: InstanceState) -> Bool {
+        a.instance == b.instance && a.addedAt == b.addedAt && a.timeline == b.timeline
+            && a.timelineReceivedAt == b.timelineReceivedAt && a.policyDue == b.policyDue && a.ledger == b.ledger
+            && a.lastReloadAt == b.lastReloadAt && a.visibleSince == b.visibleSince && a.views == b.views
+            && a.inFlight == b.inFlight && a.consecutiveFailures == b.consecutiveFailures
+            && a.pushLedger == b.pushLedger && a.request == b.request && a.locationChangeAt == b.locationChangeAt
+            && a.backoffUntil == b.backoffUntil && a.lastFailure == b.lastFailure
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(instance)
+        hasher.combine(addedAt)
+        hasher.combine(timeline)
+        hasher.combine(timelineReceivedAt)
+        hasher.combine(policyDue)
+        hasher.combine(ledger)
+        hasher.combine(lastReloadAt)
+        hasher.combine(visibleSince)
+        hasher.combine(views)
+        hasher.combine(inFlight)
+        hasher.combine(consecutiveFailures)
+        hasher.combine(pushLedger)
+        hasher.combine(request)
+        hasher.combine(locationChangeAt)
+        hasher.combine(backoffUntil)
+        hasher.combine(lastFailure)
+    }
+}
+
+/// The values of an ``InstanceState`` that most instances never have, boxed
+/// so that they cost one reference when absent. Mutated only through
+/// `InstanceState`, and only when uniquely referenced (copy on write): a
+/// shared box is never changed, which is why it may be `Sendable`.
+final class RareInstanceState: @unchecked Sendable {
+    var request: PendingRequest?
+    var locationChangeAt: Double?
+    var backoffUntil: Double?
+    var lastFailure: FailureRecord?
+    var pushLedger = RollingLedger()
+
+    init() {}
+
+    func copy() -> RareInstanceState {
+        let copy = RareInstanceState()
+        copy.request = request
+        copy.locationChangeAt = locationChangeAt
+        copy.backoffUntil = backoffUntil
+        copy.lastFailure = lastFailure
+        copy.pushLedger = pushLedger
+        return copy
+    }
+
+    var isEmpty: Bool {
+        request == nil && locationChangeAt == nil && backoffUntil == nil && lastFailure == nil
+            && pushLedger.times.isEmpty
     }
 }
 

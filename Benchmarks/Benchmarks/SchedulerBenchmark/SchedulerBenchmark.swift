@@ -20,12 +20,18 @@ import WidgetHostScheduler
 protocol DrivenScheduler {
     mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool
     func nextWakeup() -> Double?
-    mutating func dueReloads(at now: Double) -> [ReloadBatch]
+    /// Every reload due at `now` (the shipped scheduler's `dueReloads(at:limit:)`
+    /// without a limit; the oracle's `dueReloads(at:)`).
+    mutating func allDueReloads(at now: Double) -> [ReloadBatch]
     mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double)
 }
 
-extension ReloadScheduler: DrivenScheduler {}
-extension ScanScheduler: DrivenScheduler {}
+extension ReloadScheduler: DrivenScheduler {
+    mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now, limit: .max) }
+}
+extension ScanScheduler: DrivenScheduler {
+    mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now) }
+}
 
 /// Drives a scheduler one event at a time; kept across iterations so that
 /// each iteration continues the same steady state.
@@ -53,7 +59,7 @@ final class Driver<S: DrivenScheduler>: @unchecked Sendable {
             next = 0
             guard let wake = scheduler.nextWakeup() else { fatalError("nothing scheduled") }
             now = wake
-            for batch in scheduler.dueReloads(at: wake) { pending.append(contentsOf: batch.decisions) }
+            for batch in scheduler.allDueReloads(at: wake) { pending.append(contentsOf: batch.decisions) }
         }
         let decision = pending[next]
         next += 1

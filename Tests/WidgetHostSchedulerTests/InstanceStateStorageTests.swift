@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// `InstanceState`'s compact storage (issue 17, state per instance): its
+/// properties, Codable form, equality and value semantics are those of a
+/// plain struct of optionals.
+@Suite("InstanceState compact storage")
+struct InstanceStateStorageTests {
+    static func full() -> InstanceState {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        s.timelineReceivedAt = 101
+        s.policyDue = 102.25
+        s.lastReloadAt = 103
+        s.visibleSince = 104
+        s.request = PendingRequest(trigger: .appIntent, charge: .free(.appIntent), requestedAt: 105)
+        s.locationChangeAt = 106
+        s.backoffUntil = 107
+        s.lastFailure = FailureRecord(time: 108, reason: "boom", consecutiveFailures: 2, retryAt: 109)
+        s.pushLedger.record(110, window: 86_400)
+        s.ledger.record(111, window: 86_400)
+        s.consecutiveFailures = 2
+        return s
+    }
+
+    @Test func optionalsReadBackAndClear() {
+        var s = Self.full()
+        #expect(s.timelineReceivedAt == 101)
+        #expect(s.policyDue == 102.25)
+        #expect(s.lastReloadAt == 103)
+        #expect(s.visibleSince == 104)
+        #expect(s.request?.requestedAt == 105)
+        #expect(s.locationChangeAt == 106)
+        #expect(s.backoffUntil == 107)
+        #expect(s.lastFailure?.reason == "boom")
+        #expect(s.pushLedger.times == [110])
+        s.policyDue = nil
+        s.request = nil
+        s.locationChangeAt = nil
+        s.backoffUntil = nil
+        s.lastFailure = nil
+        #expect(s.policyDue == nil)
+        #expect(s.request == nil && s.locationChangeAt == nil && s.backoffUntil == nil && s.lastFailure == nil)
+        #expect(s.pushLedger.times == [110])
+        // A fresh instance has none of them.
+        let fresh = InstanceState(instance: s.instance, addedAt: 1)
+        #expect(fresh.policyDue == nil && fresh.request == nil && fresh.pushLedger.times.isEmpty)
+        // Visible when added: shown since then.
+        #expect(fresh.visibleSince == (s.instance.isVisible ? 1 : nil))
+    }
+
+    @Test func copiesAreIndependent() {
+        let original = Self.full()
+        var copy = original
+        copy.request = nil
+        copy.backoffUntil = 200
+        copy.pushLedger.record(300, window: 86_400)
+        #expect(original.request?.requestedAt == 105)
+        #expect(original.backoffUntil == 107)
+        #expect(original.pushLedger.times == [110])
+        #expect(copy.pushLedger.times == [110, 300])
+        #expect(copy != original)
+    }
+
+    @Test func equalityAndHashFollowTheValuesNotTheBoxes() {
+        var a = Self.full()
+        let b = Self.full()
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        // Emptied rare values equal never-set ones.
+        a.request = nil
+        a.locationChangeAt = nil
+        a.backoffUntil = nil
+        a.lastFailure = nil
+        var c = InstanceState(instance: a.instance, addedAt: 100)
+        c.timelineReceivedAt = 101
+        c.policyDue = 102.25
+        c.lastReloadAt = 103
+        c.visibleSince = 104
+        c.pushLedger.record(110, window: 86_400)
+        c.ledger.record(111, window: 86_400)
+        c.consecutiveFailures = 2
+        #expect(a == c)
+        #expect(a.hashValue == c.hashValue)
+    }
+
+    @Test func codableKeepsEveryValueAndTheKeys() throws {
+        let s = Self.full()
+        let data = try JSONEncoder().encode(s)
+        let back = try JSONDecoder().decode(InstanceState.self, from: data)
+        #expect(back == s)
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        for key in [
+            "instance", "addedAt", "timelineReceivedAt", "policyDue", "ledger", "pushLedger", "lastReloadAt",
+            "visibleSince", "views", "request", "locationChangeAt", "consecutiveFailures", "backoffUntil",
+            "lastFailure",
+        ] {
+            #expect(object[key] != nil, "\(key)")
+        }
+        // Absent optionals are left out, as before.
+        let fresh = InstanceState(instance: s.instance, addedAt: 1)
+        let freshObject =
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(fresh)) as? [String: Any] ?? [:]
+        #expect(freshObject["policyDue"] == nil && freshObject["request"] == nil)
+        #expect(try JSONDecoder().decode(InstanceState.self, from: JSONEncoder().encode(fresh)) == fresh)
+    }
+
+    static func flight(
+        _ s: InstanceState, id: String? = nil, attempt: Int = 1, allowance: Int? = 70, counted: Int? = 12
+    ) -> InFlightReload {
+        InFlightReload(
+            decision: ReloadDecision(
+                instanceID: id ?? s.instance.id, plugin: s.instance.plugin, kind: s.instance.kind, time: 500,
+                trigger: .reloadTimelines(kind: "k", app: "com.example"), charge: .counted, attempt: attempt,
+                deferral: Deferral(from: 400, until: 500, cause: .budget),
+                wouldHaveBeenDeferred: Deferral(from: 450, until: nil, cause: .hidden), allowance: allowance,
+                countedInWindow: counted),
+            dueSince: 400)
+    }
+
+    @Test func inFlightReadsBackWhateverItHolds() {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        #expect(s.inFlight == nil)
+        for flight in [
+            Self.flight(s),  // the compact record
+            Self.flight(s, allowance: nil, counted: nil),
+            Self.flight(s, id: "another"),
+            Self.flight(s, attempt: Int(Int32.max) + 1),  // beyond 32 bits: boxed
+            Self.flight(s, counted: Int(Int32.min)),
+        ] {
+            s.inFlight = flight
+            #expect(s.inFlight == flight)
+            let copy = s
+            s.inFlight = nil
+            #expect(s.inFlight == nil)
+            #expect(copy.inFlight == flight)
+        }
+    }
+
+    @Test func inFlightKeepsItsStringsWhenTheInstanceChanges() throws {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        let flight = Self.flight(s)
+        s.inFlight = flight
+        s.instance.isVisible.toggle()
+        #expect(s.inFlight == flight)
+        s.instance.kind = "other"
+        #expect(s.inFlight == flight)
+        let back = try JSONDecoder().decode(InstanceState.self, from: JSONEncoder().encode(s))
+        #expect(back == s)
+        #expect(back.inFlight == flight)
+    }
+}
