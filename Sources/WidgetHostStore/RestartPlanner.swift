@@ -72,6 +72,9 @@ public enum RestartPlanner {
                 s.locationChangeAt = move(s.locationChangeAt)
                 s.backoffUntil = move(s.backoffUntil)
                 s.ledger = RollingLedger(times: s.ledger.times.map { min($0 + shift, now) })
+                if !s.pushLedger.times.isEmpty {
+                    s.pushLedger = RollingLedger(times: s.pushLedger.times.map { min($0 + shift, now) })
+                }
                 if var request = s.request {
                     request.requestedAt = min(request.requestedAt + shift, now)
                     s.request = request

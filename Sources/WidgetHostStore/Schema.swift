@@ -136,6 +136,16 @@ enum Schema {
                 t.column("createdAt", .double).notNull()
             }
         }
+        migrator.registerMigration("v4") { db in
+            // Push reloads (the push budget's rolling 24 h window, issue 19),
+            // kept like `reload_ledger` so a restart does not refill the budget.
+            try db.create(table: "push_ledger") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("instanceID", .text).notNull().references("instance", onDelete: .cascade)
+                t.column("time", .double).notNull()
+            }
+            try db.create(index: "push_ledger_on_instance_time", on: "push_ledger", columns: ["instanceID", "time"])
+        }
         return migrator
     }
 }

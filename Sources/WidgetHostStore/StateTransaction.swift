@@ -256,31 +256,9 @@ public struct StateTransaction {
             try db.cachedStatement(sql: "DELETE FROM timeline WHERE instanceID = ?").execute(arguments: [i.id])
         }
 
-        // The ledger: only the difference is written. The usual change is old
-        // times pruned from the front and one new time at the end.
-        let times = s.ledger.times
-        if let first = times.first {
-            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ? AND time < ?")
-                .execute(arguments: [i.id, first])
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ?").execute(arguments: [i.id])
-        }
-        let stored =
-            times.isEmpty
-            ? []
-            : try Double.fetchAll(
-                db.cachedStatement(sql: "SELECT time FROM reload_ledger WHERE instanceID = ? ORDER BY time, id"),
-                arguments: [i.id])
-        var toInsert = times[...]
-        if stored.count <= times.count && Array(times.prefix(stored.count)) == stored {
-            toInsert = times.dropFirst(stored.count)
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM reload_ledger WHERE instanceID = ?").execute(arguments: [i.id])
-        }
-        for time in toInsert {
-            try db.cachedStatement(sql: "INSERT INTO reload_ledger (instanceID, time) VALUES (?, ?)")
-                .execute(arguments: [i.id, time])
-        }
+        // The ledgers: only the difference is written.
+        try writeLedger(s.ledger.times, in: .reloads, instanceID: i.id)
+        try writeLedger(s.pushLedger.times, in: .pushes, instanceID: i.id)
 
         // The current failure streak.
         if let f = s.lastFailure {
@@ -293,6 +271,39 @@ public struct StateTransaction {
             ).execute(arguments: [i.id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
         } else {
             try db.cachedStatement(sql: "DELETE FROM failure WHERE instanceID = ?").execute(arguments: [i.id])
+        }
+    }
+
+    /// The per-instance ledger tables: counted reloads and push reloads.
+    enum LedgerTable: String, CaseIterable {
+        case reloads = "reload_ledger"
+        case pushes = "push_ledger"
+    }
+
+    /// Brings an instance's rows in `table` to `times`, writing only the
+    /// difference: the usual change is old times pruned from the front and
+    /// one new time at the end.
+    private func writeLedger(_ times: [Double], in table: LedgerTable, instanceID id: String) throws {
+        let name = table.rawValue
+        if let first = times.first {
+            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ? AND time < ?")
+                .execute(arguments: [id, first])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ?").execute(arguments: [id])
+            return
+        }
+        let stored = try Double.fetchAll(
+            db.cachedStatement(sql: "SELECT time FROM \(name) WHERE instanceID = ? ORDER BY time, id"),
+            arguments: [id])
+        var toInsert = times[...]
+        if stored.count <= times.count && Array(times.prefix(stored.count)) == stored {
+            toInsert = times.dropFirst(stored.count)
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ?").execute(arguments: [id])
+        }
+        for time in toInsert {
+            try db.cachedStatement(sql: "INSERT INTO \(name) (instanceID, time) VALUES (?, ?)")
+                .execute(arguments: [id, time])
         }
     }
 
@@ -392,15 +403,18 @@ public struct StateTransaction {
         }
         var bad = Set<String>()
         var state = SchedulerState()
-        var ledgers: [String: [Double]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, instanceID, time FROM reload_ledger ORDER BY time, id") {
-            let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
-            do {
-                let check = RowCheck(table: "reload_ledger", key: id)
-                ledgers[id, default: []].append(try check.time(row, "time"))
-            } catch {
-                bad.insert(id)
-                try reject(error, table: "reload_ledger", key: id)
+        var ledgers: [LedgerTable: [String: [Double]]] = [:]
+        for table in LedgerTable.allCases {
+            let sql = "SELECT id, instanceID, time FROM \(table.rawValue) ORDER BY time, id"
+            for row in try Row.fetchAll(db, sql: sql) {
+                let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
+                do {
+                    let check = RowCheck(table: table.rawValue, key: id)
+                    ledgers[table, default: [:]][id, default: []].append(try check.time(row, "time"))
+                } catch {
+                    bad.insert(id)
+                    try reject(error, table: table.rawValue, key: id)
+                }
             }
         }
         var timelines: [String: TimelineRecord] = [:]
@@ -450,7 +464,8 @@ public struct StateTransaction {
             do {
                 state.instances.append(
                     try instanceState(
-                        row, id: id, timeline: timelines[id], ledger: ledgers[id] ?? [], failure: failures[id]))
+                        row, id: id, timeline: timelines[id], ledger: ledgers[.reloads]?[id] ?? [],
+                        pushLedger: ledgers[.pushes]?[id] ?? [], failure: failures[id]))
             } catch {
                 try reject(error, table: "instance", key: id)
             }
@@ -498,9 +513,10 @@ public struct StateTransaction {
         return state
     }
 
-    /// One instance row, checked, with its timeline, ledger and failure.
+    /// One instance row, checked, with its timeline, ledgers and failure.
     private static func instanceState(
-        _ row: Row, id: String, timeline: TimelineRecord?, ledger: [Double], failure: FailureRecord?
+        _ row: Row, id: String, timeline: TimelineRecord?, ledger: [Double], pushLedger: [Double],
+        failure: FailureRecord?
     ) throws -> InstanceState {
         let check = RowCheck(table: "instance", key: id)
         let familyBits = try check.integer(row, "family")
@@ -526,6 +542,7 @@ public struct StateTransaction {
         s.timelineReceivedAt = try check.optionalTime(row, "timelineReceivedAt")
         s.policyDue = try check.optionalTime(row, "policyDue")
         s.ledger = RollingLedger(times: ledger)
+        if !pushLedger.isEmpty { s.pushLedger = RollingLedger(times: pushLedger) }
         s.lastReloadAt = try check.optionalTime(row, "lastReloadAt")
         s.locationChangeAt = try check.optionalTime(row, "locationChangeAt")
         if let trigger = try check.optional(String.self, row, "requestTrigger"),
@@ -561,8 +578,8 @@ public struct StateTransaction {
         }
         var content: [String: [[String: String]]] = [:]
         switch rejected.table {
-        case "instance", "timeline", "reload_ledger", "failure":
-            for table in ["instance", "timeline", "reload_ledger", "failure"] {
+        case "instance", "timeline", "reload_ledger", "push_ledger", "failure":
+            for table in ["instance", "timeline", "reload_ledger", "push_ledger", "failure"] {
                 let column = table == "instance" ? "id" : "instanceID"
                 content[table] = try rows("SELECT * FROM \(table) WHERE \(column) = ?", rejected.key)
                 try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: [rejected.key])

@@ -396,11 +396,19 @@ struct ControlV2Tests {
         #expect(seen.events.contains { $0.type == "push" && $0.message == kind })
         let reload = try #require(seen.events.last { $0.type == "reload" && $0.details?.reason == "push" })
         #expect(reload.details?.counted == false)
-        // Free for the timeline budget.
+        // Free for the timeline budget, spent from the push budget.
         #expect(try detail(daemon, "hero")?.budgetUsed == 0)
+        func pushBudget() throws -> String? {
+            let text = try daemon.send(ControlRequest(.explain, instance: "hero")).explanation?.text ?? ""
+            return text.split(separator: "\n").first { $0.contains("push budget:") }.map(String.init)
+        }
+        let spent = try #require(try pushBudget())
+        #expect(spent.contains("push budget: 1/"), "\(spent)")
         daemon.stop()
         try daemon.start()
         #expect(try token() == first)
+        // The push budget's window is persisted: a restart does not refill it.
+        #expect(try pushBudget() == spent)
         daemon.stop()
     }
 }

@@ -29,18 +29,24 @@ func simulatedDay() -> ReloadScheduler {
     }
     s.handle(.appForeground("app1"), at: t0 + 10)
     var count = 0
-    s.run(until: t0 + day, clock: VirtualClock(start: t0)) { decision in
-        count += 1
-        if count % 7 == 0 { return .failure(reason: "boom \(count)") }
-        let t = decision.time
-        return .success(
-            TimelineRecord(
-                entries: [
-                    EntryRecord(
-                        date: t, relevance: Relevance(score: 1.5, duration: 60), contentJSON: "{\"c\":\(count)}"),
-                    EntryRecord(date: t + 1800, contentJSON: "{}"),
-                ],
-                policy: count % 3 == 0 ? .after(t + 3600) : .atEnd))
+    // The day in thirds, with a push to every instance (one kind) between
+    // them: the push ledgers fill.
+    for third in 1...3 {
+        if third > 1 { s.push(kind: "k", at: t0 + Double(third - 1) * 8 * hour) }
+        s.run(until: t0 + Double(third) * 8 * hour, clock: VirtualClock(start: t0 + Double(third - 1) * 8 * hour)) {
+            decision in
+            count += 1
+            if count % 7 == 0 { return .failure(reason: "boom \(count)") }
+            let t = decision.time
+            return .success(
+                TimelineRecord(
+                    entries: [
+                        EntryRecord(
+                            date: t, relevance: Relevance(score: 1.5, duration: 60), contentJSON: "{\"c\":\(count)}"),
+                        EntryRecord(date: t + 1800, contentJSON: "{}"),
+                    ],
+                    policy: count % 3 == 0 ? .after(t + 3600) : .atEnd))
+        }
     }
     s.handle(.appIntent(instance: "w0"), at: t0 + day)
     s.handle(.sessionStarted(app: "app0", kind: .audio), at: t0 + day)
@@ -53,8 +59,8 @@ func simulatedDay() -> ReloadScheduler {
 @Suite struct StateStoreTests {
     @Test func migratesFromEmpty() throws {
         let store = try StateStore.inMemory()
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
-        #expect(StateStore.knownMigrations == ["v1", "v2", "v3"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(StateStore.knownMigrations == ["v1", "v2", "v3", "v4"])
         #expect(try store.loadSchedulerState() == SchedulerState())
         #expect(try store.checkIntegrity())
     }
@@ -66,7 +72,7 @@ func simulatedDay() -> ReloadScheduler {
         #expect(FileManager.default.fileExists(atPath: path))
         // Reopening runs no migration twice.
         let again = try StateStore(path: path)
-        #expect(try again.appliedMigrations() == ["v1", "v2", "v3"])
+        #expect(try again.appliedMigrations() == ["v1", "v2", "v3", "v4"])
     }
 
     @Test func roundTripsARealSchedulerDay() throws {
@@ -75,6 +81,7 @@ func simulatedDay() -> ReloadScheduler {
         #expect(state.instances.contains { $0.inFlight != nil })
         #expect(state.instances.contains { $0.lastFailure != nil } || state.instances.contains { $0.request != nil })
         #expect(state.instances.contains { !$0.ledger.times.isEmpty })
+        #expect(state.instances.contains { !$0.pushLedger.times.isEmpty }, "the push budget is part of the state")
         let path = temporaryPath("roundtrip")
         do {
             let store = try StateStore(path: path)
