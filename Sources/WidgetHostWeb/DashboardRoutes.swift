@@ -13,6 +13,11 @@ import WidgetHostModel
 /// - `POST /api/instances` (`{"id","plugin","kind","family","configuration"}`)
 ///   and `DELETE /api/instances/ID`: the daemon's own `instances.add` and
 ///   `instances.remove` (the middleware checks the token and the origin);
+/// - `POST /push/KIND` with `Authorization: Bearer PUSH-TOKEN`: the daemon's
+///   `push` request (WidgetKit's push updates, sent by the server behind the
+///   widgets, which holds the kind's push token and not the page's token);
+///   202 with the instances that will reload, 403 for a wrong token, 404 for a
+///   kind that does not accept pushes, 503 while the state cannot be written;
 /// - `GET /metrics`: Prometheus text (``DashboardMetrics``);
 /// - `GET /healthz`: `ok`.
 ///
@@ -105,6 +110,19 @@ public struct DashboardRoutes: Sendable {
             add.widget = spec
             return Self.answer(await routes.source.perform(add))
         }
+        router.post("/push/:kind") { request, context -> Response in
+            var push = ControlRequest(.push, id: 1, kind: context.parameters.get("kind") ?? "")
+            push.pushToken = request.headers[.authorization].flatMap {
+                $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
+            }
+            guard push.pushToken?.isEmpty == false else {
+                return Self.answer(
+                    ok: false,
+                    message: "a push needs the kind's push token (shown by `widgethost status`) in "
+                        + "an Authorization: Bearer header", status: .unauthorized)
+            }
+            return Self.answer(await routes.source.perform(push), accepted: .accepted)
+        }
         router.delete("/api/instances/:id") { _, context -> Response in
             let id = context.parameters.get("id") ?? ""
             return Self.answer(await routes.source.perform(ControlRequest(.instancesRemove, id: 1, instance: id)))
@@ -160,19 +178,33 @@ public struct DashboardRoutes: Sendable {
                 configuration: fields["configuration"]))
     }
 
-    static func answer(_ response: ControlResponse) -> Response {
+    /// A control answer as JSON (`ok`, `message`, and `code` and `scheduled`
+    /// when the daemon gave them), with the status its error code maps to.
+    static func answer(_ response: ControlResponse, accepted: HTTPResponse.Status = .ok) -> Response {
         if response.ok {
-            return answer(ok: true, message: response.message ?? "done", status: .ok)
+            return answer(
+                ok: true, message: response.message ?? "done", status: accepted, scheduled: response.scheduled)
         }
         let error = response.error
         let field = error?.field.map { "\($0): " } ?? ""
-        let status: HTTPResponse.Status = error?.code == .storageUnavailable ? .serviceUnavailable : .badRequest
-        return answer(ok: false, message: field + (error?.message ?? "refused"), status: status)
+        let status: HTTPResponse.Status =
+            switch error?.code {
+            case .storageUnavailable: .serviceUnavailable
+            case .badPushToken: .forbidden
+            case .unknownKind, .unknownInstance: .notFound
+            default: .badRequest
+            }
+        return answer(
+            ok: false, message: field + (error?.message ?? "refused"), status: status, code: error?.code.rawValue)
     }
 
-    static func answer(ok: Bool, message: String, status: HTTPResponse.Status) -> Response {
-        let body = JSONValue.object([("ok", .bool(ok)), ("message", .string(message))])
-        return text(status, body.compactText(limit: .max) + "\n", type: "application/json")
+    static func answer(
+        ok: Bool, message: String, status: HTTPResponse.Status, code: String? = nil, scheduled: [String]? = nil
+    ) -> Response {
+        var members: [(String, JSONValue)] = [("ok", .bool(ok)), ("message", .string(message))]
+        if let code { members.append(("code", .string(code))) }
+        if let scheduled { members.append(("scheduled", .array(scheduled.map { .string($0) }))) }
+        return text(status, JSONValue.object(members).compactText(limit: .max) + "\n", type: "application/json")
     }
 }
 

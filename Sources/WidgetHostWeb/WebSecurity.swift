@@ -14,6 +14,9 @@ import WidgetHostModel
 ///   come from this server's own origin. A custom header cannot be sent
 ///   cross-origin without a CORS preflight, which this server never grants:
 ///   the token check is also the CSRF check, and the origin check a second one.
+///   The one exception is `POST /push/KIND` (``pushPathPrefix``): a server
+///   behind the widgets holds the kind's push token, not the page's, so the
+///   route checks that token itself; the Host and origin checks still apply.
 /// - Every response carries the Content-Security-Policy (script only with
 ///   the response's nonce, no network but this server, no framing), plus
 ///   `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and
@@ -31,6 +34,10 @@ public struct WebSecurity: Sendable {
 
     /// The request header that carries the token.
     public static let tokenHeader = "X-Widgethost-Token"
+
+    /// Where pushes arrive (`POST /push/KIND`), authenticated by the kind's
+    /// push token instead of the page's token.
+    public static let pushPathPrefix = "/push/"
 
     public init(token: String, extraHosts: [String] = []) {
         self.token = token
@@ -63,7 +70,7 @@ public struct WebSecurity: Sendable {
 
     /// Why a request is refused, or nil when it may go on.
     public func refusal(
-        method: HTTPRequest.Method, host: String?, origin: String?, fetchSite: String?,
+        method: HTTPRequest.Method, path: String = "/", host: String?, origin: String?, fetchSite: String?,
         token presented: String?, port: Int
     ) -> Refusal? {
         let allowed = (["127.0.0.1", "localhost", "[::1]"] + extraHosts).map { "\($0):\(port)" }
@@ -73,7 +80,8 @@ public struct WebSecurity: Sendable {
         }
         let mutating: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
         guard mutating.contains(method) else { return nil }
-        guard let presented, Self.constantTimeEqual(presented, token) else {
+        let push = method == .post && path.hasPrefix(Self.pushPathPrefix)
+        guard push || presented.map({ Self.constantTimeEqual($0, token) }) == true else {
             return Refusal(
                 status: .forbidden,
                 message: "a \(method.rawValue) needs the token printed at start in the \(Self.tokenHeader) header")
@@ -95,7 +103,7 @@ public struct WebSecurity: Sendable {
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool { SecretToken.matches(a, b) }
 
-    /// The middleware that applies ``refusal(method:host:origin:fetchSite:token:port:)``
+    /// The middleware that applies ``refusal(method:path:host:origin:fetchSite:token:port:)``
     /// and adds the common headers. `port` is read when a request arrives (a
     /// server bound to port 0 learns its port once it runs).
     public func middleware<Context: RequestContext>(port: @escaping @Sendable () -> Int) -> SecurityMiddleware<Context>
@@ -114,7 +122,7 @@ public struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         let fields = request.headers
         if let refusal = security.refusal(
-            method: request.method, host: request.head.authority, origin: fields[.origin],
+            method: request.method, path: request.uri.path, host: request.head.authority, origin: fields[.origin],
             fetchSite: fields[HTTPField.Name("Sec-Fetch-Site")!],
             token: fields[HTTPField.Name(WebSecurity.tokenHeader)!], port: port())
         {

@@ -46,6 +46,28 @@ struct WebSecurityTests {
                 method: .post, host: host, origin: "http://127.0.0.1:8765", fetchSite: "same-origin", token: "secret",
                 port: 8765)
                 == nil)
+        // A push (POST /push/KIND) carries the kind's push token, which its
+        // route checks, not the page's; every other check still applies.
+        #expect(
+            security.refusal(
+                method: .post, path: "/push/k", host: host, origin: nil, fetchSite: nil, token: nil, port: 8765)
+                == nil)
+        #expect(
+            security.refusal(
+                method: .delete, path: "/push/k", host: host, origin: nil, fetchSite: nil, token: nil, port: 8765)?
+                .status == .forbidden)
+        #expect(
+            security.refusal(
+                method: .post, path: "/api/instances", host: host, origin: nil, fetchSite: nil, token: nil,
+                port: 8765)?.status == .forbidden)
+        #expect(
+            security.refusal(
+                method: .post, path: "/push/k", host: host, origin: "http://evil.example", fetchSite: nil, token: nil,
+                port: 8765)?.status == .forbidden)
+        #expect(
+            security.refusal(
+                method: .post, path: "/push/k", host: "evil.example:8765", origin: nil, fetchSite: nil, token: nil,
+                port: 8765)?.status == .misdirectedRequest)
         // DNS rebinding: another name for 127.0.0.1 is refused even for reads.
         #expect(
             security.refusal(
