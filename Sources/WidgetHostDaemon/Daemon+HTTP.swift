@@ -117,7 +117,9 @@ extension Daemon {
     /// The descriptor the loop polls for the dashboard's jobs (-1: none).
     var webDescriptor: Int32 { web?.bridge.jobs.descriptor ?? -1 }
 
-    /// What the dashboard draws: `ids` (nil: every instance), as the loop sees them now.
+    /// What the dashboard draws: `ids` (nil: every instance), as the loop
+    /// sees them now, each with its place in its stack by relevance (the
+    /// ranks `status` and `watch` give).
     func dashboardSnapshot(_ ids: [String]?) -> DashboardSnapshot {
         let now = clock.now()
         var widgets: [DashboardWidget] = []
@@ -142,7 +144,9 @@ extension Daemon {
                     nextReload: explanation?.next?.time, nextReason: explanation?.next.map(Self.reason),
                     entryDates: s.timeline?.entries.map(\.date) ?? [], consecutiveFailures: s.consecutiveFailures,
                     lastOutcome: lastOutcome, inFlight: s.inFlight != nil,
-                    unavailable: unavailability(of: instance.plugin)))
+                    unavailable: unavailability(of: instance.plugin),
+                    stackRank: cachedRanks(of: instance.family, with: id).ranks[id],
+                    relevance: scheduler.relevanceScore(of: id, at: now)))
         }
         let plugins = configuration.plugins.map {
             DashboardPlugin(name: $0.name, kinds: workers[$0.name]?.description?.kinds ?? [])

@@ -50,12 +50,18 @@ public struct DashboardWidget: Sendable, Hashable {
     public var inFlight: Bool
     /// Why the plugin cannot be called now (it failed to load, it is quarantined), or nil.
     public var unavailable: String?
+    /// Its place in its stack (the instances of its family) by relevance,
+    /// 1 on top, as the Smart Stack orders them; nil when unknown.
+    public var stackRank: Int?
+    /// The `TimelineEntryRelevance` score in force (0 without one).
+    public var relevance: Double
 
     public init(
         id: String, plugin: String, kind: String, family: WidgetFamily, origin: String, entry: EntryRecord? = nil,
         template: TemplateDescription? = nil, budgetUsed: Int? = nil, budgetAllowance: Int? = nil,
         nextReload: Double? = nil, nextReason: String? = nil, entryDates: [Double] = [], consecutiveFailures: Int = 0,
-        lastOutcome: String? = nil, inFlight: Bool = false, unavailable: String? = nil
+        lastOutcome: String? = nil, inFlight: Bool = false, unavailable: String? = nil, stackRank: Int? = nil,
+        relevance: Double = 0
     ) {
         self.id = id
         self.plugin = plugin
@@ -73,6 +79,8 @@ public struct DashboardWidget: Sendable, Hashable {
         self.lastOutcome = lastOutcome
         self.inFlight = inFlight
         self.unavailable = unavailable
+        self.stackRank = stackRank
+        self.relevance = relevance
     }
 
     /// Whether the plugin is quarantined (the page shows a badge).

@@ -16,13 +16,17 @@ public struct DashboardPage: Sendable {
         self.renderer = renderer
     }
 
-    /// The whole page: every card, the add form (built from the kinds'
-    /// descriptors) and the script (by `nonce`) that follows `/events`.
+    /// The whole page: every card, in stacks (one per family, as the Smart
+    /// Stack holds widgets of one size) ordered by relevance, top first; the
+    /// add form (built from the kinds' descriptors) and the script (by
+    /// `nonce`) that follows `/events`.
     public func html(_ snapshot: DashboardSnapshot, history: [String: [DashboardMark]], nonce: String) -> String {
         var cards = ""
         cards.reserveCapacity(snapshot.widgets.count * 2048)
-        for widget in snapshot.widgets {
-            cards += card(widget, history: history[widget.id] ?? [], now: snapshot.now)
+        for (family, members) in Self.stacks(snapshot.widgets) {
+            cards += Self.stackOpening(family)
+            for widget in members { cards += card(widget, history: history[widget.id] ?? [], now: snapshot.now) }
+            cards += "</div></section>"
         }
         return """
             <!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -37,6 +41,26 @@ public struct DashboardPage: Sendable {
             <script nonce="\(nonce)">\(Self.script)</script>
             </body></html>
             """
+    }
+
+    /// The widgets by stack, in WidgetFamily's order, each stack by rank
+    /// (top first; unknown ranks last, in the snapshot's order).
+    static func stacks(_ widgets: [DashboardWidget]) -> [(WidgetFamily, [DashboardWidget])] {
+        var byFamily: [WidgetFamily: [DashboardWidget]] = [:]
+        for widget in widgets { byFamily[widget.family, default: []].append(widget) }
+        return WidgetFamily.allCases.compactMap { family in
+            guard let members = byFamily[family] else { return nil }
+            let ordered = members.enumerated().sorted {
+                ($0.element.stackRank ?? .max, $0.offset) < ($1.element.stackRank ?? .max, $1.offset)
+            }
+            return (family, ordered.map(\.element))
+        }
+    }
+
+    /// A stack's section up to its cards (the script makes the same for a
+    /// family that appears later).
+    static func stackOpening(_ family: WidgetFamily) -> String {
+        "<section class=\"stack\" id=\"s-\(family.name)\" data-family=\"\(family.name)\"><h2>\(family.name) stack</h2><div class=\"stack-cards\">"
     }
 
     /// One instance's card (also what `/events` sends when it changes).
@@ -73,8 +97,9 @@ public struct DashboardPage: Sendable {
             } ?? "no reload planned"
         return """
             <article class="card" id="w-\(id)" data-id="\(id)" data-family="\(widget.family.name)" \
-            data-entry-date="\(widget.entry.map { String($0.date) } ?? "")">\
-            <header><b>\(id)</b> <span class="meta">\(HTMLText.escape(widget.plugin)) · \(HTMLText.escape(widget.kind)) · \
+            data-entry-date="\(widget.entry.map { String($0.date) } ?? "")" data-rank="\(widget.stackRank ?? 0)">\
+            <header><span class="rank" title="place in its stack by relevance (score \(widget.relevance))">\
+            #\(widget.stackRank.map(String.init) ?? "?")</span> <b>\(id)</b> <span class="meta">\(HTMLText.escape(widget.plugin)) · \(HTMLText.escape(widget.kind)) · \
             \(widget.family.name) · \(HTMLText.escape(widget.origin))</span>\(badges)</header>\
             <div class="frame">\(drawn)</div>\
             <div class="budget"><meter min="0" max="\(max(allowance, 1))" value="\(min(used, max(allowance, 1)))"></meter> \
@@ -176,7 +201,8 @@ public struct DashboardPage: Sendable {
         body{margin:0;font:14px/1.4 system-ui,sans-serif;background:#e9e9ee;color:#1c1c1e}
         .top{display:flex;gap:16px;align-items:baseline;padding:10px 18px;background:#1c1c1e;color:#fff}
         .top h1{font-size:17px;margin:0}.live{margin-left:auto;font-size:12px;color:#8e8e93}.live.on{color:#30d158}
-        main{display:flex;flex-wrap:wrap;gap:14px;padding:14px;align-items:flex-start}
+        main{padding:4px 14px}.stack h2{font-size:13px;color:#6e6e73;margin:10px 0 6px}
+        .stack-cards{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.rank{color:#6e6e73}
         .card{background:#f7f7f9;border-radius:14px;padding:10px;box-shadow:0 1px 3px #0002;min-width:200px}
         .card header{font-size:12px;margin-bottom:6px}.meta{color:#6e6e73}
         .badge{display:inline-block;margin-left:6px;padding:0 6px;border-radius:8px;font-size:11px;color:#fff}
@@ -201,18 +227,53 @@ public struct DashboardPage: Sendable {
         const token = new URLSearchParams(location.search).get('token') || '';
         const cards = document.getElementById('wh-cards');
         const live = document.getElementById('wh-live');
+        function stack(family) {
+          let section = document.getElementById('s-' + family);
+          if (!section) {
+            section = document.createElement('section');
+            section.className = 'stack'; section.id = 's-' + family; section.dataset.family = family;
+            const title = document.createElement('h2'); title.textContent = family + ' stack';
+            const list = document.createElement('div'); list.className = 'stack-cards';
+            section.append(title, list); cards.appendChild(section);
+          }
+          return section.querySelector('.stack-cards');
+        }
+        function renumber(list) {
+          [...list.children].forEach((card, index) => {
+            card.dataset.rank = index + 1;
+            const rank = card.querySelector('.rank'); if (rank) rank.textContent = '#' + (index + 1);
+          });
+          if (!list.children.length) list.parentElement.remove();
+        }
         function place(id, html) {
           const old = document.getElementById('w-' + id);
-          if (!html) { if (old) old.remove(); return; }
+          const oldList = old && old.parentElement;
+          if (!html) { if (old) { old.remove(); renumber(oldList); } return; }
           const holder = document.createElement('div');
           holder.innerHTML = html;
           const fresh = holder.firstElementChild;
-          if (old) old.replaceWith(fresh); else cards.appendChild(fresh);
+          const list = stack(fresh.dataset.family);
+          if (old && oldList === list) old.replaceWith(fresh); else { if (old) { old.remove(); renumber(oldList); } list.appendChild(fresh); }
+          const rank = parseInt(fresh.dataset.rank || '0', 10);
+          if (rank > 0 && list.children[rank - 1] !== fresh) list.insertBefore(fresh, list.children[rank - 1] || null);
+          renumber(list);
         }
-        function count() { document.getElementById('wh-count').textContent = cards.children.length + ' instances'; }
+        function count() { document.getElementById('wh-count').textContent = cards.querySelectorAll('article.card').length + ' instances'; }
         const source = new EventSource('/events?token=' + encodeURIComponent(token));
         source.addEventListener('open', () => { live.textContent = 'live'; live.classList.add('on'); });
         source.addEventListener('error', () => { live.textContent = 'reconnecting'; live.classList.remove('on'); });
+        source.addEventListener('stack', message => {
+          const change = JSON.parse(message.data);
+          const section = document.getElementById('s-' + change.family);
+          if (!section) return;
+          const list = section.querySelector('.stack-cards');
+          for (const id of [...change.order].reverse()) {
+            const card = document.getElementById('w-' + id);
+            if (card && card.parentElement === list) list.prepend(card);
+          }
+          renumber(list);
+          window.whStackUpdates = (window.whStackUpdates || 0) + 1;
+        });
         source.addEventListener('card', message => {
           const change = JSON.parse(message.data);
           place(change.id, change.html);

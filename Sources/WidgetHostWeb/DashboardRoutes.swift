@@ -9,7 +9,9 @@ import WidgetHostModel
 ///
 /// - `GET /`: every instance at its family's size, its budget, strips and badges;
 /// - `GET /events`: server-sent events, `event: card` with `{"id","html"}`
-///   each time an instance changes (an empty `html`: it was removed);
+///   each time an instance changes (an empty `html`: it was removed), and
+///   `event: stack` with `{"family","order"}` when a stack's order by
+///   relevance changes (the page shows one section per stack, top first);
 /// - `POST /api/instances` (`{"id","plugin","kind","family","configuration"}`)
 ///   and `DELETE /api/instances/ID`: the daemon's own `instances.add` and
 ///   `instances.remove` (the middleware checks the token and the origin);
@@ -129,12 +131,21 @@ public struct DashboardRoutes: Sendable {
         }
     }
 
-    /// The `card` events of the instances `batch` touched.
+    /// The `card` events of the instances `batch` touched, then a `stack`
+    /// event (`{"family","order"}`, the top of the stack by relevance) for
+    /// each stack whose order changed.
     func cards(for batch: [WatchEvent]) async -> String {
         var ids: [String] = []
         var seen = Set<String>()
+        var stacks = ""
         for event in batch {
             if let id = event.instance, seen.insert(id).inserted { ids.append(id) }
+            if event.type == WatchEventType.stack.rawValue, let family = event.details?.family,
+                let order = event.details?.order
+            {
+                let data = JSONValue.object([("family", .string(family)), ("order", .array(order.map { .string($0) }))])
+                stacks += "id: \(event.id)\nevent: stack\ndata: \(data.compactText(limit: .max))\n\n"
+            }
         }
         guard !ids.isEmpty else { return ": \(batch.count) events\n\n" }
         let snapshot = await source.snapshot(instances: ids)
@@ -148,7 +159,7 @@ public struct DashboardRoutes: Sendable {
             let data = JSONValue.object([("id", .string(id)), ("html", .string(drawn[id] ?? ""))])
             out += "id: \(batch.last?.id ?? 0)\nevent: card\ndata: \(data.compactText(limit: .max))\n\n"
         }
-        return out
+        return out + stacks
     }
 
     /// The add form's JSON as an ``InstanceSpec``; the daemon checks the rest.

@@ -20,7 +20,9 @@ struct DashboardTests {
         defer { canary.stop() }
         try await canary.waitUntilListening()
         let families = WidgetFamily.allCases
-        var instances = [#"{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t" }"#]
+        // tick comes last, so that its stack (systemSmall) has it at the
+        // bottom until its relevant entry (score 50) lifts it to the top.
+        var instances: [String] = []
         for family in families {
             instances.append(
                 #"{ "id": "every-\#(family.name)", "plugin": "every", "kind": "test.hostile", "family": "\#(family.name)", "app": "t", "configuration": { "canary": "\#(canary.url)" } }"#
@@ -29,6 +31,7 @@ struct DashboardTests {
         instances.append(
             #"{ "id": "evil", "plugin": "hostile", "kind": "test.hostile", "app": "t", "configuration": { "canary": "\#(canary.url)" } }"#
         )
+        instances.append(#"{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t" }"#)
         let configuration = """
             {
               "plugins": [{ "name": "ticking", "path": "\(Dashboard.ticking)" },
@@ -75,6 +78,24 @@ struct DashboardTests {
                     "return document.querySelectorAll('article.card meter').length === \(total) && document.querySelectorAll('.strip.ahead').length === \(total) && document.querySelectorAll('.strip.behind').length === \(total)"
                 ) as? Bool == true)
 
+            // One section per stack (family), its cards numbered by relevance.
+            #expect(
+                try await browser.run(
+                    """
+                    const sections = [...document.querySelectorAll('section.stack')];
+                    return sections.length === \(families.count) && sections.every(section =>
+                      [...section.querySelectorAll('article.card')].every((card, index) =>
+                        card.dataset.rank === String(index + 1) && card.dataset.family === section.dataset.family));
+                    """) as? Bool == true)
+            let smallStack = "document.querySelector('#s-systemSmall .stack-cards')"
+            #expect(try await browser.run("return \(smallStack).lastElementChild.id") as? String == "w-tick")
+            try await browser.run(
+                """
+                window.whTops = [];
+                const list = \(smallStack);
+                new MutationObserver(() => window.whTops.push(list.firstElementChild.id)).observe(list, { childList: true });
+                """)
+
             // A reload shows up live: a new timeline (entries 2 s apart from the call's now).
             let entryDate = "return parseFloat(document.getElementById('w-tick').dataset.entryDate || '0')"
             let before = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
@@ -84,6 +105,8 @@ struct DashboardTests {
             let reloaded = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
             // Then the next entry becomes current at its date, without a reload.
             #expect(try await browser.waitUntil("\(entryDate) >= \(reloaded + 1.5)", timeout: 30))
+            // That entry is relevant (score 50): tick went to the top of its stack, live.
+            #expect(try await browser.waitUntil("return window.whTops.includes('w-tick')", timeout: 30))
             #expect(try await browser.run("return window.whMarker") as? String == "same page", "the page reloaded")
 
             // Add from the page's form (built from the kinds' descriptors).
@@ -244,6 +267,55 @@ struct DashboardPartsTests {
         } else {
             Issue.record("a good request was refused")
         }
+    }
+
+    /// A source that answers snapshots of fixed widgets.
+    struct FixedSource: DashboardSource {
+        var widgets: [DashboardWidget]
+        func snapshot(instances: [String]?) async -> DashboardSnapshot {
+            DashboardSnapshot(
+                now: 0, widgets: widgets.filter { instances?.contains($0.id) ?? true }, plugins: [])
+        }
+        func perform(_ request: ControlRequest) async -> ControlResponse { ControlResponse(id: request.id) }
+        func events() -> AsyncStream<[WatchEvent]> { AsyncStream { $0.finish() } }
+    }
+
+    /// The page holds one section per stack (family), its cards by
+    /// relevance, top first; a change of a stack's order reaches the page
+    /// as a `stack` event (the browser test follows it live).
+    @Test func stacksAreDrawnByRelevanceAndTheirOrderChangesAreSent() async {
+        func widget(_ id: String, _ family: WidgetFamily, rank: Int?, score: Double) -> DashboardWidget {
+            DashboardWidget(
+                id: id, plugin: "p", kind: "k", family: family, origin: "configuration", stackRank: rank,
+                relevance: score)
+        }
+        let widgets = [
+            widget("low", .systemSmall, rank: 3, score: 1), widget("large", .systemLarge, rank: 1, score: 0),
+            widget("top", .systemSmall, rank: 1, score: 9), widget("middle", .systemSmall, rank: 2, score: 5),
+        ]
+        let html = DashboardPage().html(
+            DashboardSnapshot(now: 0, widgets: widgets, plugins: []), history: [:], nonce: "n")
+        func at(_ text: String) -> Int {
+            html.range(of: text).map { html.distance(from: html.startIndex, to: $0.lowerBound) } ?? -1
+        }
+        #expect(at("id=\"s-systemSmall\"") >= 0 && at("id=\"s-systemLarge\"") > at("id=\"s-systemSmall\""))
+        #expect(at("id=\"w-top\"") < at("id=\"w-middle\"") && at("id=\"w-middle\"") < at("id=\"w-low\""))
+        #expect(at("id=\"w-low\"") < at("id=\"s-systemLarge\""), "a stack's cards stay in its section")
+        #expect(html.contains("data-rank=\"2\"") && html.contains("#2</span>"))
+
+        let routes = DashboardRoutes(source: FixedSource(widgets: widgets), security: WebSecurity(token: "t"))
+        var details = WatchEventDetails()
+        details.family = "systemSmall"
+        details.order = ["middle", "top", "low"]
+        let text = await routes.cards(for: [
+            WatchEvent(
+                id: 7, time: 0, type: WatchEventType.stack.rawValue, instance: "middle", message: "", details: details)
+        ])
+        #expect(text.contains("event: card\ndata: {\"id\":\"middle\""), "\(text)")
+        #expect(
+            text.contains(
+                "id: 7\nevent: stack\ndata: {\"family\":\"systemSmall\",\"order\":[\"middle\",\"top\",\"low\"]}"),
+            "\(text)")
     }
 
     @Test func thePluginsJSONCannotCloseItsScriptElement() {
