@@ -12,7 +12,7 @@ public actor DashboardHub {
     /// The past 24 h of each instance: reloads counted or free, failures.
     public private(set) var history: [String: [DashboardMark]] = [:]
     /// Reload counters and latencies, for `/metrics`.
-    public private(set) var metrics = DashboardMetrics()
+    public nonisolated let metrics = DashboardMetrics()
     private var listeners: [Int: AsyncStream<[WatchEvent]>.Continuation] = [:]
     private var nextListener = 0
     /// Reloads started and not yet finished: instance → (started at, reason, counted).
@@ -49,7 +49,7 @@ public actor DashboardHub {
             default: break
             }
         }
-        metrics.events += batch.count
+        metrics.eventsTaken(batch.count)
         for listener in listeners.values { listener.yield(batch) }
     }
 

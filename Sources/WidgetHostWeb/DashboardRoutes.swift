@@ -80,7 +80,7 @@ public struct DashboardRoutes: Sendable {
         router.get("/metrics") { request, _ -> Response in
             guard routes.authorized(request) else { return Self.refused }
             let snapshot = await routes.source.snapshot(instances: nil)
-            let text = await routes.hub.metrics.exposition(snapshot, listeners: routes.hub.listenerCount)
+            let text = routes.hub.metrics.exposition(snapshot, listeners: await routes.hub.listenerCount)
             return Self.text(.ok, text, type: "text/plain; version=0.0.4; charset=utf-8")
         }
         router.get("/events") { request, _ -> Response in

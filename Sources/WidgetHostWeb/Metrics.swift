@@ -1,95 +1,93 @@
+import Prometheus
+import Synchronization
 import WidgetHostModel
 
-/// The dashboard's figures for `/metrics`, in Prometheus' text exposition
-/// format (version 0.0.4): reloads by reason and outcome, reload latency as
-/// a histogram, budget use per instance, workers, pages following.
+/// The dashboard's figures for `/metrics`, kept in a swift-prometheus
+/// registry and written in Prometheus' text exposition format: reloads by
+/// reason and outcome, reload latency as a histogram, budget use per
+/// instance, instances, workers, calls running, pages following.
+///
+/// The counters and the histogram are fed by the event stream the dashboard
+/// already consumes (``DashboardHub``); the gauges are set from the
+/// daemon's snapshot each time `/metrics` is read, and an instance's gauges
+/// go when the instance does.
 ///
 /// ```text
 /// widgethost_reloads_total{reason="policy",outcome="ok"} 12
 /// widgethost_reload_seconds_bucket{le="0.1"} 9
 /// widgethost_budget_used{instance="desk"} 3
 /// ```
-public struct DashboardMetrics: Sendable {
+public final class DashboardMetrics: Sendable {
     /// Upper bounds of the latency histogram's buckets, in seconds.
     public static let buckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
-    /// (reason, outcome) → finished reloads.
-    public private(set) var reloads: [String: [String: Int]] = [:]
-    /// Reloads per bucket (not cumulative), then the overflow bucket.
-    public private(set) var latencyCounts = [Int](repeating: 0, count: Self.buckets.count + 1)
-    public private(set) var latencySum = 0.0
-    public private(set) var latencyCount = 0
-    /// Events the dashboard took from the daemon's log.
-    public var events = 0
+    /// Every metric, and what `/metrics` writes.
+    public let registry = PrometheusCollectorRegistry()
+    private let latency: ValueHistogram
+    private let events: Counter
+    private let instances: Gauge
+    private let workers: Gauge
+    private let callsRunning: Gauge
+    private let pages: Gauge
+    /// Instances whose budget gauges are registered (unregistered when they go).
+    private let instanceGauges = Mutex<[String: (used: Gauge, allowance: Gauge)]>([:])
 
-    public init() {}
+    public init() {
+        latency = registry.makeValueHistogram(
+            name: "widgethost_reload_seconds", buckets: Self.buckets,
+            help: "Time from a reload's start to its timeline or failure.")
+        events = registry.makeCounter(
+            name: "widgethost_dashboard_events_total", help: "Events taken from the daemon's log.")
+        instances = registry.makeGauge(name: "widgethost_instances", help: "Widget instances.")
+        workers = registry.makeGauge(name: "widgethost_workers", help: "Plugins loaded (one worker each).")
+        callsRunning = registry.makeGauge(name: "widgethost_calls_running", help: "Plugin calls running now.")
+        pages = registry.makeGauge(name: "widgethost_dashboard_pages", help: "Pages following /events.")
+    }
 
     /// Counts a finished reload; `seconds` from its start (nil: its start was not seen).
-    mutating func reloadFinished(reason: String, outcome: String, seconds: Double?) {
-        reloads[reason, default: [:]][outcome, default: 0] += 1
-        guard let seconds, seconds.isFinite else { return }
-        let bucket = Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count
-        latencyCounts[bucket] += 1
-        latencySum += seconds
-        latencyCount += 1
+    func reloadFinished(reason: String, outcome: String, seconds: Double?) {
+        registry.makeCounter(
+            name: "widgethost_reloads_total", labels: [("reason", reason), ("outcome", outcome)],
+            help: "Reloads finished, by reason and outcome."
+        ).increment()
+        guard let seconds, seconds.isFinite, seconds >= 0 else { return }
+        latency.record(seconds)
     }
 
-    /// The text exposition of these figures and of `snapshot`'s gauges.
+    /// Counts events taken from the daemon's log.
+    func eventsTaken(_ count: Int) { events.increment(by: Int64(count)) }
+
+    /// The text exposition: the gauges set from `snapshot` and `listeners`,
+    /// then every metric of the registry.
     public func exposition(_ snapshot: DashboardSnapshot, listeners: Int) -> String {
-        var out = ""
-        out += "# HELP widgethost_reloads_total Reloads finished, by reason and outcome.\n"
-        out += "# TYPE widgethost_reloads_total counter\n"
-        for reason in reloads.keys.sorted() {
-            for (outcome, count) in reloads[reason]!.sorted(by: { $0.key < $1.key }) {
-                out +=
-                    "widgethost_reloads_total{reason=\"\(Self.label(reason))\",outcome=\"\(Self.label(outcome))\"} \(count)\n"
+        instances.set(Int64(snapshot.widgets.count))
+        workers.set(Int64(snapshot.pluginsLoaded))
+        callsRunning.set(Int64(snapshot.callsRunning))
+        pages.set(Int64(listeners))
+        instanceGauges.withLock { gauges in
+            var present = Set<String>()
+            for widget in snapshot.widgets {
+                present.insert(widget.id)
+                let pair =
+                    gauges[widget.id]
+                    ?? (
+                        registry.makeGauge(
+                            name: "widgethost_budget_used", labels: [("instance", widget.id)],
+                            help: "Counted reloads in the rolling budget window."),
+                        registry.makeGauge(
+                            name: "widgethost_budget_allowance", labels: [("instance", widget.id)],
+                            help: "Counted reloads allowed in the window.")
+                    )
+                gauges[widget.id] = pair
+                pair.used.set(Int64(widget.budgetUsed ?? 0))
+                pair.allowance.set(Int64(widget.budgetAllowance ?? 0))
+            }
+            for (id, pair) in gauges where !present.contains(id) {
+                registry.unregisterGauge(pair.used)
+                registry.unregisterGauge(pair.allowance)
+                gauges[id] = nil
             }
         }
-        out += "# HELP widgethost_reload_seconds Time from a reload's start to its timeline or failure.\n"
-        out += "# TYPE widgethost_reload_seconds histogram\n"
-        var cumulative = 0
-        for (index, bound) in Self.buckets.enumerated() {
-            cumulative += latencyCounts[index]
-            out += "widgethost_reload_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        out += "widgethost_reload_seconds_bucket{le=\"+Inf\"} \(latencyCount)\n"
-        out += "widgethost_reload_seconds_sum \(latencySum)\n"
-        out += "widgethost_reload_seconds_count \(latencyCount)\n"
-        out += "# HELP widgethost_budget_used Counted reloads in the rolling budget window.\n"
-        out += "# TYPE widgethost_budget_used gauge\n"
-        for widget in snapshot.widgets {
-            out += "widgethost_budget_used{instance=\"\(Self.label(widget.id))\"} \(widget.budgetUsed ?? 0)\n"
-        }
-        out += "# HELP widgethost_budget_allowance Counted reloads allowed in the window.\n"
-        out += "# TYPE widgethost_budget_allowance gauge\n"
-        for widget in snapshot.widgets {
-            out += "widgethost_budget_allowance{instance=\"\(Self.label(widget.id))\"} \(widget.budgetAllowance ?? 0)\n"
-        }
-        out += "# HELP widgethost_instances Widget instances.\n# TYPE widgethost_instances gauge\n"
-        out += "widgethost_instances \(snapshot.widgets.count)\n"
-        out += "# HELP widgethost_workers Plugins loaded (one worker each).\n# TYPE widgethost_workers gauge\n"
-        out += "widgethost_workers \(snapshot.pluginsLoaded)\n"
-        out += "# HELP widgethost_calls_running Plugin calls running now.\n# TYPE widgethost_calls_running gauge\n"
-        out += "widgethost_calls_running \(snapshot.callsRunning)\n"
-        out += "# HELP widgethost_dashboard_pages Pages following /events.\n# TYPE widgethost_dashboard_pages gauge\n"
-        out += "widgethost_dashboard_pages \(listeners)\n"
-        out += "# HELP widgethost_dashboard_events_total Events taken from the daemon's log.\n"
-        out += "# TYPE widgethost_dashboard_events_total counter\n"
-        out += "widgethost_dashboard_events_total \(events)\n"
-        return out
-    }
-
-    /// A label value with `\`, `"` and newlines escaped (the format's rule).
-    static func label(_ value: String) -> String {
-        var out = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
+        return registry.emitToString()
     }
 }

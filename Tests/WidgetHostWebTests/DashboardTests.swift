@@ -245,8 +245,7 @@ struct DashboardPartsTests {
             WatchEvent(id: 1, time: 100, type: "reload", instance: "a", message: "", details: started),
             WatchEvent(id: 2, time: 100.3, type: "failure", instance: "a", message: "", details: failed),
         ])
-        let text = await hub.metrics.exposition(
-            DashboardSnapshot(now: 101, widgets: [], plugins: []), listeners: 0)
+        let text = hub.metrics.exposition(DashboardSnapshot(now: 101, widgets: [], plugins: []), listeners: 0)
         #expect(text.contains("widgethost_reloads_total{reason=\"policy\",outcome=\"timedOut\"} 1"))
         #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.25\"} 0"))
         #expect(text.contains("widgethost_reload_seconds_bucket{le=\"0.5\"} 1"))
@@ -254,7 +253,17 @@ struct DashboardPartsTests {
             await hub.history["a"] == [
                 DashboardMark(time: 100, kind: .counted), DashboardMark(time: 100.3, kind: .failure),
             ])
-        #expect(DashboardMetrics.label("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
+        // Gauges follow the snapshot: an instance's go when it does; label values are escaped.
+        let widget = DashboardWidget(
+            id: "a\"b\\c\nd", plugin: "p", kind: "k", family: .systemSmall, origin: "configuration", budgetUsed: 3,
+            budgetAllowance: 72)
+        let withIt = hub.metrics.exposition(DashboardSnapshot(now: 101, widgets: [widget], plugins: []), listeners: 2)
+        #expect(withIt.contains("widgethost_budget_used{instance=\"a\\\"b\\\\c\\nd\"} 3"), "\(withIt)")
+        #expect(withIt.contains("widgethost_budget_allowance{instance=\"a\\\"b\\\\c\\nd\"} 72"))
+        #expect(withIt.contains("widgethost_instances 1") && withIt.contains("widgethost_dashboard_pages 2"))
+        #expect(withIt.contains("widgethost_dashboard_events_total 2"))
+        let without = hub.metrics.exposition(DashboardSnapshot(now: 102, widgets: [], plugins: []), listeners: 0)
+        #expect(!without.contains("widgethost_budget_used{") && without.contains("widgethost_instances 0"))
     }
 
     @Test func theAddRequestIsCheckedBeforeTheDaemonSeesIt() {
