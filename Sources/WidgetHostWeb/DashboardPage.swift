@@ -83,7 +83,7 @@ public struct DashboardPage: Sendable {
                 renderer.render(
                     entry: entry, family: widget.family,
                     template: widget.template, label: "\(widget.id): \(widget.kind)"
-                ).frame
+                ).deferredFrame
         } else {
             let box = FamilyBox(widget.family)
             drawn =
@@ -209,6 +209,7 @@ public struct DashboardPage: Sendable {
         .badge.failure{background:#ff453a}.badge.quarantine{background:#8e0000}.badge.reloading{background:#0a84ff}
         .wh-widget{border:0;display:block;border-radius:22px;background:#fff}
         .wh-widget[data-family=accessoryCircular]{border-radius:50%}.wh-widget[data-family=accessoryInline]{border-radius:4px}
+        .wh-deferred{background:#fff;border-radius:22px}
         .wh-empty{display:flex;align-items:center;justify-content:center;background:#fff;border-radius:22px;color:#8e8e93;font-size:12px}
         .budget{font-size:11px;margin-top:6px;display:flex;gap:6px;align-items:center}.budget meter{width:70px}
         .strip{position:relative;height:16px;margin-top:4px;background:#fff;border-radius:4px;font-size:9px;color:#8e8e93;overflow:hidden}
@@ -227,6 +228,25 @@ public struct DashboardPage: Sendable {
         const token = new URLSearchParams(location.search).get('token') || '';
         const cards = document.getElementById('wh-cards');
         const live = document.getElementById('wh-live');
+        // Widgets' frames are made when their card nears the viewport (see EntryRenderer.deferredFrame):
+        // the same sandboxed frame, its attributes set before it is added, the document as data.
+        const frames = new IntersectionObserver(seen => {
+          for (const entry of seen) if (entry.isIntersecting) materialize(entry.target);
+        }, { rootMargin: '600px' });
+        function materialize(box) {
+          frames.unobserve(box);
+          const frame = document.createElement('iframe');
+          frame.className = 'wh-widget';
+          frame.setAttribute('sandbox', '');
+          frame.setAttribute('referrerpolicy', 'no-referrer');
+          frame.dataset.family = box.dataset.family;
+          frame.width = box.dataset.width; frame.height = box.dataset.height;
+          frame.title = box.dataset.title;
+          frame.srcdoc = box.dataset.srcdoc;
+          box.replaceWith(frame);
+        }
+        function observe(root) { for (const box of root.querySelectorAll('.wh-deferred')) frames.observe(box); }
+        observe(document);
         function stack(family) {
           let section = document.getElementById('s-' + family);
           if (!section) {
@@ -252,6 +272,7 @@ public struct DashboardPage: Sendable {
           const holder = document.createElement('div');
           holder.innerHTML = html;
           const fresh = holder.firstElementChild;
+          observe(fresh);
           const list = stack(fresh.dataset.family);
           if (old && oldList === list) old.replaceWith(fresh); else { if (old) { old.remove(); renumber(oldList); } list.appendChild(fresh); }
           const rank = parseInt(fresh.dataset.rank || '0', 10);

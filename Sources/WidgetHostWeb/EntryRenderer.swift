@@ -19,6 +19,17 @@ public struct RenderedWidget: Sendable, Hashable {
             + "data-family=\"\(box.family.name)\" width=\"\(box.width)\" height=\"\(box.height)\" "
             + "title=\"\(HTMLText.escape(label))\" srcdoc=\"\(HTMLText.escape(document))\"></iframe>"
     }
+    /// The frame deferred: a box of the family's size that carries the
+    /// frame's document and name, which the dashboard's script turns into
+    /// the same sandboxed `<iframe>` when it nears the viewport. A browser
+    /// makes each frame's document as it parses the page (1,000 frames:
+    /// 15 s before the page answers a click), so a page of many widgets
+    /// makes only those the reader can see.
+    public var deferredFrame: String {
+        "<div class=\"wh-deferred\" data-family=\"\(box.family.name)\" data-width=\"\(box.width)\" "
+            + "data-height=\"\(box.height)\" style=\"width:\(box.width)px;height:\(box.height)px\" "
+            + "data-title=\"\(HTMLText.escape(label))\" data-srcdoc=\"\(HTMLText.escape(document))\"></div>"
+    }
     /// Why the plugin's template was not used (it did not parse), or nil.
     public var templateProblem: String?
     /// Whether the plugin's template drew it (false: the generic card).

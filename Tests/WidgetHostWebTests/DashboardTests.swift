@@ -48,10 +48,17 @@ struct DashboardTests {
             try await browser.open(daemon.url)
             let total = families.count + 2
             #expect(try await browser.waitUntil("return document.querySelectorAll('article.card').length === \(total)"))
-            // Every instance's first timeline arrives (live, or already there).
+            // Every instance's first timeline arrives (live, or already there);
+            // a widget's frame is made when its card nears the viewport, so
+            // the page is scrolled to each card still without one.
             #expect(
                 try await browser.waitUntil(
-                    "return document.querySelectorAll('article.card iframe.wh-widget').length === \(total)"))
+                    """
+                    const waiting = document.querySelector('.wh-deferred');
+                    if (waiting) { waiting.scrollIntoView(); return false; }
+                    return document.querySelectorAll('article.card iframe.wh-widget').length === \(total);
+                    """))
+            try await browser.run("window.scrollTo(0, 0)")
             #expect(try await browser.waitUntil("return document.getElementById('wh-live').textContent === 'live'"))
             try await browser.run("window.whMarker = 'same page'")
 
