@@ -298,7 +298,10 @@ public enum ControlCoding {
         return bytes
     }
 
+    /// Decodes one line; throws `JSONNesting.TooDeep` for a line nested
+    /// deeper than `JSONDecoder` can take without trapping.
     public static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) throws -> T {
-        try JSONDecoder().decode(type, from: Data(line))
+        try JSONNesting.check(line)
+        return try JSONDecoder().decode(type, from: Data(line))
     }
 }

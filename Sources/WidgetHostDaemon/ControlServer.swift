@@ -1,6 +1,7 @@
 import CWidgetHostSupport
 import Logging
 import SystemPackage
+import WidgetHostModel
 import WidgetHostControl
 
 #if canImport(Glibc)
@@ -291,12 +292,13 @@ final class ControlServer {
             return Incoming(connection: connection, request: .success(request), id: request.id)
         } catch {
             let text = String(decoding: line.prefix(120), as: UTF8.self)
+            let reason = error is JSONNesting.TooDeep ? " (\(error))" : ""
             return Incoming(
                 connection: connection,
                 request: .failure(
                     ControlErrorBody(
                         .badRequest,
-                        "not a request: expected one JSON object per line with \"v\" and \"op\" (docs/control-protocol.md); got: \(text)"
+                        "not a request: expected one JSON object per line with \"v\" and \"op\" (docs/control-protocol.md); got: \(text)\(reason)"
                     )), id: nil)
         }
     }

@@ -103,8 +103,10 @@ extension Daemon {
             }
             watch.primed = true
         }
-        let due = watch.entries.popDue(now)
-        if !due.isEmpty && storage.isAvailable {
+        // While the store takes no writes the due entries stay tracked: their
+        // events are written once it is back, none is dropped.
+        let due = storage.isAvailable ? watch.entries.popDue(now) : []
+        if !due.isEmpty {
             var rows: [(id: String, message: String, data: String?)] = []
             for id in due {
                 guard let entry = scheduler.displayedEntry(of: id, at: now) else { continue }
@@ -117,13 +119,15 @@ extension Daemon {
                     (id, "the entry of \(Timestamp.iso8601(entry.date)) is now displayed", EventLog.data(details)))
             }
             if !rows.isEmpty {
-                commit("\(rows.count) entries became current") { tx in
+                let stored = commit("\(rows.count) entries became current") { tx in
                     for row in rows {
                         try tx.appendEvent(
                             time: now, instanceID: row.id, kind: WatchEventType.entry.rawValue, message: row.message,
                             data: row.data)
                     }
                 }
+                // Not stored: due again, written when the store is back.
+                if !stored { for row in rows { watch.entries.set(row.id, now) } }
             }
         }
         // A second round publishes the `stack` events the first one wrote

@@ -124,7 +124,11 @@ public final class EventLog: Sendable {
 
     /// A stored event as the stream shows it.
     static func watchEvent(_ row: LoggedEvent) -> WatchEvent {
-        let details = row.data.flatMap { try? JSONDecoder().decode(WatchEventDetails.self, from: Data($0.utf8)) }
+        let details = row.data.flatMap { text in
+            (try? JSONNesting.check(text)).flatMap {
+                try? JSONDecoder().decode(WatchEventDetails.self, from: Data(text.utf8))
+            }
+        }
         return WatchEvent(
             id: row.id, time: row.time, type: row.kind, instance: row.instanceID, message: row.message,
             details: details)

@@ -77,6 +77,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         // (and to explain why a text is not JSON).
         if let value = JSONScanner.parse(text) { return value }
         do {
+            try JSONNesting.check(text)
             return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         } catch {
             throw ParseError(explanation: Self.explain(error))

@@ -151,6 +151,7 @@ public struct StateTransaction {
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, table: String, key: String) throws -> T {
         do {
+            try JSONNesting.check(text)
             let decoder = JSONDecoder()
             decoder.nonConformingFloatDecodingStrategy = .convertFromString(
                 positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")

@@ -25,8 +25,10 @@ enum CLI {
 
     static func run(_ arguments: [String], in directory: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        // Bounded: a command that hangs fails its test (status 124 or 137)
+        // instead of the whole run.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "600", executable] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe()
         let err = Pipe()
@@ -47,8 +49,9 @@ enum CLI {
 
     static func shell(_ command: String) -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", command]
+        // Bounded: a command that hangs fails its test instead of the whole run.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "1800", "/bin/bash", "-c", command]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

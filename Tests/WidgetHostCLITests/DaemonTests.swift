@@ -98,6 +98,12 @@ final class DaemonProcess {
     func stop() -> Int32 {
         guard let process else { return -1 }
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            Issue.record("the daemon did not exit within 60 s of SIGTERM: \(logText.suffix(2000))")
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
         self.process = nil
         return process.terminationStatus
@@ -291,11 +297,16 @@ struct DaemonTests {
             ("this is not json", "bad-request"), (#"{"v":3,"op":"hello"}"#, "unsupported-version"),
             (#"{"v":1,"op":"dance"}"#, "unknown-operation"),
             (#"{"v":1,"op":"view","instance":"panda"}"#, "bad-argument"),
+            // JSONDecoder traps on 513 unclosed brackets: refused before it sees them.
+            (#"{"v":1,"op":"hello","x":"# + String(repeating: "[", count: 100_000), "bad-request"),
         ] {
             try raw.write(Array((line + "\n").utf8))
             let answer = try ControlCoding.decode(ControlResponse.self, from: try #require(try raw.readLine()))
             #expect(answer.ok == false)
-            #expect(answer.error?.code.rawValue == code, "\(line)")
+            #expect(answer.error?.code.rawValue == code, "\(line.prefix(80))")
+            if line.count > 1000 {
+                #expect(answer.error?.message.contains("nested deeper than 512 levels") == true)
+            }
         }
         raw.close()
         #expect(try daemon.hello().server?.protocolVersions == [1, 2])
@@ -330,6 +341,12 @@ struct DaemonTests {
                 "host.json:2:41: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 1e300"
             ),
             ("{\"instances\": [],\n  \"colour\": 1}", "host.json:2:13: colour: unknown field"),
+            // Deeper than JSONDecoder takes without trapping: an error, not a crash
+            // (the 512th bracket of line 2 opens level 513, inside the object).
+            (
+                "{\"instances\": [],\n \"x\": " + String(repeating: "[", count: 600),
+                "host.json:2:518: not valid JSON: arrays and objects are nested deeper than 512 levels"
+            ),
         ]
         for (index, (text, expected)) in cases.enumerated() {
             let daemon = try DaemonProcess("bad\(index)", configuration: text)

@@ -20,6 +20,31 @@ struct JSONValueTests {
         }
     }
 
+    /// Foundation's JSONDecoder traps on a text nested deeper than 512
+    /// levels; every outside text is measured first and refused with an
+    /// error. Without the check this test stops the test process.
+    @Test func refusesNestingDeeperThanTheLimitWithAnError() throws {
+        let limit = JSONNesting.limit
+        let deepest = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
+        #expect(try JSONValue.parse(deepest).typeName == "array")
+        for text in [
+            String(repeating: "[", count: limit + 1),  // unclosed: the decoder's trap
+            String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1),
+            String(repeating: #"{"a":"#, count: 100_000),
+        ] {
+            #expect {
+                try JSONValue.parse(text)
+            } throws: { error in
+                "\(error)".contains("nested deeper than \(limit) levels")
+            }
+        }
+        // Brackets inside strings, escaped quotes included, do not count.
+        let quoted = #"["\"["# + String(repeating: "[", count: 2 * limit) + #"", 1]"#
+        #expect(JSONNesting.firstTooDeep(in: quoted.utf8) == nil)
+        #expect(try JSONValue.parse(quoted).typeName == "array")
+        #expect(JSONNesting.firstTooDeep(in: String(repeating: "{", count: limit + 1).utf8) == limit)
+    }
+
     /// `typeName(of:)` checks without building: for valid texts, mutated
     /// ones and the cases it leaves to the building parse (escaped or
     /// non-ASCII member names, duplicates, exponents, huge numbers), it must

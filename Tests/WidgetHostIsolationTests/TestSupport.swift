@@ -24,8 +24,9 @@ enum TestSupport {
     @discardableResult
     static func shell(_ command: String, in directory: String? = nil) -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", command]
+        // Bounded: a command that hangs fails its test instead of the whole run.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "1800", "/bin/bash", "-c", command]
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -47,6 +47,20 @@ import WidgetHostScheduler
         #expect(try store.checkIntegrity())
     }
 
+    /// Entries nested deeper than JSONDecoder takes without trapping: the
+    /// row is set aside with the reason, the other instances load.
+    @Test func entriesNestedTooDeeplyAreSetAsideNotATrap() throws {
+        let (_, store) = try savedDay()
+        let deep = String(repeating: "[", count: 10_000)
+        try store.execute(sql: "UPDATE timeline SET entries = '\(deep)' WHERE instanceID = 'w0'")
+        #expect(throws: StateStoreError.self) { try store.loadSchedulerState() }
+        let (state, setAside) = try store.loadSchedulerStateSettingAsideBadRows(at: t0)
+        #expect(state.instances.map(\.instance.id) == ["w1", "w2", "w3"])
+        #expect(setAside.count == 1)
+        #expect(setAside.first?.description.hasPrefix("timeline row w0") == true)
+        #expect(setAside.first?.description.contains("nested deeper than 512 levels") == true, "\(setAside)")
+    }
+
     @Test func aFileFromANewerVersionIsRefusedUntouched() throws {
         let (path, store) = try savedDay()
         try store.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')")

@@ -105,13 +105,19 @@ struct DashboardTests {
 
             // A reload shows up live: a new timeline (entries 2 s apart from the call's now).
             let entryDate = "return parseFloat(document.getElementById('w-tick').dataset.entryDate || '0')"
-            let before = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
-            let reload = Web.shell("'\(Web.executable)' reload --kind test.fixture --socket '\(daemon.socket)'")
-            try #require(reload.status == 0, "\(reload.output)")
-            #expect(try await browser.waitUntil("\(entryDate) > \(before)"))
-            let reloaded = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
             // Then the next entry becomes current at its date, without a reload.
-            #expect(try await browser.waitUntil("\(entryDate) >= \(reloaded + 1.5)", timeout: 30))
+            // A busy machine may first draw the new timeline at its last entry
+            // (4 s after the call), with no entry after it: reload again then.
+            var advanced = false
+            for _ in 0..<3 where !advanced {
+                let before = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
+                let reload = Web.shell("'\(Web.executable)' reload --kind test.fixture --socket '\(daemon.socket)'")
+                try #require(reload.status == 0, "\(reload.output)")
+                try #require(try await browser.waitUntil("\(entryDate) > \(before)"), "the reload was not shown")
+                let reloaded = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
+                advanced = try await browser.waitUntil("\(entryDate) >= \(reloaded + 1.5)", timeout: 12)
+            }
+            #expect(advanced, "no reloaded timeline's next entry was shown at its date in three tries")
             // That entry is relevant (score 50): tick went to the top of its stack, live.
             #expect(try await browser.waitUntil("return window.whTops.includes('w-tick')", timeout: 30))
             #expect(try await browser.run("return window.whMarker") as? String == "same page", "the page reloaded")

@@ -33,8 +33,9 @@ enum Web {
     @discardableResult
     static func shell(_ command: String) -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", command]
+        // Bounded: a command that hangs fails its test instead of the whole run.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "1800", "/bin/bash", "-c", command]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
