@@ -1,8 +1,8 @@
 import CWidgetHostSupport
 import Logging
 import SystemPackage
-import WidgetHostModel
 import WidgetHostControl
+import WidgetHostModel
 
 #if canImport(Glibc)
     import Glibc

@@ -270,7 +270,7 @@ extension Daemon {
             state.instances[position].instance = changed
             state.instances[position].request = PendingRequest(
                 trigger: .added, charge: .free(.instanceAdded), requestedAt: now)
-            scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
+            scheduler.replaceState(state)
         }
         if let visible = spec.visible, visible != changed.isVisible {
             scheduler.handle(visible ? .instanceShown(record.id) : .instanceHidden(record.id), at: now)

@@ -10,12 +10,16 @@ extension Daemon {
     /// mark, event), then hands the calls to the plugins' queues.
     ///
     /// The decisions are committed in one transaction (group commit: one
-    /// `synchronous=FULL` sync for the lot) before any call is made. When the store cannot take it, the scheduler is put back as it
-    /// was: nothing is issued that could not be stored.
+    /// `synchronous=FULL` sync for the lot) before any call is made. When
+    /// the store cannot take it, the scheduler's journal puts back what the
+    /// decisions changed: nothing is issued that could not be stored.
     func issueDueReloads(at now: Double) {
-        let before = scheduler
+        scheduler.beginJournal()
         let decisions = scheduler.dueReloads(at: now, limit: Self.reloadsPerTurn).flatMap(\.decisions)
-        guard !decisions.isEmpty else { return }
+        guard !decisions.isEmpty else {
+            scheduler.endJournal()
+            return
+        }
         // The instances the decisions touched (and the free ledger) are
         // written by `commit` itself.
         let stored = commit("\(decisions.count) reloads issued") { tx in
@@ -27,9 +31,10 @@ extension Daemon {
             }
         }
         guard stored else {
-            scheduler = before
+            scheduler.rollBackJournal()
             return
         }
+        scheduler.endJournal()
         for decision in decisions {
             guard scheduler.instanceState(decision.instanceID) != nil else { continue }
             inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
@@ -275,9 +280,9 @@ extension Daemon {
     /// scheduler names the instances it changed (``ReloadScheduler/takeTouched()``).
     func apply(_ events: [SchedulerEvent], at now: Double, kind: String, message: String) -> [String]? {
         let inBatch = requestBatch != nil
-        // The scheduler before the batch's first change: what a request is
-        // compared with (one copy per batch, shared with the batch's undo).
-        if changes.baseline == nil { changes.baseline = scheduler }
+        // The batch's journal (``answers(to:)``), or this change's own: what a
+        // request is compared with, and the undo.
+        if !inBatch { scheduler.beginJournal() }
         for event in events { scheduler.handle(event, at: now) }
         stateGeneration &+= 1
         let requested = newlyRequested(among: scheduler.takeTouched())
@@ -285,11 +290,11 @@ extension Daemon {
             requestBatch!.events.append((kind, message))
             return requested
         }
-        let saved = changes.baseline!
         guard commitChanges(at: now, events: [(kind, message)]) else {
-            scheduler = saved
+            scheduler.rollBackJournal()
             return nil
         }
+        scheduler.endJournal()
         return requested
     }
 
@@ -300,7 +305,7 @@ extension Daemon {
         var ids: [String] = []
         for id in touched {
             let current = scheduler.instanceState(id)?.request
-            let previous = changes.requests[id] ?? changes.baseline?.instanceState(id)?.request
+            let previous = changes.requests[id] ?? scheduler.instanceStateBeforeJournal(id)?.request
             if let current, current != previous { ids.append(id) }
             changes.requests[id] = .some(current)
         }
@@ -334,8 +339,6 @@ extension Daemon {
 
 /// What the requests of a batch changed in the scheduler, not yet committed.
 struct PendingChanges {
-    /// The scheduler before the first change.
-    var baseline: ReloadScheduler?
     /// The instances touched so far.
     var touched: Set<String> = []
     /// The pending request of each touched instance when last looked at.

@@ -29,7 +29,7 @@ extension Daemon {
 
     /// ``answer(_:on:)`` without the sending: the web dashboard's requests take this same path.
     func answers(to incoming: [ControlServer.Incoming]) -> [(connection: Int32, response: ControlResponse)] {
-        let saved = scheduler
+        scheduler.beginJournal()
         let savedConfiguration = configuration
         let savedInstances = instances
         requestBatch = RequestBatch()
@@ -42,12 +42,14 @@ extension Daemon {
         let batch = requestBatch ?? RequestBatch()
         requestBatch = nil
         if batch.count > 0 && !commitChanges(at: clock.now(), events: batch.events, also: batch.writes) {
-            scheduler = saved
+            scheduler.rollBackJournal()
             configuration = savedConfiguration
             instances = savedInstances
             answers = answers.map {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
             }
+        } else {
+            scheduler.endJournal()
         }
         return answers.map { ($0.connection, $0.response) }
     }

@@ -26,6 +26,7 @@ import WidgetHostModel
 public struct ReloadScheduler: Sendable {
     /// The rules' numbers; changing them plans every instance again.
     public var configuration: SchedulerConfiguration {
+        willSet { journalWhole() }
         didSet { rebuildIndex() }
     }
     /// Everything to persist; restore with `init(configuration:state:)`.
@@ -78,6 +79,21 @@ public struct ReloadScheduler: Sendable {
     private var appCharges: [ReloadCharge] = []
     /// Buffers kept between calls, so that a steady-state event allocates nothing.
     private var scratch = Scratch()
+    /// What ``rollBackJournal()`` puts back, while ``beginJournal()`` is in force.
+    private var journal: Journal?
+
+    /// The state before the changes made since ``beginJournal()``: each
+    /// instance as it was before its first change, the host-wide state as it
+    /// was then.
+    private struct Journal: Sendable {
+        var instances: [Int: InstanceState] = [:]
+        var freeLedger: RollingLedger
+        var apps: [String: AppState]
+        /// The whole scheduler as it was, once positions moved (an instance
+        /// added or removed) or the configuration changed: the undo is then
+        /// this copy (at most one; an array, as a struct cannot hold itself).
+        var whole: [ReloadScheduler] = []
+    }
 
     private struct AppKind: Hashable, Sendable {
         var app: String
@@ -172,6 +188,109 @@ public struct ReloadScheduler: Sendable {
     public mutating func takeTouched() -> Set<String> {
         defer { touched = [] }
         return touched
+    }
+
+    // MARK: Undo
+
+    /// Starts recording what the changes from now on overwrite, so that
+    /// ``rollBackJournal()`` can put it back: each instance's state before
+    /// its first change, the free ledger and the apps. A driver that commits
+    /// each change to a store before acting on it undoes what it could not
+    /// store this way, at the cost of what it changed (a copy of the whole
+    /// scheduler, as before, cost every instance's state on the next change).
+    ///
+    /// ```swift
+    /// scheduler.beginJournal()
+    /// let batches = scheduler.dueReloads(at: now)
+    /// if store.commit(batches) { scheduler.endJournal() } else { scheduler.rollBackJournal() }
+    /// ```
+    public mutating func beginJournal() {
+        journal = Journal(freeLedger: state.freeLedger, apps: state.apps)
+    }
+
+    /// Whether a journal is being recorded (``beginJournal()``).
+    public var isJournaling: Bool { journal != nil }
+
+    /// Keeps the changes made since ``beginJournal()`` and stops recording.
+    public mutating func endJournal() {
+        journal = nil
+    }
+
+    /// Undoes every change since ``beginJournal()`` (`state.now` stays: time
+    /// does not go back) and stops recording; ``touched`` is left as it is.
+    public mutating func rollBackJournal() {
+        guard let journal else { return }
+        self.journal = nil
+        undo(journal)
+    }
+
+    /// An instance's state as it was at ``beginJournal()`` (its state now
+    /// when no journal is recorded); nil if it did not exist then.
+    public func instanceStateBeforeJournal(_ id: String) -> InstanceState? {
+        guard let journal else { return instanceState(id) }
+        if let whole = journal.whole.first { return whole.instanceState(id) }
+        guard let p = index[id] else { return nil }
+        return journal.instances[p] ?? state.instances[p]
+    }
+
+    /// Replaces the whole state (say, an instance reconfigured in place),
+    /// keeping the configuration, ``tracksTouched``, ``touched`` and the
+    /// journal (which then keeps the whole scheduler as it was).
+    public mutating func replaceState(_ newState: SchedulerState) {
+        journalWhole()
+        let touched = self.touched
+        state = newState
+        rebuildIndex()
+        self.touched = touched
+    }
+
+    /// Records the state of the instance at `p` before its first change in the journal.
+    @inline(__always)
+    private mutating func willChange(_ p: Int) {
+        if journal != nil, journal!.whole.isEmpty, journal!.instances[p] == nil {
+            journal!.instances[p] = state.instances[p]
+        }
+    }
+
+    /// Before positions move or the configuration changes: the journal keeps
+    /// the whole scheduler as it was at ``beginJournal()`` instead.
+    private mutating func journalWhole() {
+        guard var journal, journal.whole.isEmpty else { return }
+        self.journal = nil
+        var before = self
+        before.undo(journal)
+        journal.whole = [before]
+        journal.instances = [:]
+        self.journal = journal
+    }
+
+    private mutating func undo(_ journal: Journal) {
+        if let whole = journal.whole.first {
+            let touched = self.touched
+            self = whole
+            self.touched = touched
+            return
+        }
+        var replanned: [Int] = []
+        if state.apps != journal.apps {
+            let apps = Set(state.apps.keys).union(journal.apps.keys)
+            state.apps = journal.apps
+            for app in apps {
+                appChanged(app)
+                replanned += byApp[app] ?? []
+            }
+        }
+        if state.freeLedger != journal.freeLedger {
+            // A shorter free ledger can move plans under its cap earlier.
+            state.freeLedger = journal.freeLedger
+            replanned += underFreeCap.indices.filter { underFreeCap[$0] }
+        }
+        for (p, s) in journal.instances {
+            state.instances[p] = s
+            replanned.append(p)
+            replanEntry(p)
+        }
+        for p in replanned { replan(p) }
     }
 
     /// Puts the instance at `position` in the groups and queues.
@@ -274,6 +393,7 @@ public struct ReloadScheduler: Sendable {
     @discardableResult
     public mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool {
         guard index[instance.id] == nil else { return false }
+        journalWhole()
         observe(time)
         var entry = InstanceState(instance: instance, addedAt: time)
         entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
@@ -288,6 +408,8 @@ public struct ReloadScheduler: Sendable {
     /// Removes an instance and everything known about it.
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
+        guard index[id] != nil else { return false }
+        journalWhole()
         guard let position = index.removeValue(forKey: id) else { return false }
         let removed = state.instances.remove(at: position).instance
         for later in position..<state.instances.count { index[state.instances[later].instance.id] = later }
@@ -340,12 +462,14 @@ public struct ReloadScheduler: Sendable {
         switch event {
         case .instanceShown(let id):
             guard let p = index[id], !state.instances[p].instance.isVisible else { return }
+            willChange(p)
             state.instances[p].instance.isVisible = true
             state.instances[p].visibleSince = time
             touch(p)
             replan(p)
         case .instanceHidden(let id):
             guard let p = index[id], state.instances[p].instance.isVisible else { return }
+            willChange(p)
             state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
             state.instances[p].instance.isVisible = false
             state.instances[p].visibleSince = nil
@@ -361,6 +485,7 @@ public struct ReloadScheduler: Sendable {
                 switch pending.trigger {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
                     pending.charge = .free(.appForeground)
+                    willChange(p)
                     state.instances[p].request = pending
                     touch(p)
                 default: break
@@ -394,6 +519,7 @@ public struct ReloadScheduler: Sendable {
             }
         case .significantLocationChange:
             for p in locationUsers where state.instances[p].locationChangeAt == nil {
+                willChange(p)
                 state.instances[p].locationChangeAt = time
                 touch(p)
                 replan(p)
@@ -470,6 +596,7 @@ public struct ReloadScheduler: Sendable {
         // One pending request per instance: a free one replaces a counted one;
         // otherwise the older one stays (one reload serves both).
         if let old = state.instances[p].request, !old.isReplaced(by: new) { return }
+        willChange(p)
         state.instances[p].request = new
         touch(p)
         replan(p)
@@ -699,6 +826,7 @@ public struct ReloadScheduler: Sendable {
     }
 
     private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> ReloadDecision {
+        willChange(p)
         var deferral = plan.deferral
         if now > plan.time {
             let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
@@ -742,6 +870,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
         guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
+        willChange(p)
         touch(p)
         defer {
             replan(p)
