@@ -316,6 +316,11 @@ extension Daemon {
     /// Commits what the requests changed (the instances they touched, the
     /// apps and the free ledger when they differ), with one event-log line
     /// per request, in one transaction. The caller undoes on false.
+    ///
+    /// A request changes an instance's row only (``SchedulerEvent``s set a
+    /// pending request, visibility or a location mark; ledgers, timelines and
+    /// failures change when reloads are issued and completed, which write
+    /// them), so only the rows are written.
     func commitChanges(
         at now: Double, events: [(kind: String, message: String)],
         also writes: [(StateTransaction) throws -> Void] = []
@@ -324,7 +329,7 @@ extension Daemon {
         changes = PendingChanges()
         let stored = commit(events.count == 1 ? events[0].message : "\(events.count) requests") { tx in
             for id in touched.sorted() {
-                if let state = scheduler.instanceState(id) { try tx.upsert(state, timeline: false) }
+                if let state = scheduler.instanceState(id) { try tx.upsertRow(state) }
             }
             try tx.observe(now)
             for event in events {

@@ -75,6 +75,12 @@ public struct ViewHistory: Sendable, Hashable, Codable {
 
     public init() {}
 
+    /// A history as stored: its newest hour (`Int64.min` for none) and its mask.
+    public init(hour: Int64, mask: UInt32) {
+        self.hour = hour
+        self.mask = mask
+    }
+
     static func hourIndex(_ time: Double) -> Int64 {
         guard time.isFinite else { return 0 }
         return Int64((time / 3600).rounded(.down))

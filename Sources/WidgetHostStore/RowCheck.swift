@@ -89,17 +89,25 @@ struct RowCheck {
         return Int(number)
     }
 
+    /// A time value; `field` is only made when the value is refused (a
+    /// restart checks millions of entry dates).
     @discardableResult
-    func time(_ seconds: Double, _ field: String) throws -> Double {
-        do { return try Bounds.time(seconds, field: field) } catch { throw corrupt(error.description) }
+    func time(_ seconds: Double, _ field: @autoclosure () -> String) throws -> Double {
+        guard Bounds.isTime(seconds) else {
+            do { return try Bounds.time(seconds, field: field()) } catch { throw corrupt(error.description) }
+        }
+        return seconds
     }
 
     @discardableResult
-    func duration(_ seconds: Double, _ field: String) throws -> Double {
-        do { return try Bounds.duration(seconds, field: field) } catch { throw corrupt(error.description) }
+    func duration(_ seconds: Double, _ field: @autoclosure () -> String) throws -> Double {
+        guard Bounds.isDuration(seconds) else {
+            do { return try Bounds.duration(seconds, field: field()) } catch { throw corrupt(error.description) }
+        }
+        return seconds
     }
 
-    func finite(_ value: Double, _ field: String) throws {
-        guard value.isFinite else { throw corrupt("\(field) is \(value), expected a finite number") }
+    func finite(_ value: Double, _ field: @autoclosure () -> String) throws {
+        guard value.isFinite else { throw corrupt("\(field()) is \(value), expected a finite number") }
     }
 }

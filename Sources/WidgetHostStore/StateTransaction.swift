@@ -179,10 +179,6 @@ public struct StateTransaction {
         var retryAt: Double
     }
 
-    private struct ViewHistoryColumns: Codable {
-        var hour: Int64
-        var mask: UInt32
-    }
 
     // MARK: Instances
 
@@ -215,6 +211,17 @@ public struct StateTransaction {
         try write(s, position: existing ?? nextPosition(), timeline: timeline)
     }
 
+    /// Writes the `instance` row of `s` only (its visibility, views,
+    /// pending request, location mark, in-flight reload): what a request
+    /// changes. Its timeline, ledgers and failure are left as stored; an
+    /// instance not stored yet is written whole.
+    public func upsertRow(_ s: InstanceState) throws {
+        let existing = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT position FROM instance WHERE id = ?"), arguments: [s.instance.id])
+        guard let existing else { return try write(s, position: nextPosition()) }
+        try write(s, position: existing, timeline: false, rowOnly: true)
+    }
+
     /// The position after every stored instance (counted once per transaction).
     private func nextPosition() throws -> Int64 {
         if let next = scratch.nextPosition {
@@ -234,7 +241,9 @@ public struct StateTransaction {
         return text
     }
 
-    private func write(_ s: InstanceState, position: Int64, timeline writeTimeline: Bool = true) throws {
+    private func write(
+        _ s: InstanceState, position: Int64, timeline writeTimeline: Bool = true, rowOnly: Bool = false
+    ) throws {
         let i = s.instance
         let requestTrigger = try s.request.map { try encodeOnce($0.trigger) }
         let requestCharge = try s.request.map { try encodeOnce($0.charge) }
@@ -247,6 +256,7 @@ public struct StateTransaction {
         ]
         try db.cachedStatement(sql: Self.instanceUpsert).execute(
             arguments: StatementArguments(values.map { $0?.databaseValue ?? .null }))
+        if rowOnly { return }
 
         // The last good timeline.
         if !writeTimeline {
@@ -441,7 +451,10 @@ public struct StateTransaction {
                 case "after": policy = .after(try check.time(row, "policyDate"))
                 case let other: throw check.corrupt("policy is \(other), expected atEnd, after or never")
                 }
-                let entries = try decode([EntryRecord].self, check.value(row, "entries"), table: "timeline", key: id)
+                let text: String = try check.value(row, "entries")
+                let entries =
+                    try EntriesText.parse(text)
+                    ?? decode([EntryRecord].self, text, table: "timeline", key: id)
                 for (index, entry) in entries.enumerated() {
                     try check.time(entry.date, "entries[\(index)].date")
                     if let relevance = entry.relevance {
@@ -548,8 +561,7 @@ public struct StateTransaction {
         }
         let maskBits = try check.integer(row, "viewMask")
         guard let mask = UInt32(exactly: maskBits) else { throw check.corrupt("viewMask \(maskBits) is not 32 bits") }
-        s.views = try decode(
-            ViewHistory.self, encode(ViewHistoryColumns(hour: hour, mask: mask)), table: "instance", key: id)
+        s.views = ViewHistory(hour: hour, mask: mask)
         s.timeline = timeline
         s.timelineReceivedAt = try check.optionalTime(row, "timelineReceivedAt")
         s.policyDue = try check.optionalTime(row, "policyDue")

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostStore
+
+/// The fast reader of the `entries` column must read exactly what
+/// `JSONDecoder` reads, and leave to it whatever it is not sure of.
+@Suite struct EntriesTextTests {
+    static let pieces = [
+        "a", "é", "🌍", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{7}", "\u{1F}", "{\"k\":1}", " ", "日本", "\u{2028}",
+    ]
+
+    static func randomEntries(_ rng: inout SplitMix64) -> [EntryRecord] {
+        (0..<Int.random(in: 0...6, using: &rng)).map { index in
+            let text = (0..<Int.random(in: 0...8, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }
+                .joined()
+            let relevance: Relevance? =
+                Bool.random(using: &rng)
+                ? Relevance(
+                    score: [0, 1e-7, 50, 1.5e300, -0.0].randomElement(using: &rng)!,
+                    duration: [0, 0.125, 86_400].randomElement(using: &rng)!) : nil
+            return EntryRecord(
+                date: 1_800_000_000 + Double(index) * [1, 0.001, 1e-9].randomElement(using: &rng)!,
+                relevance: relevance, contentJSON: "{\"t\":\(String(reflecting: text))}")
+        }
+    }
+
+    static func decoded(_ text: String) -> [EntryRecord]? {
+        try? StateTransaction.decode([EntryRecord].self, text, table: "t", key: "k")
+    }
+
+    @Test func readsWhatBothWritersWriteAsJSONDecoderDoes() throws {
+        var rng = SplitMix64(seed: 0xE17)
+        for _ in 0..<500 {
+            let entries = Self.randomEntries(&rng)
+            for text in [try StateTransaction.encodeEntries(entries), try StateTransaction.encode(entries)] {
+                let fast = try #require(EntriesText.parse(text), "\(text)")
+                #expect(fast == entries)
+                #expect(fast == Self.decoded(text))
+            }
+        }
+        // Escapes the writers do not use, white space, null relevance, keys in any order.
+        let text = #" [ { "relevance" : null , "date" : 1.8e9 , "contentJSON" : "\u00e9\ud83c\udf0d\b\f\r\/" } ] "#
+        #expect(EntriesText.parse(text) == [EntryRecord(date: 1.8e9, contentJSON: "é🌍\u{8}\u{C}\r/")])
+        #expect(EntriesText.parse(text) == Self.decoded(text))
+    }
+
+    /// Anything outside the column's shape goes to JSONDecoder: nil here.
+    @Test func leavesTheRestToJSONDecoder() {
+        for text in [
+            #"[{"date":1,"contentJSON":"x","extra":1}]"#, #"[{"date":"+inf","contentJSON":"x"}]"#,
+            #"[{"date":1,"date":2,"contentJSON":"x"}]"#, #"[{"date":1e400,"contentJSON":"x"}]"#,
+            #"[{"date":01,"contentJSON":"x"}]"#, #"[{"date":1,"contentJSON":"\ud800"}]"#,
+            #"[{"date":1,"contentJSON":"x"}"#, #"[{"date":1,"contentJSON":"x"}] x"#, #"[{"date":1}]"#,
+            #"[{"date":1,"contentJSON":"x","relevance":{"score":1}}]"#, "[{\"date\":1,\"contentJSON\":\"\n\"}]",
+            #"[{"date":-,"contentJSON":"x"}]"#, #"[{"date":1.,"contentJSON":"x"}]"#, "",
+        ] {
+            #expect(EntriesText.parse(text) == nil, "\(text)")
+        }
+    }
+
+    /// Random byte changes to good columns: whenever the fast reader accepts
+    /// the result, JSONDecoder must read the same entries.
+    @Test func acceptsAMutatedColumnOnlyAsJSONDecoderReadsIt() throws {
+        var rng = SplitMix64(seed: 0xBAD)
+        let alphabet = Array(#"{}[]":,.-+eE0123456789 \nulrtfa"#.utf8)
+        var accepted = 0
+        for _ in 0..<3000 {
+            var bytes = Array(try StateTransaction.encodeEntries(Self.randomEntries(&rng)).utf8)
+            guard !bytes.isEmpty else { continue }
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                let at = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[at] = alphabet.randomElement(using: &rng)!
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(alphabet.randomElement(using: &rng)!, at: at)
+                }
+                if bytes.isEmpty { break }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if let fast = EntriesText.parse(text) {
+                accepted += 1
+                #expect(fast == Self.decoded(text), "\(text)")
+            }
+        }
+        #expect(accepted > 100, "the mutations should leave some columns readable")
+    }
+}
+
+/// A seeded generator (SplitMix64), so a failure repeats.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
