@@ -1,5 +1,11 @@
 import WidgetHostModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Reads the `timeline.entries` column, the JSON array of entries
 /// ``StateTransaction/encodeEntries(_:)`` writes, in one pass over its bytes:
 /// a restart reads every instance's timeline, and `JSONDecoder` spent 70 % of
@@ -25,6 +31,8 @@ enum EntriesText {
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// A string's bytes with its escapes undone (kept between strings).
+        var unescaped: [UInt8] = []
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -111,15 +119,19 @@ enum EntriesText {
             while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
             guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
             index = end + 1
-            let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            for (text, key) in Self.keys where name.elementsEqual(text.utf8) { return key }
-            return nil
+            let key: Key
+            let name: StaticString
+            switch (end - start, bytes[start]) {
+            case (11, UInt8(ascii: "c")): (key, name) = (.contentJSON, "contentJSON")
+            case (4, UInt8(ascii: "d")): (key, name) = (.date, "date")
+            case (9, UInt8(ascii: "r")): (key, name) = (.relevance, "relevance")
+            case (5, UInt8(ascii: "s")): (key, name) = (.score, "score")
+            case (8, UInt8(ascii: "d")): (key, name) = (.duration, "duration")
+            default: return nil
+            }
+            guard memcmp(bytes.baseAddress! + start, name.utf8Start, end - start) == 0 else { return nil }
+            return key
         }
-
-        private static let keys: [(String, Key)] = [
-            ("contentJSON", .contentJSON), ("date", .date), ("relevance", .relevance), ("score", .score),
-            ("duration", .duration),
-        ]
 
         /// A JSON string, unescaped; nil for a control character, a bad
         /// escape, a lone surrogate or bytes that are not UTF-8.
@@ -128,38 +140,42 @@ enum EntriesText {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
             index += 1
             var run = index
-            var unescaped: [UInt8]?
+            var escaped = false
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
                     let tail = UnsafeBufferPointer(rebasing: bytes[run..<index])
                     index += 1
-                    guard var text = unescaped else { return String(validating: tail, as: UTF8.self) }
-                    text.append(contentsOf: tail)
-                    return String(validating: text, as: UTF8.self)
+                    guard escaped else { return String(validating: tail, as: UTF8.self) }
+                    unescaped.append(contentsOf: tail)
+                    return String(validating: unescaped, as: UTF8.self)
                 }
                 if byte < 0x20 { return nil }
                 if byte != UInt8(ascii: "\\") {
                     index += 1
                     continue
                 }
-                var text = unescaped ?? []
-                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                if !escaped {
+                    unescaped.removeAll(keepingCapacity: true)
+                    escaped = true
+                }
+                unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
                 index += 1
                 guard index < bytes.count else { return nil }
                 let escape = bytes[index]
                 index += 1
                 switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
-                case UInt8(ascii: "b"): text.append(0x08)
-                case UInt8(ascii: "f"): text.append(0x0C)
-                case UInt8(ascii: "n"): text.append(0x0A)
-                case UInt8(ascii: "r"): text.append(0x0D)
-                case UInt8(ascii: "t"): text.append(0x09)
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escape)
+                case UInt8(ascii: "b"): unescaped.append(0x08)
+                case UInt8(ascii: "f"): unescaped.append(0x0C)
+                case UInt8(ascii: "n"): unescaped.append(0x0A)
+                case UInt8(ascii: "r"): unescaped.append(0x0D)
+                case UInt8(ascii: "t"): unescaped.append(0x09)
                 case UInt8(ascii: "u"):
                     guard var scalar = hex4() else { return nil }
                     if (0xD800..<0xDC00).contains(scalar) {
-                        guard take(UInt8(ascii: "\\"), skippingSpace: false), take(UInt8(ascii: "u"), skippingSpace: false),
+                        guard take(UInt8(ascii: "\\"), skippingSpace: false),
+                            take(UInt8(ascii: "u"), skippingSpace: false),
                             let low = hex4(), (0xDC00..<0xE000).contains(low)
                         else { return nil }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
@@ -167,10 +183,9 @@ enum EntriesText {
                         return nil
                     }
                     guard let value = Unicode.Scalar(scalar) else { return nil }
-                    text.append(contentsOf: UTF8.encode(value)!)
+                    unescaped.append(contentsOf: UTF8.encode(value)!)
                 default: return nil
                 }
-                unescaped = text
                 run = index
             }
             return nil
@@ -214,8 +229,12 @@ enum EntriesText {
                 }
                 guard digits() > 0 else { return nil }
             }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            guard let value = Double(text), value.isFinite else { return nil }
+            // strtod reads what the grammar above accepted, and stops where it
+            // stopped (the byte after a number in a whole column is `,` or `}`).
+            var end: UnsafeMutablePointer<CChar>?
+            let first = UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start).assumingMemoryBound(to: CChar.self)
+            let value = strtod(first, &end)
+            guard let end, end - first == index - start, value.isFinite else { return nil }
             return value
         }
 

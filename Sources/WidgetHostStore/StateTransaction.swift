@@ -428,7 +428,8 @@ public struct StateTransaction {
         var ledgers: [LedgerTable: [String: [Double]]] = [:]
         for table in LedgerTable.allCases {
             let sql = "SELECT id, instanceID, time FROM \(table.rawValue) ORDER BY time, id"
-            for row in try Row.fetchAll(db, sql: sql) {
+            let rows = try Row.fetchCursor(db, sql: sql)
+            while let row = try rows.next() {
                 let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
                 do {
                     let check = RowCheck(table: table.rawValue, key: id)
@@ -440,7 +441,10 @@ public struct StateTransaction {
             }
         }
         var timelines: [String: TimelineRecord] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM timeline") {
+        // Cursors: a row is read where SQLite holds it, not copied (the
+        // timelines of 100,000 instances are a gigabyte of text).
+        let timelineRows = try Row.fetchCursor(db, sql: "SELECT * FROM timeline")
+        while let row = try timelineRows.next() {
             let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
             do {
                 let check = RowCheck(table: "timeline", key: id)
@@ -483,7 +487,8 @@ public struct StateTransaction {
                 try reject(error, table: "failure", key: id)
             }
         }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM instance ORDER BY position") {
+        let instanceRows = try Row.fetchCursor(db, sql: "SELECT * FROM instance ORDER BY position")
+        while let row = try instanceRows.next() {
             let id: String = (try? row.decode(String.self, forColumn: "id")) ?? ""
             guard !bad.contains(id) else { continue }
             do {
