@@ -270,7 +270,7 @@ if Context.environment["WIDGETHOST_FUZZ"] != nil {
             path: "Fuzz/RunnerAnswer"),
         .target(
             name: "FuzzStateRow",
-            dependencies: ["WidgetHostStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["WidgetHostStore", "WidgetHostModel", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Fuzz/StateRow"),
     ]
 }

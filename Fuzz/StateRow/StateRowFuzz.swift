@@ -8,6 +8,7 @@
 // error; nothing traps.
 import Foundation
 import GRDB
+import WidgetHostModel
 
 @testable import WidgetHostStore
 
@@ -38,7 +39,15 @@ private func value(_ input: inout Bytes) -> DatabaseValue {
         return ["", "x", "{}", "[]", "{\"a\":1e999}", "null", "[1,2", "1.8e9", "atEnd", "{\"after\":1e25}"][
             Int(input.next()) % 10
         ].databaseValue
-    case 8: return Data([input.next(), input.next()]).databaseValue
+    case 8:
+        // An entries blob (v5), one byte of it changed.
+        var blob = [UInt8](
+            EntriesBlob.encode([
+                EntryRecord(date: 1.8e9, contentJSON: "{\"a\":1}"),
+                EntryRecord(date: 1.8e9 + small, relevance: Relevance(score: small), contentJSON: "{}"),
+            ]))
+        blob[Int(input.next()) % blob.count] = input.next()
+        return Data(blob).databaseValue
     case 9: return Int64(small).databaseValue
     case 10: return "k\(Int(small))".databaseValue
     default: return (small / 0.0).databaseValue  // ±inf (NaN is stored as NULL)

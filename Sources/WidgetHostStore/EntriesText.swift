@@ -6,10 +6,11 @@ import WidgetHostModel
     import Musl
 #endif
 
-/// Reads the `timeline.entries` column, the JSON array of entries
-/// ``StateTransaction/encodeEntries(_:)`` writes, in one pass over its bytes:
-/// a restart reads every instance's timeline, and `JSONDecoder` spent 70 % of
-/// a 100,000-instance restart on this column.
+/// Reads the `timeline.entries` column as schema v4 and earlier wrote it (the
+/// JSON array of entries `JSONEncoder` writes; since v5 it is an
+/// ``EntriesBlob``), in one pass over its bytes: the v5 migration and a row it
+/// left as text are read this way, where `JSONDecoder` spent 70 % of a
+/// 100,000-instance restart.
 ///
 /// It accepts the column's shape only: an array of objects with `date` (a
 /// number), `contentJSON` (a string) and an optional `relevance` (`null` or

@@ -1,4 +1,5 @@
 import GRDB
+import WidgetHostModel
 
 /// The store's schema, as append-only named migrations.
 ///
@@ -50,7 +51,7 @@ enum Schema {
                 t.primaryKey("instanceID", .text).references("instance", onDelete: .cascade)
                 t.column("policy", .text).notNull()  // atEnd | after | never
                 t.column("policyDate", .double)  // for `after`
-                t.column("entries", .text).notNull()  // JSON array of EntryRecord
+                t.column("entries", .text).notNull()  // JSON array of EntryRecord; a blob since v5 (EntriesBlob)
             }
             // Counted reloads (the rolling 24 h budget).
             try db.create(table: "reload_ledger") { t in
@@ -145,6 +146,32 @@ enum Schema {
                 t.column("time", .double).notNull()
             }
             try db.create(index: "push_ledger_on_instance_time", on: "push_ledger", columns: ["instanceID", "time"])
+        }
+        migrator.registerMigration("v5") { db in
+            // The timelines' entries as blobs (EntriesBlob) instead of JSON
+            // text, converted 500 rows at a time; a row that cannot be read
+            // stays as it is, and is set aside at load with the reason.
+            var last: Int64 = 0
+            while true {
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT rowid, entries FROM timeline WHERE rowid > ? AND typeof(entries) = 'text'
+                        ORDER BY rowid LIMIT 500
+                        """, arguments: [last])
+                guard let end = rows.last else { break }
+                last = end["rowid"]
+                for row in rows {
+                    let text: String = row["entries"]
+                    guard
+                        let entries = EntriesText.parse(text)
+                            ?? (try? StateTransaction.decode([EntryRecord].self, text, table: "timeline", key: ""))
+                    else { continue }
+                    try db.execute(
+                        sql: "UPDATE timeline SET entries = ? WHERE rowid = ?",
+                        arguments: [EntriesBlob.encode(entries), row["rowid"] as Int64])
+                }
+            }
         }
         return migrator
     }

@@ -50,34 +50,6 @@ public struct StateTransaction {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// The `entries` column: the same JSON as ``encode(_:)`` gives (an
-    /// array of `{"contentJSON", "date", "relevance"}` objects, read back by
-    /// `JSONDecoder`), written directly to bytes. Every completed reload
-    /// writes its timeline and Foundation's encoder was 40 % of the daemon's
-    /// loop under load (perf, docs/performance.md). A number that is not
-    /// finite (refused at the boundary, so never seen) goes through
-    /// ``encode(_:)``, which spells it as a string.
-    static func encodeEntries(_ entries: [EntryRecord]) throws -> String {
-        func finite(_ e: EntryRecord) -> Bool {
-            e.date.isFinite && (e.relevance.map { $0.score.isFinite && $0.duration.isFinite } ?? true)
-        }
-        guard entries.allSatisfy(finite) else { return try encode(entries) }
-        var out = JSONBytes(capacity: entries.reduce(2) { $0 + $1.contentJSON.utf8.count + 64 })
-        out.raw("[")
-        for (index, entry) in entries.enumerated() {
-            if index > 0 { out.raw(",") }
-            out.raw("{\"contentJSON\":")
-            out.quote(entry.contentJSON)
-            out.raw(",\"date\":\(entry.date)")
-            if let relevance = entry.relevance {
-                out.raw(",\"relevance\":{\"duration\":\(relevance.duration),\"score\":\(relevance.score)}")
-            }
-            out.raw("}")
-        }
-        out.raw("]")
-        return out.text
-    }
-
     /// The `inFlight` column, the same JSON as ``encode(_:)`` gives, written
     /// directly (every issued reload writes one); the trigger and charge
     /// through `once` (``encodeOnce(_:)``: the same few values recur).
@@ -117,7 +89,7 @@ public struct StateTransaction {
         return out.text
     }
 
-    /// JSON text built as bytes (``encodeEntries(_:)``, ``encodeInFlight(_:once:)``).
+    /// JSON text built as bytes (``encodeInFlight(_:once:)``).
     private struct JSONBytes {
         var bytes: [UInt8] = []
 
@@ -169,6 +141,21 @@ public struct StateTransaction {
             return try decoder.decode(type, from: Data(text.utf8))
         } catch {
             throw StateStoreError.corruptRow(table: table, key: key, detail: "\(error)")
+        }
+    }
+
+    /// The `entries` column: a blob (``EntriesBlob``, schema v5), or JSON
+    /// text (written before v5, or a row the v5 migration could not read).
+    static func entries(_ row: Row, check: RowCheck) throws -> [EntryRecord] {
+        let value: DatabaseValue = row["entries"] ?? .null
+        switch value.storage {
+        case .blob(let data):
+            do { return try EntriesBlob.decode(data) } catch { throw check.corrupt("entries: \(error.description)") }
+        case .string(let text):
+            return try EntriesText.parse(text)
+                ?? decode([EntryRecord].self, text, table: check.table, key: check.key)
+        default:
+            throw check.corrupt("entries is \(value), expected an entries blob or JSON text")
         }
     }
 
@@ -273,7 +260,7 @@ public struct StateTransaction {
                     ON CONFLICT(instanceID) DO UPDATE SET
                       policy = excluded.policy, policyDate = excluded.policyDate, entries = excluded.entries
                     """
-            ).execute(arguments: [i.id, policy, date, try Self.encodeEntries(timeline.entries)])
+            ).execute(arguments: [i.id, policy, date, EntriesBlob.encode(timeline.entries)])
         } else {
             try db.cachedStatement(sql: "DELETE FROM timeline WHERE instanceID = ?").execute(arguments: [i.id])
         }
@@ -455,10 +442,7 @@ public struct StateTransaction {
                 case "after": policy = .after(try check.time(row, "policyDate"))
                 case let other: throw check.corrupt("policy is \(other), expected atEnd, after or never")
                 }
-                let text: String = try check.value(row, "entries")
-                let entries =
-                    try EntriesText.parse(text)
-                    ?? decode([EntryRecord].self, text, table: "timeline", key: id)
+                let entries = try Self.entries(row, check: check)
                 for (index, entry) in entries.enumerated() {
                     try check.time(entry.date, "entries[\(index)].date")
                     if let relevance = entry.relevance {

@@ -49,8 +49,7 @@ struct IncrementalWriteTests {
             EntryRecord(date: t0 + 0.125, relevance: Relevance(score: 1e-7, duration: 86_400), contentJSON: "{}"),
             EntryRecord(date: 253_402_300_799, relevance: Relevance(score: 0), contentJSON: "{\"n\":-0.0}"),
         ]
-        let text = try StateTransaction.encodeEntries(entries)
-        #expect(try StateTransaction.decode([EntryRecord].self, text, table: "t", key: "k") == entries)
+        #expect(try EntriesBlob.decode(EntriesBlob.encode(entries)) == entries)
         #expect(
             try StateTransaction.decode([EntryRecord].self, StateTransaction.encode(entries), table: "t", key: "k")
                 == entries)

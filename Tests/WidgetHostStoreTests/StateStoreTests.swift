@@ -59,8 +59,8 @@ func simulatedDay() -> ReloadScheduler {
 @Suite struct StateStoreTests {
     @Test func migratesFromEmpty() throws {
         let store = try StateStore.inMemory()
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
-        #expect(StateStore.knownMigrations == ["v1", "v2", "v3", "v4"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(StateStore.knownMigrations == ["v1", "v2", "v3", "v4", "v5"])
         #expect(try store.loadSchedulerState() == SchedulerState())
         #expect(try store.checkIntegrity())
     }
@@ -72,7 +72,7 @@ func simulatedDay() -> ReloadScheduler {
         #expect(FileManager.default.fileExists(atPath: path))
         // Reopening runs no migration twice.
         let again = try StateStore(path: path)
-        #expect(try again.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try again.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
     }
 
     @Test func roundTripsARealSchedulerDay() throws {

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import Testing
+import WidgetHostModel
+import WidgetHostScheduler
+
+@testable import WidgetHostStore
+
+/// The v5 `entries` column: round trips, refuses what is not one (an error,
+/// never a trap), and the v5 migration converts the JSON text of older files.
+@Suite struct EntriesBlobTests {
+    @Test func roundTripsEveryEntry() throws {
+        var rng = SplitMix64(seed: 0xB10B)
+        for _ in 0..<300 {
+            let entries = EntriesTextTests.randomEntries(&rng)
+            #expect(try EntriesBlob.decode(EntriesBlob.encode(entries)) == entries)
+        }
+        #expect(try EntriesBlob.decode(EntriesBlob.encode([])) == [])
+    }
+
+    @Test func refusesWhatIsNotAnEntriesBlob() throws {
+        let good = [UInt8](
+            EntriesBlob.encode([
+                EntryRecord(date: 1_800_000_000, contentJSON: "{\"é\":1}"),
+                EntryRecord(date: 1_800_000_060, relevance: Relevance(score: 5), contentJSON: "{}"),
+            ]))
+        var cases: [(String, [UInt8])] = [
+            ("shorter than its header", []), ("shorter than its header", Array(good.prefix(7))),
+            ("is not version 1", [2] + good.dropFirst()),
+            ("reserved bytes", [1, 0, 7] + good.dropFirst(3)),
+            ("holds", Array(good.prefix(8 + 32))),  // the count says 2 entries
+            ("bytes after its last content", good + [0x20]),
+            ("runs past", Array(good.dropLast())),
+        ]
+        var badFlags = good
+        badFlags[8 + 28] = 2
+        cases.append(("unknown flags 2", badFlags))
+        var notUTF8 = good
+        notUTF8[8 + 64] = 0xFF  // the first content's first byte
+        cases.append(("not UTF-8", notUTF8))
+        for (expected, bytes) in cases {
+            #expect {
+                try EntriesBlob.decode(Data(bytes))
+            } throws: { error in
+                "\(error)".contains(expected)
+            }
+        }
+        // Random damage: an error or entries, never a trap.
+        var rng = SplitMix64(seed: 0xDA)
+        for _ in 0..<5000 {
+            var bytes = good
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            _ = try? EntriesBlob.decode(Data(bytes))
+        }
+    }
+
+    /// A file written before v5 (entries as JSON text) is converted by the
+    /// v5 migration; a row it cannot read stays text and is set aside at load.
+    @Test func theV5MigrationConvertsTheTextColumns() throws {
+        let path = temporaryPath("v5-migration")
+        let saved: SchedulerState
+        do {
+            let store = try StateStore(path: path)
+            try store.saveSchedulerState(simulatedDay().state)
+            saved = try store.loadSchedulerState()
+            // Back to what v4 wrote: JSON text, and v5 not applied.
+            for s in saved.instances {
+                guard let timeline = s.timeline else { continue }
+                let text = try StateTransaction.encode(timeline.entries)
+                try store.execute(sql: "UPDATE timeline SET entries = '\(text)' WHERE instanceID = '\(s.instance.id)'")
+            }
+            try store.execute(sql: "UPDATE timeline SET entries = '[{\"date\": 1' WHERE instanceID = 'w3'")
+            try store.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5'")
+        }
+        let store = try StateStore(path: path)
+        #expect(try store.appliedMigrations().last == "v5")
+        let (state, setAside) = try store.loadSchedulerStateSettingAsideBadRows(at: t0)
+        #expect(state.instances == saved.instances.filter { $0.instance.id != "w3" })
+        #expect(setAside.map(\.key) == ["w3"])
+        let types = try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT typeof(entries) FROM timeline ORDER BY instanceID")
+        }
+        #expect(!types.isEmpty && types.allSatisfy { $0 == "blob" }, "converted; the unreadable row went with its instance: \(types)")
+    }
+}
