@@ -233,7 +233,8 @@ enum EntriesText {
             // strtod reads what the grammar above accepted, and stops where it
             // stopped (the byte after a number in a whole column is `,` or `}`).
             var end: UnsafeMutablePointer<CChar>?
-            let first = UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start).assumingMemoryBound(to: CChar.self)
+            let first = UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start).assumingMemoryBound(
+                to: CChar.self)
             let value = strtod(first, &end)
             guard let end, end - first == index - start, value.isFinite else { return nil }
             return value
@@ -249,7 +250,8 @@ enum EntriesText {
 
         private mutating func literalNull() -> Bool {
             skipSpace()
-            guard index + 4 <= bytes.count, UnsafeBufferPointer(rebasing: bytes[index..<index + 4]).elementsEqual("null".utf8)
+            guard index + 4 <= bytes.count,
+                UnsafeBufferPointer(rebasing: bytes[index..<index + 4]).elementsEqual("null".utf8)
             else { return false }
             index += 4
             return true

@@ -166,7 +166,6 @@ public struct StateTransaction {
         var retryAt: Double
     }
 
-
     // MARK: Instances
 
     /// The columns of an `instance` row, in the order ``write(_:position:timeline:)`` binds them.

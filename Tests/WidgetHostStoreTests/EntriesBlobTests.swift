@@ -82,6 +82,8 @@ import WidgetHostScheduler
         let types = try DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT typeof(entries) FROM timeline ORDER BY instanceID")
         }
-        #expect(!types.isEmpty && types.allSatisfy { $0 == "blob" }, "converted; the unreadable row went with its instance: \(types)")
+        #expect(
+            !types.isEmpty && types.allSatisfy { $0 == "blob" },
+            "converted; the unreadable row went with its instance: \(types)")
     }
 }
