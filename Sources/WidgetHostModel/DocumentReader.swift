@@ -6,6 +6,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Synchronization
 
 /// A problem in a JSON document a person wrote (a scenario, the daemon's
 /// configuration): names the file, the line and column, the field, the
@@ -34,10 +35,26 @@ public struct DocumentReader: Sendable {
     public var root: JSONValue
     /// Where the format is documented, appended to every error.
     public var documentation: String
-    /// Where each value starts, keyed by JSON path.
-    public var positions: [String: JSONLocator.Position]
-    /// The document's bytes, to read integers from their literal text.
-    private var source: [UInt8]
+    /// Where each value starts, keyed by JSON path: worked out at the first
+    /// use (an error's line and column, a big integer's literal), not for
+    /// every document read (a configuration of 100,000 instances).
+    public var positions: [String: JSONLocator.Position] { located.positions }
+    /// The document's bytes and, once asked for, its positions.
+    private let located: Located
+
+    private final class Located: Sendable {
+        let source: [UInt8]
+        private let cache = Mutex<[String: JSONLocator.Position]?>(nil)
+
+        init(source: [UInt8]) { self.source = source }
+
+        var positions: [String: JSONLocator.Position] {
+            if let known = cache.withLock({ $0 }) { return known }
+            let found = JSONLocator.positions(in: String(decoding: source, as: UTF8.self))
+            cache.withLock { $0 = found }
+            return found
+        }
+    }
 
     /// Reads and parses `file`; a missing file or invalid JSON is a ``DocumentError``.
     /// `file` may also be a pipe (`<(...)`, a FIFO) or `-` for standard input:
@@ -78,7 +95,7 @@ public struct DocumentReader: Sendable {
     public init(file: String, text: String, documentation: String) throws(DocumentError) {
         self.file = file
         self.documentation = documentation
-        self.source = Array(text.utf8)
+        self.located = Located(source: Array(text.utf8))
         do {
             root = try JSONValue.parse(text)
         } catch {
@@ -93,7 +110,6 @@ public struct DocumentReader: Sendable {
             throw DocumentError(
                 "\(file)\(location): not valid JSON: \(error.explanation); see \(documentation) for the format")
         }
-        positions = JSONLocator.positions(in: text)
     }
 
     /// An error naming the file, the line and column of `field` (or of the
@@ -179,7 +195,8 @@ public struct DocumentReader: Sendable {
                 field,
                 "expected a whole number from \(range.lowerBound) to \(range.upperBound), found a \(value.typeName)")
         }
-        let literal = self.literal(at: field)
+        // Below 2^53 the number is exact; above it, its literal text says which integer it was.
+        let literal = abs(number) < Bounds.largestExactInteger ? nil : self.literal(at: field)
         let parsed: Int?
         if let literal, literal.allSatisfy({ $0 == "-" || $0.isASCII && $0.isNumber }) {
             parsed = Int(literal)  // nil when beyond Int
@@ -198,6 +215,7 @@ public struct DocumentReader: Sendable {
     /// The literal text of the scalar value at `field`, when its position is known.
     private func literal(at field: String) -> String? {
         guard let position = positions[field] else { return nil }
+        let source = located.source
         var line = 1
         var index = 0
         while line < position.line, index < source.count {
