@@ -10,19 +10,23 @@ import WidgetHostScheduler
 /// entry is displayed when the duration is 0); equal scores keep the
 /// configuration's order.
 extension Daemon {
-    /// Every instance's place in its stack (1: on top), with its score, computed afresh.
-    func stackRanks(at now: Double) -> [String: (rank: Int, score: Double, size: Int)] {
-        var stacks: [WidgetFamily: [String]] = [:]
-        for s in scheduler.state.instances { stacks[s.instance.family, default: []].append(s.instance.id) }
-        var ranks: [String: (rank: Int, score: Double, size: Int)] = [:]
-        for members in stacks.values {
-            var scores: [String: Double] = [:]
-            for id in members { scores[id] = scheduler.relevanceScore(of: id, at: now) }
-            for (index, id) in RelevanceOrder.sorted(members, score: { scores[$0] ?? 0 }).enumerated() {
-                ranks[id] = (index + 1, scores[id] ?? 0, members.count)
-            }
+    /// Records every instance's relevance score in force at `now` (what the
+    /// event stream compares later scores with); the ranks are made per
+    /// stack when asked (``cachedRanks(of:with:)``).
+    func primeScores(at now: Double) {
+        let ids = scheduler.instanceIDs
+        watch.scores.reserveCapacity(ids.count)
+        for id in ids { watch.scores[id] = scheduler.relevanceScore(of: id, at: now) }
+    }
+
+    /// The ids of the instances of `family` (a stack), in the configuration's
+    /// order, read in place (a filter over the instances copies each one).
+    func members(of family: WidgetFamily) -> [String] {
+        scheduler.state.instances.withUnsafeBufferPointer { all in
+            var ids: [String] = []
+            for index in all.indices where all[index].instance.family == family { ids.append(all[index].instance.id) }
+            return ids
         }
-        return ranks
     }
 
     /// The ranks of a stack by the scores the event stream last published
@@ -32,10 +36,8 @@ extension Daemon {
     /// of the stack since) makes it again.
     func cachedRanks(of family: WidgetFamily, with id: String) -> (ranks: [String: Int], size: Int) {
         if let cached = watch.ranks[family], cached.ranks[id] != nil { return cached }
-        if !watch.primed {
-            for (id, place) in stackRanks(at: clock.now()) { watch.scores[id] = place.score }
-        }
-        let members = scheduler.state.instances.filter { $0.instance.family == family }.map(\.instance.id)
+        if !watch.primed { primeScores(at: clock.now()) }
+        let members = members(of: family)
         var ranks: [String: Int] = [:]
         for (index, id) in RelevanceOrder.sorted(members, score: { watch.scores[$0] ?? 0 }).enumerated() {
             ranks[id] = index + 1

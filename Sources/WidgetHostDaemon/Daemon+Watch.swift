@@ -94,10 +94,8 @@ extension Daemon {
     func serviceWatch() {
         let now = clock.now()
         if !watch.primed {
-            for s in scheduler.state.instances {
-                watch.entries.set(s.instance.id, scheduler.nextEntryChange(of: s.instance.id, after: now))
-            }
-            for (id, place) in stackRanks(at: now) { watch.scores[id] = place.score }
+            for id in scheduler.instanceIDs { watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now)) }
+            primeScores(at: now)
             for family in Set(scheduler.state.instances.map(\.instance.family)) {
                 watch.stackTops[family] = stackTop(of: family)
             }
@@ -176,7 +174,7 @@ extension Daemon {
 
     /// The first instances of a stack by relevance (the scores last published).
     func stackTop(of family: WidgetFamily) -> [String] {
-        let members = scheduler.state.instances.filter { $0.instance.family == family }.map(\.instance.id)
+        let members = members(of: family)
         return Array(
             RelevanceOrder.sorted(members) { watch.scores[$0] ?? 0 }.prefix(WatchState.stackTopSize))
     }

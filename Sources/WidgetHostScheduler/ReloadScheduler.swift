@@ -440,7 +440,16 @@ public struct ReloadScheduler: Sendable {
         index[id].map { state.instances[$0] }
     }
 
-    public var instanceIDs: [String] { state.instances.map(\.instance.id) }
+    /// The instances' ids, in the order they were added.
+    public var instanceIDs: [String] {
+        // In place: mapping the instances would copy each one's whole state.
+        state.instances.withUnsafeBufferPointer { all in
+            var ids: [String] = []
+            ids.reserveCapacity(all.count)
+            for index in all.indices { ids.append(all[index].instance.id) }
+            return ids
+        }
+    }
 
     /// WidgetCenter's `getCurrentConfigurations()`: the placed instances, of
     /// one app or of all.
