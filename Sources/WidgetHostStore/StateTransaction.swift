@@ -470,14 +470,19 @@ public struct StateTransaction {
                 try reject(error, table: "failure", key: id)
             }
         }
-        let instanceRows = try Row.fetchCursor(db, sql: "SELECT * FROM instance ORDER BY position")
+        let instanceStatement = try db.makeStatement(sql: "SELECT * FROM instance ORDER BY position")
+        var columns: [String: Int] = [:]
+        for (index, name) in instanceStatement.columnNames.enumerated() where columns[name] == nil {
+            columns[name] = index
+        }
+        let instanceRows = try Row.fetchCursor(instanceStatement)
         while let row = try instanceRows.next() {
             let id: String = (try? row.decode(String.self, forColumn: "id")) ?? ""
             guard !bad.contains(id) else { continue }
             do {
                 state.instances.append(
                     try instanceState(
-                        row, id: id, timeline: timelines[id], ledger: ledgers[.reloads]?[id] ?? [],
+                        row, columns: columns, id: id, timeline: timelines[id], ledger: ledgers[.reloads]?[id] ?? [],
                         pushLedger: ledgers[.pushes]?[id] ?? [], failure: failures[id]))
             } catch {
                 try reject(error, table: "instance", key: id)
@@ -528,10 +533,11 @@ public struct StateTransaction {
 
     /// One instance row, checked, with its timeline, ledgers and failure.
     private static func instanceState(
-        _ row: Row, id: String, timeline: TimelineRecord?, ledger: [Double], pushLedger: [Double],
+        _ row: Row, columns: [String: Int], id: String, timeline: TimelineRecord?, ledger: [Double],
+        pushLedger: [Double],
         failure: FailureRecord?
     ) throws -> InstanceState {
-        let check = RowCheck(table: "instance", key: id)
+        let check = RowCheck(table: "instance", key: id, columns: columns)
         let familyBits = try check.integer(row, "family")
         guard let bits = UInt32(exactly: familyBits), let family = WidgetFamily(rawValue: bits) else {
             throw check.corrupt("family \(familyBits) is not a widget family")
