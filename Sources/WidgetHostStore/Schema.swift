@@ -164,7 +164,7 @@ enum Schema {
                 for row in rows {
                     let text: String = row["entries"]
                     guard
-                        let entries = EntriesText.parse(text)
+                        let entries = StateTransaction.entries(json: text)
                             ?? (try? StateTransaction.decode([EntryRecord].self, text, table: "timeline", key: ""))
                     else { continue }
                     try db.execute(

@@ -12,7 +12,7 @@ import WidgetHostScheduler
     @Test func roundTripsEveryEntry() throws {
         var rng = SplitMix64(seed: 0xB10B)
         for _ in 0..<300 {
-            let entries = EntriesTextTests.randomEntries(&rng)
+            let entries = EntriesJSONTests.randomEntries(&rng)
             #expect(try EntriesBlob.decode(EntriesBlob.encode(entries)) == entries)
         }
         #expect(try EntriesBlob.decode(EntriesBlob.encode([])) == [])
