@@ -137,7 +137,7 @@ extension Daemon {
                 counts.instances = all.count
                 for index in all.indices {
                     if all[index].instance.isVisible { counts.visible += 1 }
-                    if all[index].inFlight != nil { counts.inFlight += 1 }
+                    if all[index].isInFlight { counts.inFlight += 1 }
                     if all[index].consecutiveFailures > 0 { counts.failing += 1 }
                 }
             }

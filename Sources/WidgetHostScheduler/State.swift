@@ -56,6 +56,13 @@ public struct InstanceState: Sendable, Hashable, Codable {
     private var storedVisibleSince = Double.nan
     public var views = ViewHistory()
     public var inFlight: InFlightReload?
+    /// Whether a reload is in flight, read in place (`inFlight != nil` from
+    /// another module copies the 192-byte record to compare it with nil:
+    /// `status` counts every instance's).
+    public var isInFlight: Bool {
+        if case .some = inFlight { return true }
+        return false
+    }
     public var consecutiveFailures = 0
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
