@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -6,7 +8,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// A problem in a JSON document a person wrote (a scenario, the daemon's
 /// configuration): names the file, the line and column, the field, the
@@ -195,10 +196,13 @@ public struct DocumentReader: Sendable {
                 field,
                 "expected a whole number from \(range.lowerBound) to \(range.upperBound), found a \(value.typeName)")
         }
-        // Below 2^53 the number is exact; above it, its literal text says which integer it was.
-        let literal = abs(number) < Bounds.largestExactInteger ? nil : self.literal(at: field)
+        // Below 2^53 the number is exact; above it, its literal text says
+        // which integer it was (positions are worked out only then, or for an error).
         let parsed: Int?
-        if let literal, literal.allSatisfy({ $0 == "-" || $0.isASCII && $0.isNumber }) {
+        if abs(number) < Bounds.largestExactInteger {
+            parsed = Bounds.exactInt(number)
+        } else if let literal = self.literal(at: field), literal.allSatisfy({ $0 == "-" || $0.isASCII && $0.isNumber })
+        {
             parsed = Int(literal)  // nil when beyond Int
         } else {
             parsed = Bounds.exactInt(number)
@@ -206,7 +210,7 @@ public struct DocumentReader: Sendable {
         guard let parsed, range.contains(parsed) else {
             throw fail(
                 field,
-                "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(literal ?? "\(number)")"
+                "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(self.literal(at: field) ?? "\(number)")"
             )
         }
         return parsed

@@ -189,8 +189,9 @@ struct CenterBuild: Sendable {
     /// Runs the probe; `rc` is the first `rc=` it printed.
     func probe(_ socket: String, _ arguments: String...) throws -> (rc: Int, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: probeExecutable)
-        process.arguments = [socket] + arguments
+        // Bounded: a probe that hangs fails its test instead of the whole run.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "300", probeExecutable, socket] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

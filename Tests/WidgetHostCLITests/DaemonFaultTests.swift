@@ -79,6 +79,12 @@ struct DaemonStateFaultTests {
         try process.run()
         defer {
             kill(process.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(60)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                Issue.record("the second daemon did not exit within 60 s of SIGTERM")
+                kill(process.processIdentifier, SIGKILL)
+            }
             process.waitUntilExit()
         }
         try waitUntil("the daemon listens in \(runtime)") {

@@ -340,6 +340,10 @@ struct DaemonTests {
                 "{\"instances\": [],\n \"failures\": {\"quarantineAfterCrashes\": 1e300}}",
                 "host.json:2:41: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found 1e300"
             ),
+            (
+                "{\"instances\": [],\n \"failures\": {\"quarantineAfterCrashes\": -5}}",
+                "host.json:2:41: failures.quarantineAfterCrashes: expected a whole number from 1 to 1000000, found -5 (see"
+            ),
             ("{\"instances\": [],\n  \"colour\": 1}", "host.json:2:13: colour: unknown field"),
             // Deeper than JSONDecoder takes without trapping: an error, not a crash
             // (the 512th bracket of line 2 opens level 513, inside the object).
