@@ -63,6 +63,21 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         let first = firstIndex(inWindowEndingAt: times.last ?? time, window: window)
         if first > 0 { times.removeFirst(first) }
     }
+
+    /// Takes back one event recorded at exactly `time` (a charge returned:
+    /// the reload it paid for never ran to the end). Returns whether there
+    /// was one.
+    ///
+    /// ```swift
+    /// var ledger = RollingLedger(times: [100, 400])
+    /// ledger.forget(400)  // true; ledger.times == [100]
+    /// ```
+    @discardableResult
+    public mutating func forget(_ time: Double) -> Bool {
+        guard let index = times.lastIndex(of: time) else { return false }
+        times.remove(at: index)
+        return true
+    }
 }
 
 /// How often an instance is viewed, as the set of distinct hours (of the last

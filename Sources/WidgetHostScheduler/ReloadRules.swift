@@ -17,7 +17,7 @@ struct ReloadRules {
     /// Whether a candidate of `s` is a free reload under the host-wide cap.
     func hasCappedCandidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge) -> Bool {
         if configuration.developerMode { return false }
-        if let r = s.pointee.request, case .free(let reason) = r.charge, reason != .instanceAdded, reason != .push {
+        if let r = s.pointee.request, case .free(let reason) = r.charge, reason.isCapped {
             return true
         }
         if s.pointee.locationChangeAt != nil { return true }
@@ -191,7 +191,7 @@ struct ReloadRules {
             actual = limited
             actualCause = limitedCause
         }
-        if case .free(let reason) = charge, reason != .instanceAdded, reason != .push {
+        if case .free(let reason) = charge, reason.isCapped {
             let back = freeLedger.nextAllowed(
                 from: actual, limit: configuration.freeReloadLimit, window: configuration.freeReloadWindow)
             if back > actual {

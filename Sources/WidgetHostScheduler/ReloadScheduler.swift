@@ -863,7 +863,7 @@ public struct ReloadScheduler: Sendable {
         case .free(.push):
             state.instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
-            if reason != .instanceAdded { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
+            if reason.isCapped { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
         let dueSince = plan.deferral?.from ?? plan.time
         state.instances[p].inFlight = InFlightReload(decision: decision, dueSince: dueSince)

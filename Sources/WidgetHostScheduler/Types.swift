@@ -137,6 +137,12 @@ public enum FreeReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// A push update: not counted against the timeline budget nor the
     /// host-wide free-reload cap, but against the instance's push budget.
     case push
+
+    /// Whether a reload for this reason counts against the host-wide cap on
+    /// free reloads (`freeReloadLimit` per `freeReloadWindow`): every reason
+    /// but a placement (`instanceAdded`) and a push (which has its own
+    /// budget). The one place that decides it.
+    public var isCapped: Bool { self != .instanceAdded && self != .push }
 }
 
 /// Whether a reload is counted against the instance's budget.

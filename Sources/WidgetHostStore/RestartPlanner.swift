@@ -17,9 +17,12 @@ import WidgetHostScheduler
 ///   time advanced more than real time): times are moved forward by the
 ///   excess, so the jump neither expires ledger entries (no budget granted)
 ///   nor makes more than one reload per instance due.
-/// - An in-flight reload died with the host: it stays counted, and its
-///   reload is due again (explicit: the request is restored; policy: the
-///   policy is due), which is that instance's one catch-up reload.
+/// - An in-flight reload died with the host (killed, or queued and not
+///   started at a stop): its reload is due again (explicit: the request is
+///   restored; policy: the policy is due), which is that instance's one
+///   catch-up reload, and the charge it paid is returned (its entry leaves
+///   the budget, push or free-reload ledger) because the redo pays it: one
+///   charge for the one reload that runs to the end, whatever the host did.
 public enum RestartPlanner {
     public struct Reconciliation: Sendable, Hashable {
         public var state: SchedulerState
@@ -83,6 +86,15 @@ public enum RestartPlanner {
             if let flight = s.inFlight {
                 s.inFlight = nil
                 let dueSince = min(flight.dueSince + shift, now)
+                // Where the charge is now: the free ledger was moved as
+                // `min(t + shift, now)`, the instance's ledgers only by a shift.
+                let time = flight.decision.time
+                let moved = shift == 0 ? time : min(time + shift, now)
+                switch flight.decision.charge {
+                case .counted: s.ledger.forget(moved)
+                case .free(.push): s.pushLedger.forget(moved)
+                case .free(let reason): if reason.isCapped { result.freeLedger.forget(min(time + shift, now)) }
+                }
                 if flight.decision.trigger.isExplicit {
                     if s.request == nil || (s.request!.charge.isCounted && !flight.decision.charge.isCounted) {
                         s.request = PendingRequest(
@@ -91,7 +103,7 @@ public enum RestartPlanner {
                 } else if s.policyDue == nil || s.policyDue! > dueSince {
                     s.policyDue = dueSince
                 }
-                notes.append("\(s.instance.id): reload in flight at shutdown is due again")
+                notes.append("\(s.instance.id): reload in flight at shutdown is due again (its charge returned)")
             }
             let due =
                 (s.policyDue.map { $0 <= now } ?? false) || (s.request.map { $0.requestedAt <= now } ?? false)

@@ -143,7 +143,7 @@ struct Scenario {
         for r in records {
             let d = r.decision
             if d.charge.isCounted { counted[d.instanceID, default: []].append(d.time) }
-            if case .free(let reason) = d.charge, reason != .instanceAdded, reason != .push { capped.append(d.time) }
+            if case .free(let reason) = d.charge, reason.isCapped { capped.append(d.time) }
             if d.charge == .free(.push) { pushes[d.instanceID, default: []].append(d.time) }
         }
         // Push reloads: never over the push allowance in any 24 h window, and

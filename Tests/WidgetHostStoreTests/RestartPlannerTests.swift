@@ -98,20 +98,48 @@ func reloads(_ state: SchedulerState, _ config: SchedulerConfiguration, from now
         }
     }
 
-    @Test func inFlightReloadIsDueAgainAndStaysCounted() {
+    /// A reload in flight when the host stopped (killed, or queued and not
+    /// started at a stop) is due again, and the charge it paid is returned
+    /// so that the redo pays it: one charge per reload that runs to the end,
+    /// counted, push and capped free alike; with the clock as it was and
+    /// after it went back an hour.
+    @Test(arguments: [0.0, -hour])
+    func inFlightReloadIsDueAgainAndChargedOnce(clockMove: Double) throws {
         var config = SchedulerConfiguration()
         config.maximumJitter = 0
         var s = ReloadScheduler(configuration: config)
-        s.add(WidgetInstance(id: "a", plugin: "p", kind: "k", app: "app"), at: t0)
+        let ids = ["counted", "intent", "push"]
+        for id in ids { s.add(WidgetInstance(id: id, plugin: "p", kind: id, app: "app"), at: t0) }
         _ = s.dueReloads(at: t0)
-        s.complete("a", with: .success(TimelineRecord(entries: [], policy: .after(t0 + hour))), at: t0)
-        _ = s.dueReloads(at: t0 + hour)
-        #expect(s.instanceState("a")!.inFlight != nil)
-        let ledger = s.instanceState("a")!.ledger
-        let r = RestartPlanner.reconcile(state: s.state, lastSeen: t0 + hour, now: t0 + hour + 600)
-        #expect(r.state.instances[0].inFlight == nil)
-        #expect(r.state.instances[0].ledger == ledger)
-        #expect(r.catchUp == ["a"])
-        #expect(reloads(r.state, config, from: t0 + hour + 600, for: 1).count == 1)
+        for id in ids {
+            let policy: ReloadPolicy = id == "counted" ? .after(t0 + hour) : .never
+            s.complete(id, with: .success(TimelineRecord(entries: [], policy: policy)), at: t0)
+        }
+        let stop = t0 + hour
+        s.push(kind: "push", at: stop)
+        s.handle(.appIntent(instance: "intent"), at: stop)
+        let interrupted = s.dueReloads(at: stop).flatMap(\.decisions).sorted { $0.instanceID < $1.instanceID }
+        #expect(interrupted.map(\.charge) == [.counted, .free(.appIntent), .free(.push)])
+        let stopped = s.state
+        func ledgers(_ state: SchedulerState) -> [Int] {
+            state.instances.map { $0.ledger.times.count + $0.pushLedger.times.count } + [state.freeLedger.times.count]
+        }
+        #expect(ledgers(stopped) == [1, 0, 1, 1])
+
+        let now = stop + 600 + clockMove
+        let r = RestartPlanner.reconcile(state: stopped, lastSeen: stop, now: now)
+        #expect(r.state.instances.allSatisfy { $0.inFlight == nil })
+        #expect(r.catchUp == ids)
+        #expect(ledgers(r.state) == [0, 0, 0, 0], "every charge of an unfinished reload returned")
+        #expect(r.notes.contains("push: reload in flight at shutdown is due again (its charge returned)"))
+
+        // The redo pays it, once: the same charges as before the stop.
+        var restarted = ReloadScheduler(configuration: config, state: r.state)
+        let redone = restarted.dueReloads(at: now).flatMap(\.decisions).sorted { $0.instanceID < $1.instanceID }
+        #expect(redone.map(\.instanceID) == ids)
+        #expect(redone.map(\.charge) == interrupted.map(\.charge))
+        #expect(ledgers(restarted.state) == [1, 0, 1, 1])
+        #expect(restarted.instanceState("counted")!.ledger.times == [now])
+        #expect(restarted.instanceState("push")!.pushLedger.times == [now])
     }
 }
