@@ -37,16 +37,25 @@ struct RowCheck {
     /// (a restart checks 23 columns of 100,000 instance rows: GRDB finds a
     /// column by name with a case-insensitive search).
     var columns: [String: Int]?
+    /// The statement the rows are stepped from, when the caller iterates one
+    /// with `columns`: its values are read straight from SQLite (GRDB's
+    /// generic decoding, not specialized across modules, looked types up at
+    /// run time: a tenth of a 100,000-instance restart).
+    var statement: Statement?
 
-    init(table: String, key: String, columns: [String: Int]? = nil) {
+    init(table: String, key: String, columns: [String: Int]? = nil, statement: Statement? = nil) {
         self.table = table
         self.key = key
         self.columns = columns
+        self.statement = statement
     }
 
     /// The raw value of `column`.
     private func raw(_ row: Row, _ column: String) -> DatabaseValue {
-        if let index = columns?[column] { return row[index] }
+        if let index = columns?[column] {
+            if let statement { return DatabaseValue(sqliteStatement: statement.sqliteStatement, index: CInt(index)) }
+            return row[index]
+        }
         return row[column] ?? .null
     }
 
@@ -54,22 +63,21 @@ struct RowCheck {
 
     /// The column decoded as `T` (NULL in a non-optional, or another type, is a problem).
     func value<T: DatabaseValueConvertible>(_ row: Row, _ column: String, as type: T.Type = T.self) throws -> T {
-        do {
-            if let index = columns?[column] { return try row.decode(T.self, atIndex: index) }
-            return try row.decode(T.self, forColumn: column)
-        } catch {
-            throw corrupt("\(column) is \(raw(row, column)), expected a \(T.self)")
+        let value = raw(row, column)
+        guard let decoded = T.fromDatabaseValue(value) else {
+            throw corrupt("\(column) is \(value), expected a \(T.self)")
         }
+        return decoded
     }
 
     /// An optional column decoded as `T`.
     func optional<T: DatabaseValueConvertible>(_ type: T.Type, _ row: Row, _ column: String) throws -> T? {
-        do {
-            if let index = columns?[column] { return try row.decode(T?.self, atIndex: index) }
-            return try row.decode(T?.self, forColumn: column)
-        } catch {
-            throw corrupt("\(column) is \(raw(row, column)), expected a \(T.self) or NULL")
+        let value = raw(row, column)
+        if value.isNull { return nil }
+        guard let decoded = T.fromDatabaseValue(value) else {
+            throw corrupt("\(column) is \(value), expected a \(T.self) or NULL")
         }
+        return decoded
     }
 
     /// A time column: a number between 1970 and 9999.

@@ -146,7 +146,20 @@ public struct StateTransaction {
 
     /// The `entries` column: a blob (``EntriesBlob``, schema v5), or JSON
     /// text (written before v5, or a row the v5 migration could not read).
+    /// A row that also has `typeof(entries)` as `entriesType` has its blob
+    /// read where SQLite holds it (a copy of each into a `Data` was a
+    /// twentieth of a 100,000-instance restart).
     static func entries(_ row: Row, check: RowCheck) throws -> [EntryRecord] {
+        if (try? row.decode(String.self, forColumn: "entriesType")) == "blob" {
+            let read = try row.withUnsafeData(named: "entries") { data in
+                data.map { data in Result { () throws(EntriesBlob.Malformed) in try EntriesBlob.decode(data) } }
+            }
+            switch read {
+            case .success(let entries)?: return entries
+            case .failure(let error)?: throw check.corrupt("entries: \(error.description)")
+            case nil: break
+            }
+        }
         let value: DatabaseValue = row["entries"] ?? .null
         switch value.storage {
         case .blob(let data):
@@ -413,15 +426,23 @@ public struct StateTransaction {
     /// start that changed nothing writes almost nothing. New instances go
     /// after the stored ones; the order of the others is kept.
     public func replaceSchedulerState(_ state: SchedulerState, storedAs stored: SchedulerState) throws {
-        var previous: [String: InstanceState] = Dictionary(minimumCapacity: stored.instances.count)
-        for s in stored.instances { previous[s.instance.id] = s }
-        var kept = Set<String>()
-        kept.reserveCapacity(state.instances.count)
-        for s in state.instances {
-            kept.insert(s.instance.id)
-            if previous[s.instance.id] != s { try upsert(s, timeline: previous[s.instance.id]?.timeline != s.timeline) }
+        // The states come in the stored order, mostly the same instances (a
+        // restart changes few): walk both while the ids match, and look up
+        // only the rest (hashing 100,000 ids was a tenth of a restart).
+        let old = stored.instances
+        let new = state.instances
+        var same = 0
+        while same < old.count && same < new.count && old[same].instance.id == new[same].instance.id {
+            if old[same] != new[same] { try upsert(new[same], timeline: old[same].timeline != new[same].timeline) }
+            same += 1
         }
-        for id in previous.keys where !kept.contains(id) { try removeInstance(id) }
+        var previous: [String: Int] = Dictionary(minimumCapacity: old.count - same)
+        for p in old.indices.dropFirst(same) { previous[old[p].instance.id] = p }
+        for s in new.dropFirst(same) {
+            let before = previous.removeValue(forKey: s.instance.id).map { old[$0] }
+            if before != s { try upsert(s, timeline: before?.timeline != s.timeline) }
+        }
+        for id in previous.keys.sorted() { try removeInstance(id) }
         try replaceFreeLedger(state.freeLedger)
         if state.apps != stored.apps { try replaceApps(state.apps) }
         if let now = state.now {
@@ -466,14 +487,22 @@ public struct StateTransaction {
                 }
             }
         }
-        var timelines: [String: TimelineRecord] = [:]
         // Cursors: a row is read where SQLite holds it, not copied (the
-        // timelines of 100,000 instances are a gigabyte of text).
-        let timelineRows = try Row.fetchCursor(db, sql: "SELECT * FROM timeline")
+        // timelines of 100,000 instances are a gigabyte of text). The
+        // entries blobs are read on a second thread (`TimelineDecoding`)
+        // while this one reads the failure and instance rows; what comes
+        // out of each table is then taken in the order the tables were
+        // always read (timelines, failures, instances), so the rows set
+        // aside and the messages stay the same.
+        var timelineOutcomes: [TimelineDecoding.Outcome] = []
+        var decoding = TimelineDecoding()
+        let timelineRows = try Row.fetchCursor(db, sql: "SELECT *, typeof(entries) AS entriesType FROM timeline")
+        var sequence = 0
         while let row = try timelineRows.next() {
             let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
+            sequence += 1
+            let check = RowCheck(table: "timeline", key: id)
             do {
-                let check = RowCheck(table: "timeline", key: id)
                 let policy: ReloadPolicy
                 switch try check.value(row, "policy", as: String.self) {
                 case "atEnd": policy = .atEnd
@@ -481,21 +510,23 @@ public struct StateTransaction {
                 case "after": policy = .after(try check.time(row, "policyDate"))
                 case let other: throw check.corrupt("policy is \(other), expected atEnd, after or never")
                 }
-                let entries = try Self.entries(row, check: check)
-                for (index, entry) in entries.enumerated() {
-                    try check.time(entry.date, "entries[\(index)].date")
-                    if let relevance = entry.relevance {
-                        try check.finite(relevance.score, "entries[\(index)].relevance.score")
-                        try check.duration(relevance.duration, "entries[\(index)].relevance.duration")
+                if (try? row.decode(String.self, forColumn: "entriesType")) == "blob" {
+                    let copied = try row.withUnsafeData(named: "entries") { data -> Bool in
+                        guard let data else { return false }
+                        data.withUnsafeBytes { decoding.add(sequence: sequence, id: id, policy: policy, blob: $0) }
+                        return true
                     }
+                    if copied { continue }
                 }
-                timelines[id] = TimelineRecord(entries: entries, policy: policy)
+                let timeline = try Self.checkedTimeline(try Self.entries(row, check: check), policy: policy, check: check)
+                timelineOutcomes.append(.init(sequence: sequence, id: id, timeline: .success(timeline)))
             } catch {
-                bad.insert(id)
-                try reject(error, table: "timeline", key: id)
+                let problem = error as? StateStoreError ?? check.corrupt("\(error)")
+                timelineOutcomes.append(.init(sequence: sequence, id: id, timeline: .failure(problem)))
             }
         }
         var failures: [String: FailureRecord] = [:]
+        var failureErrors: [(id: String, error: any Error)] = []
         for row in try Row.fetchAll(db, sql: "SELECT * FROM failure") {
             let id: String = (try? row.decode(String.self, forColumn: "instanceID")) ?? ""
             do {
@@ -506,8 +537,7 @@ public struct StateTransaction {
                     consecutiveFailures: try check.count(row, "consecutive"), retryAt: try check.time(row, "retryAt"))
                 failures[id] = try decode(FailureRecord.self, encode(columns), table: "failure", key: id)
             } catch {
-                bad.insert(id)
-                try reject(error, table: "failure", key: id)
+                failureErrors.append((id, error))
             }
         }
         let instanceStatement = try db.makeStatement(sql: "SELECT * FROM instance ORDER BY position")
@@ -516,17 +546,39 @@ public struct StateTransaction {
             columns[name] = index
         }
         let instanceRows = try Row.fetchCursor(instanceStatement)
+        var instanceErrors: [(id: String, error: any Error)] = []
         while let row = try instanceRows.next() {
             let id: String = (try? row.decode(String.self, forColumn: "id")) ?? ""
             guard !bad.contains(id) else { continue }
             do {
                 state.instances.append(
                     try instanceState(
-                        row, columns: columns, id: id, timeline: timelines[id], ledger: ledgers[.reloads]?[id] ?? [],
+                        row, columns: columns, statement: instanceStatement, id: id, timeline: nil,
+                        ledger: ledgers[.reloads]?[id] ?? [],
                         pushLedger: ledgers[.pushes]?[id] ?? [], failure: failures[id]))
             } catch {
-                try reject(error, table: "instance", key: id)
+                instanceErrors.append((id, error))
             }
+        }
+        timelineOutcomes += decoding.finish()
+        timelineOutcomes.sort { $0.sequence < $1.sequence }
+        var timelines: [String: TimelineRecord] = Dictionary(minimumCapacity: timelineOutcomes.count)
+        for outcome in timelineOutcomes {
+            switch outcome.timeline {
+            case .success(let timeline): timelines[outcome.id] = timeline
+            case .failure(let error):
+                bad.insert(outcome.id)
+                try reject(error, table: "timeline", key: outcome.id)
+            }
+        }
+        for (id, error) in failureErrors {
+            bad.insert(id)
+            try reject(error, table: "failure", key: id)
+        }
+        for (id, error) in instanceErrors where !bad.contains(id) { try reject(error, table: "instance", key: id) }
+        state.instances.removeAll { bad.contains($0.instance.id) }
+        for p in state.instances.indices {
+            if let timeline = timelines[state.instances[p].instance.id] { state.instances[p].timeline = timeline }
         }
         for row in try Row.fetchAll(db, sql: "SELECT app, foreground FROM app_state") {
             let app: String = (try? row.decode(String.self, forColumn: "app")) ?? ""
@@ -571,13 +623,33 @@ public struct StateTransaction {
         return state
     }
 
+    /// A timeline's entries with their numbers checked (times, finite
+    /// scores, durations), as a timeline with `policy`.
+    static func checkedTimeline(_ entries: [EntryRecord], policy: ReloadPolicy, check: RowCheck) throws(StateStoreError)
+        -> TimelineRecord
+    {
+        do {
+            for (index, entry) in entries.enumerated() {
+                try check.time(entry.date, "entries[\(index)].date")
+                if let relevance = entry.relevance {
+                    try check.finite(relevance.score, "entries[\(index)].relevance.score")
+                    try check.duration(relevance.duration, "entries[\(index)].relevance.duration")
+                }
+            }
+        } catch {
+            throw error as? StateStoreError ?? check.corrupt("\(error)")
+        }
+        return TimelineRecord(entries: entries, policy: policy)
+    }
+
     /// One instance row, checked, with its timeline, ledgers and failure.
     private static func instanceState(
-        _ row: Row, columns: [String: Int], id: String, timeline: TimelineRecord?, ledger: [Double],
+        _ row: Row, columns: [String: Int], statement: Statement? = nil, id: String, timeline: TimelineRecord?,
+        ledger: [Double],
         pushLedger: [Double],
         failure: FailureRecord?
     ) throws -> InstanceState {
-        let check = RowCheck(table: "instance", key: id, columns: columns)
+        let check = RowCheck(table: "instance", key: id, columns: columns, statement: statement)
         let familyBits = try check.integer(row, "family")
         guard let bits = UInt32(exactly: familyBits), let family = WidgetFamily(rawValue: bits) else {
             throw check.corrupt("family \(familyBits) is not a widget family")

@@ -1,0 +1,34 @@
+import Dispatch
+import Synchronization
+import WidgetHostModel
+
+/// A configuration file read and checked on a thread of its own, so that a
+/// start can open and read its state meanwhile.
+///
+/// ```swift
+/// let reading = ConfigurationReading(path: "host.json")
+/// // … other work …
+/// let configuration = try reading.wait().get()
+/// ```
+final class ConfigurationReading: Sendable {
+    private let done = DispatchGroup()
+    private let result = Mutex<Result<DaemonConfiguration, DocumentError>?>(nil)
+
+    /// Starts reading `path` (`-` for standard input) with
+    /// ``DaemonConfiguration/load(_:)``.
+    init(path: String) {
+        done.enter()
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let read = Result { () throws(DocumentError) in try DaemonConfiguration.load(path) }
+            result.withLock { $0 = read }
+            done.leave()
+        }
+    }
+
+    /// The configuration, or why it was refused; waits for the read to end.
+    /// May be called more than once.
+    func wait() -> Result<DaemonConfiguration, DocumentError> {
+        done.wait()
+        return result.withLock { $0! }
+    }
+}
