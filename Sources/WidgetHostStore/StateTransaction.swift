@@ -518,7 +518,8 @@ public struct StateTransaction {
                     }
                     if copied { continue }
                 }
-                let timeline = try Self.checkedTimeline(try Self.entries(row, check: check), policy: policy, check: check)
+                let timeline = try Self.checkedTimeline(
+                    try Self.entries(row, check: check), policy: policy, check: check)
                 timelineOutcomes.append(.init(sequence: sequence, id: id, timeline: .success(timeline)))
             } catch {
                 let problem = error as? StateStoreError ?? check.corrupt("\(error)")

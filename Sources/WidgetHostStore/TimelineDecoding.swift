@@ -75,8 +75,11 @@ struct TimelineDecoding {
 
     private let shared = Shared()
     private var batch = Batch()
-    static let batchBytes = 4 << 20
+    /// Bytes copied into a batch before it is handed over (4 MB).
+    let batchBytes: Int
     static let maximumWaiting = 4
+
+    init(batchBytes: Int = 4 << 20) { self.batchBytes = batchBytes }
 
     /// Adds one row: its blob is copied, read later.
     mutating func add(sequence: Int, id: String, policy: ReloadPolicy, blob: UnsafeRawBufferPointer) {
@@ -85,13 +88,13 @@ struct TimelineDecoding {
             buffer = current
         } else {
             buffer = shared.pool.withLock { $0.popLast() } ?? Buffer()
-            buffer.bytes.reserveCapacity(Self.batchBytes)
+            buffer.bytes.reserveCapacity(batchBytes)
             batch.buffer = buffer
         }
         let start = buffer.bytes.count
         buffer.bytes.append(contentsOf: blob)
         batch.rows.append((sequence, id, policy, start..<buffer.bytes.count))
-        if buffer.bytes.count >= Self.batchBytes { send() }
+        if buffer.bytes.count >= batchBytes { send() }
     }
 
     /// Every row's outcome, in the order added: reads what still waits,
