@@ -64,8 +64,9 @@ import WidgetHostScheduler
         #expect(read([]) == "")
         #expect(read(Array("{\"é🌍\":\"日本\"}".utf8)) == "{\"é🌍\":\"日本\"}")
         #expect(read([0x00, 0x41]) == "\u{0}A")
-        for bad: [UInt8] in [[0xFF], [0xF0, 0x9F, 0x98, 0x41], [0xE2, 0x82], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x41, 0x80]]
-        {
+        for bad: [UInt8] in [
+            [0xFF], [0xF0, 0x9F, 0x98, 0x41], [0xE2, 0x82], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x41, 0x80],
+        ] {
             #expect(read(bad) == nil, "\(bad)")
             #expect(read(bad) == String(validating: bad, as: UTF8.self), "\(bad)")
         }
