@@ -199,6 +199,11 @@ public final class Daemon {
         }
         var started = false
         defer { if !started { server.close() } }
+        // No state file yet (a first start): nothing to read meanwhile, and a
+        // configuration refused must not leave an empty one behind.
+        if access(options.statePath, F_OK) != 0, case .failure(let problem) = reading.wait() {
+            throw .configuration(problem.description)
+        }
         let store: StateStore
         do {
             store = try StateStore(path: options.statePath)
