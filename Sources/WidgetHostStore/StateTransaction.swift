@@ -146,20 +146,9 @@ public struct StateTransaction {
 
     /// The `entries` column: a blob (``EntriesBlob``, schema v5), or JSON
     /// text (written before v5, or a row the v5 migration could not read).
-    /// A row that also has `typeof(entries)` as `entriesType` has its blob
-    /// read where SQLite holds it (a copy of each into a `Data` was a
-    /// twentieth of a 100,000-instance restart).
+    /// `load` hands the blobs of a whole table to ``TimelineDecoding``
+    /// instead, read where SQLite holds them.
     static func entries(_ row: Row, check: RowCheck) throws -> [EntryRecord] {
-        if (try? row.decode(String.self, forColumn: "entriesType")) == "blob" {
-            let read = try row.withUnsafeData(named: "entries") { data in
-                data.map { data in Result { () throws(EntriesBlob.Malformed) in try EntriesBlob.decode(data) } }
-            }
-            switch read {
-            case .success(let entries)?: return entries
-            case .failure(let error)?: throw check.corrupt("entries: \(error.description)")
-            case nil: break
-            }
-        }
         let value: DatabaseValue = row["entries"] ?? .null
         switch value.storage {
         case .blob(let data):
