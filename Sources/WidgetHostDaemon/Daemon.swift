@@ -256,13 +256,15 @@ public final class Daemon {
                 state: stored, lastSeen: last?.wallClock, now: now,
                 monotonicElapsed: last.flatMap { sample.monotonicElapsed(since: $0) })
             var state = reconciliation.state
-            for note in reconciliation.notes {
-                logger.notice("restart: \(note)")
-                try store.appendEvent(time: now, kind: "restart", message: note)
+            for note in reconciliation.notes { logger.notice("restart: \(note)") }
+            try store.transaction { tx in
+                for note in reconciliation.notes {
+                    try tx.appendEvent(time: now, instanceID: nil, kind: "restart", message: note)
+                }
             }
             if !reconciliation.catchUp.isEmpty {
                 logger.notice(
-                    "restart: one catch-up reload each for \(reconciliation.catchUp.joined(separator: ", "))")
+                    "restart: one catch-up reload each for \(RestartPlanner.list(reconciliation.catchUp))")
             }
             let fresh = merge(widgets, into: &state, at: now, logger: logger)
             var built = ReloadScheduler(configuration: configuration.scheduler, state: state)

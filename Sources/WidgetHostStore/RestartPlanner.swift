@@ -30,6 +30,9 @@ public enum RestartPlanner {
         public var shift: Double
         /// Instances with a reload due at `now` (one catch-up each).
         public var catchUp: [String]
+        /// Instances whose reload was in flight when the host stopped (due
+        /// again, its charge returned), in the state's order.
+        public var interrupted: [String] = []
         /// What was done, for the event log.
         public var notes: [String]
     }
@@ -65,6 +68,7 @@ public enum RestartPlanner {
         result.now = now
         func move(_ t: Double?) -> Double? { t.map { $0 + shift } }
         var catchUp: [String] = []
+        var interrupted: [String] = []
         /// One instance's state with its times moved and its reload in flight due again.
         func reconciled(_ state: InstanceState) -> InstanceState {
             var s = state
@@ -105,7 +109,7 @@ public enum RestartPlanner {
                 } else if s.policyDue == nil || s.policyDue! > dueSince {
                     s.policyDue = dueSince
                 }
-                notes.append("\(s.instance.id): reload in flight at shutdown is due again (its charge returned)")
+                interrupted.append(s.instance.id)
             }
             return s
         }
@@ -123,7 +127,20 @@ public enum RestartPlanner {
                 || (result.instances[p].request.map { $0.requestedAt <= now } ?? false)
             if due { catchUp.append(result.instances[p].instance.id) }
         }
+        if !interrupted.isEmpty {
+            notes.append(
+                "reloads in flight at shutdown, due again with their charges returned: \(interrupted.count) (\(Self.list(interrupted)))"
+            )
+        }
         if !catchUp.isEmpty { notes.append("\(catchUp.count) instance(s) get one catch-up reload") }
-        return Reconciliation(state: result, shift: shift, catchUp: catchUp, notes: notes)
+        return Reconciliation(
+            state: result, shift: shift, catchUp: catchUp, interrupted: interrupted, notes: notes)
+    }
+
+    /// Ids for a log line: all of a few, the first ten of many
+    /// (`a, b, … and 4,990 more`): a restart may concern 100,000 instances.
+    public static func list(_ ids: [String], limit: Int = 10) -> String {
+        guard ids.count > limit else { return ids.joined(separator: ", ") }
+        return ids.prefix(limit).joined(separator: ", ") + " and \(ids.count - limit) more"
     }
 }

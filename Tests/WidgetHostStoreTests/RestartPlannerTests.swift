@@ -41,6 +41,15 @@ func reloads(_ state: SchedulerState, _ config: SchedulerConfiguration, from now
 }
 
 @Suite struct RestartPlannerTests {
+    /// A restart may concern 100,000 instances: a log line names ten.
+    @Test func listsNameTenIdsAtMost() {
+        #expect(RestartPlanner.list([]) == "")
+        #expect(RestartPlanner.list(["a", "b"]) == "a, b")
+        let many = (0..<25).map { "w\($0)" }
+        #expect(RestartPlanner.list(many) == "w0, w1, w2, w3, w4, w5, w6, w7, w8, w9 and 15 more")
+        #expect(RestartPlanner.list(Array(many.prefix(10))) == many.prefix(10).joined(separator: ", "))
+    }
+
     @Test func downtimeGivesOneCatchUpPerInstance() {
         let end = t0
         let (state, config) = busyState(end: end)
@@ -131,7 +140,10 @@ func reloads(_ state: SchedulerState, _ config: SchedulerConfiguration, from now
         #expect(r.state.instances.allSatisfy { $0.inFlight == nil })
         #expect(r.catchUp == ids)
         #expect(ledgers(r.state) == [0, 0, 0, 0], "every charge of an unfinished reload returned")
-        #expect(r.notes.contains("push: reload in flight at shutdown is due again (its charge returned)"))
+        #expect(r.interrupted == ids)
+        #expect(
+            r.notes.contains(
+                "reloads in flight at shutdown, due again with their charges returned: 3 (counted, intent, push)"))
 
         // The redo pays it, once: the same charges as before the stop.
         var restarted = ReloadScheduler(configuration: config, state: r.state)
