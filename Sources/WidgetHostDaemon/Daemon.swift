@@ -228,7 +228,7 @@ public final class Daemon {
         case .success(let read): configuration = read
         case .failure(let problem): throw .configuration(problem.description)
         }
-        phases.end("configuration (the rest of its read)")
+        phases.end("waiting for the configuration")
         if let connections = configuration.daemon.maximumConnections { server.limits.connections = connections }
         // Every plugin loads at once, each on its own queue; the start waits
         // for them (no request is served yet) because the configuration is

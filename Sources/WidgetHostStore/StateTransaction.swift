@@ -97,37 +97,9 @@ public struct StateTransaction {
 
         mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-        /// A JSON string literal: `"`, `\\` and control characters escaped;
-        /// the runs between them copied whole.
-        mutating func quote(_ text: String) {
-            var text = text
-            bytes.append(UInt8(ascii: "\""))
-            text.withUTF8 { utf8 in
-                var start = 0
-                for index in 0..<utf8.count {
-                    let byte = utf8[index]
-                    guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                    start = index + 1
-                    bytes.append(UInt8(ascii: "\\"))
-                    switch byte {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-                    case 0x0A: bytes.append(UInt8(ascii: "n"))
-                    case 0x0D: bytes.append(UInt8(ascii: "r"))
-                    case 0x09: bytes.append(UInt8(ascii: "t"))
-                    default:
-                        let hex: StaticString = "0123456789abcdef"
-                        bytes.append(UInt8(ascii: "u"))
-                        bytes.append(UInt8(ascii: "0"))
-                        bytes.append(UInt8(ascii: "0"))
-                        bytes.append(hex.utf8Start[Int(byte >> 4)])
-                        bytes.append(hex.utf8Start[Int(byte & 0xF)])
-                    }
-                }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
+        /// A JSON string literal (``JSONValue/quote(_:)``: the ids and
+        /// names of an in-flight record are short).
+        mutating func quote(_ text: String) { raw(JSONValue.quote(text)) }
 
         var text: String { String(decoding: bytes, as: UTF8.self) }
     }

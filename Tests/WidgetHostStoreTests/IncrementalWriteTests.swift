@@ -55,7 +55,7 @@ struct IncrementalWriteTests {
                 == entries)
 
         var decision = ReloadDecision(
-            instanceID: "w\"1\\", plugin: "p\n", kind: "k", time: t0 + 0.5,
+            instanceID: "w\"1\\", plugin: "p\n", kind: "k\u{1}é", time: t0 + 0.5,
             trigger: .reloadTimelines(kind: "k", app: "a"), charge: .free(.appIntent), attempt: 2,
             deferral: Deferral(from: t0 - 10, until: nil, cause: .hidden),
             wouldHaveBeenDeferred: Deferral(from: t0, until: t0 + 1, cause: .budget), allowance: 70,
