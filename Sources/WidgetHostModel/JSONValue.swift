@@ -150,12 +150,12 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     public func compactText(limit: Int = 80) -> String {
         var out = ""
         write(to: &out, limit: limit)
-        if out.count > limit { return String(out.prefix(max(0, limit - 1))) + "…" }
+        if Self.beyond(limit, out) { return String(out.prefix(max(0, limit - 1))) + "…" }
         return out
     }
 
     private func write(to out: inout String, limit: Int) {
-        if out.count > limit { return }
+        if Self.beyond(limit, out) { return }
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
@@ -171,7 +171,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
             for (index, item) in items.enumerated() {
                 if index > 0 { out += "," }
                 item.write(to: &out, limit: limit)
-                if out.count > limit { return }
+                if Self.beyond(limit, out) { return }
             }
             out += "]"
         case .object(let members):
@@ -180,10 +180,16 @@ public enum JSONValue: Sendable, Hashable, Decodable {
                 if index > 0 { out += "," }
                 out += Self.quote(member.0) + ":"
                 member.1.write(to: &out, limit: limit)
-                if out.count > limit { return }
+                if Self.beyond(limit, out) { return }
             }
             out += "}"
         }
+    }
+
+    /// Whether `out` has more than `limit` characters; its UTF-8 length
+    /// (at hand) answers first, so a text within the limit is not counted.
+    private static func beyond(_ limit: Int, _ out: String) -> Bool {
+        out.utf8.count > limit && out.count > limit
     }
 
     /// A JSON string literal for `text`.

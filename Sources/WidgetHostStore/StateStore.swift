@@ -51,6 +51,10 @@ public final class StateStore: Sendable {
     /// The quarantine entries as last read, until a transaction of this
     /// store changes them (``quarantined()`` is asked on every `status`).
     private let quarantineCache = Mutex<[QuarantineEntry]?>(nil)
+    /// What this store's transactions wrote of each instance's ledgers and failure.
+    let written = WrittenParts()
+    /// The JSON texts of request triggers and charges, encoded once.
+    let texts = ColumnTexts()
 
     /// The migrations this build knows, in order.
     public static let knownMigrations: [String] = Schema.migrator.migrations
@@ -136,12 +140,22 @@ public final class StateStore: Sendable {
     public func transaction<T>(_ body: (StateTransaction) throws -> T) throws -> T {
         var changedQuarantine = false
         defer { if changedQuarantine { quarantineCache.withLock { $0 = nil } } }
-        return try writer.write { db in
-            let tx = StateTransaction(db: db, retention: retention)
-            defer { changedQuarantine = tx.changedQuarantine }
-            let result = try body(tx)
-            try tx.finish()
-            return result
+        // As `writer.write`, with what the transaction wrote of the
+        // instances' ledgers and failures recorded once it committed, before
+        // another transaction can start.
+        return try writer.writeWithoutTransaction { db in
+            var result: T?
+            var changes = WrittenParts.Changes()
+            try db.inTransaction {
+                let tx = StateTransaction(db: db, retention: retention, written: written, texts: texts)
+                defer { changedQuarantine = tx.changedQuarantine }
+                result = try body(tx)
+                try tx.finish()
+                changes = tx.writtenChanges
+                return .commit
+            }
+            written.commit(changes)
+            return result!
         }
     }
 
@@ -170,7 +184,11 @@ public final class StateStore: Sendable {
         try writer.write { db in
             var rejected: [RejectedRow] = []
             let state = try StateTransaction.load(db, strict: false, rejected: &rejected)
-            for row in rejected { try StateTransaction(db: db, retention: retention).setAside(row, at: time) }
+            for row in rejected {
+                try StateTransaction(db: db, retention: retention, written: written, texts: texts).setAside(
+                    row, at: time)
+            }
+            written.forgetAll()
             return (state, rejected)
         }
     }
@@ -192,6 +210,7 @@ public final class StateStore: Sendable {
 
     /// Runs `sql` as is, in one transaction (tests use it to damage rows).
     func execute(sql: String) throws {
+        written.forgetAll()
         try writer.write { db in try db.execute(sql: sql) }
     }
 
@@ -199,7 +218,7 @@ public final class StateStore: Sendable {
     /// transaction (instances, timelines, ledgers, failures, apps, `now`).
     /// Quarantine, the event log and the clock sample are kept.
     public func saveSchedulerState(_ state: SchedulerState) throws {
-        try writer.write { db in try StateTransaction(db: db, retention: retention).replaceSchedulerState(state) }
+        try transaction { try $0.replaceSchedulerState(state) }
     }
 
     /// Makes the stored scheduler state `state`, writing only what differs

@@ -8,12 +8,18 @@ import WidgetHostScheduler
 public struct StateTransaction {
     let db: Database
     let retention: EventLogRetention
+    /// What the store's transactions wrote of each instance's ledgers and failure.
+    let written: WrittenParts
+    /// The store's JSON texts of request triggers and charges.
+    let texts: ColumnTexts
     /// What the transaction learned as it went (a reference: the struct is passed by value).
     private let scratch = Scratch()
 
-    init(db: Database, retention: EventLogRetention) {
+    init(db: Database, retention: EventLogRetention, written: WrittenParts, texts: ColumnTexts) {
         self.db = db
         self.retention = retention
+        self.written = written
+        self.texts = texts
     }
 
     private final class Scratch {
@@ -23,10 +29,13 @@ public struct StateTransaction {
         var latestEvent: Double?
         /// A quarantine entry was written or deleted.
         var quarantineChanged = false
-        /// JSON of the request triggers and charges written so far: a
-        /// `reloadTimelines` request gives hundreds of instances the same one.
-        var requestJSON: [AnyHashable: String] = [:]
+        /// What this transaction wrote of instances' ledgers and failures
+        /// (joins ``WrittenParts`` when it commits).
+        var parts = WrittenParts.Changes()
     }
+
+    /// This transaction's changes to what the store knows it holds.
+    var writtenChanges: WrittenParts.Changes { scratch.parts }
 
     /// Whether the transaction wrote or deleted a quarantine entry.
     var changedQuarantine: Bool { scratch.quarantineChanged }
@@ -53,7 +62,7 @@ public struct StateTransaction {
     /// The `inFlight` column, the same JSON as ``encode(_:)`` gives, written
     /// directly (every issued reload writes one); the trigger and charge
     /// through `once` (``encodeOnce(_:)``: the same few values recur).
-    static func encodeInFlight(_ flight: InFlightReload, once: (any Encodable & Hashable) throws -> String) throws
+    static func encodeInFlight(_ flight: InFlightReload, once: (ColumnTexts.Value) throws -> String) throws
         -> String
     {
         let d = flight.decision
@@ -73,7 +82,7 @@ public struct StateTransaction {
         out.raw("{\"decision\":{")
         if let allowance = d.allowance { out.raw("\"allowance\":\(allowance),") }
         out.raw("\"attempt\":\(d.attempt),\"charge\":")
-        out.raw(try once(d.charge))
+        out.raw(try once(.charge(d.charge)))
         if let counted = d.countedInWindow { out.raw(",\"countedInWindow\":\(counted)") }
         deferral("deferral", d.deferral)
         out.raw(",\"instanceID\":")
@@ -83,7 +92,7 @@ public struct StateTransaction {
         out.raw(",\"plugin\":")
         out.quote(d.plugin)
         out.raw(",\"time\":\(d.time),\"trigger\":")
-        out.raw(try once(d.trigger))
+        out.raw(try once(.trigger(d.trigger)))
         deferral("wouldHaveBeenDeferred", d.wouldHaveBeenDeferred)
         out.raw("},\"dueSince\":\(flight.dueSince)}")
         return out.text
@@ -182,7 +191,7 @@ public struct StateTransaction {
 
     // MARK: Instances
 
-    /// The columns of an `instance` row, in the order ``write(_:position:timeline:)`` binds them.
+    /// The columns of an `instance` row, in the order ``insertRow(_:position:)`` binds them.
     private static let instanceColumns = [
         "id", "position", "plugin", "kind", "family", "configuration", "app", "visible", "usesLocation", "addedAt",
         "visibleSince", "viewHour", "viewMask", "timelineReceivedAt", "policyDue", "lastReloadAt",
@@ -190,11 +199,15 @@ public struct StateTransaction {
         "backoffUntil",
     ]
 
-    /// The upsert of an instance row; the position is kept on update.
-    private static let instanceUpsert = """
+    /// The update of an instance row, every column but its id and position.
+    private static let instanceUpdate = """
+        UPDATE instance SET \(instanceColumns.dropFirst(2).map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+        """
+
+    /// The insert of a new instance row.
+    private static let instanceInsert = """
         INSERT INTO instance (\(instanceColumns.joined(separator: ", ")))
         VALUES (\(Array(repeating: "?", count: instanceColumns.count).joined(separator: ", ")))
-        ON CONFLICT(id) DO UPDATE SET \(instanceColumns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
         """
 
     /// Inserts or replaces one instance with its timeline, ledger and
@@ -202,13 +215,19 @@ public struct StateTransaction {
     /// `timeline`, the stored timeline is left as it is (the caller knows it
     /// did not change: only a completed reload changes it).
     ///
-    /// Every statement is prepared once per connection (GRDB's statement
-    /// cache), so a transaction of many upserts (group commit) costs a few
-    /// bound executions per instance.
+    /// Only what differs from the stored rows is written: the ledgers and
+    /// the failure are compared with what this store last wrote of them
+    /// (``WrittenParts``; read back when it does not know), and every
+    /// statement is prepared once per connection (GRDB's statement cache),
+    /// so a transaction of many upserts (group commit) costs a few bound
+    /// executions per instance.
     public func upsert(_ s: InstanceState, timeline: Bool = true) throws {
-        let existing = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT position FROM instance WHERE id = ?"), arguments: [s.instance.id])
-        try write(s, position: existing ?? nextPosition(), timeline: timeline)
+        if try updateRow(s) {
+            try writeParts(s, timeline: timeline, stored: written.parts(of: s.instance.id, within: scratch.parts))
+        } else {
+            try insertRow(s)
+            try writeParts(s, timeline: timeline, stored: .empty)
+        }
     }
 
     /// Writes the `instance` row of `s` only (its visibility, views,
@@ -216,10 +235,9 @@ public struct StateTransaction {
     /// changes. Its timeline, ledgers and failure are left as stored; an
     /// instance not stored yet is written whole.
     public func upsertRow(_ s: InstanceState) throws {
-        let existing = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT position FROM instance WHERE id = ?"), arguments: [s.instance.id])
-        guard let existing else { return try write(s, position: nextPosition()) }
-        try write(s, position: existing, timeline: false, rowOnly: true)
+        guard try !updateRow(s) else { return }
+        try insertRow(s)
+        try writeParts(s, timeline: true, stored: .empty)
     }
 
     /// The position after every stored instance (counted once per transaction).
@@ -233,31 +251,52 @@ public struct StateTransaction {
         return next
     }
 
-    /// ``encode(_:)``, once per distinct value in the transaction.
-    private func encodeOnce(_ value: any Encodable & Hashable) throws -> String {
-        if let text = scratch.requestJSON[AnyHashable(value)] { return text }
-        let text = try Self.encode(value)
-        scratch.requestJSON[AnyHashable(value)] = text
-        return text
+    /// ``encode(_:)``, once per distinct value in the store (``ColumnTexts``).
+    private func encodeOnce(_ value: ColumnTexts.Value) throws -> String {
+        try texts.text(of: value) {
+            switch value {
+            case .trigger(let trigger): try Self.encode(trigger)
+            case .charge(let charge): try Self.encode(charge)
+            }
+        }
     }
 
-    private func write(
-        _ s: InstanceState, position: Int64, timeline writeTimeline: Bool = true, rowOnly: Bool = false
-    ) throws {
+    /// The `instance` row's columns after its id and position, in
+    /// ``instanceColumns`` order.
+    private func rowValues(_ s: InstanceState) throws -> [DatabaseValue] {
         let i = s.instance
-        let requestTrigger = try s.request.map { try encodeOnce($0.trigger) }
-        let requestCharge = try s.request.map { try encodeOnce($0.charge) }
+        let requestTrigger = try s.request.map { try encodeOnce(.trigger($0.trigger)) }
+        let requestCharge = try s.request.map { try encodeOnce(.charge($0.charge)) }
         let inFlight = try s.inFlight.map { try Self.encodeInFlight($0, once: encodeOnce) }
         let values: [(any DatabaseValueConvertible)?] = [
-            i.id, position, i.plugin, i.kind, Int64(i.family.rawValue), i.configuration, i.app, i.isVisible,
+            i.plugin, i.kind, Int64(i.family.rawValue), i.configuration, i.app, i.isVisible,
             i.usesLocation, s.addedAt, s.visibleSince, s.views.hour, Int64(s.views.mask), s.timelineReceivedAt,
             s.policyDue, s.lastReloadAt, s.locationChangeAt, requestTrigger, requestCharge, s.request?.requestedAt,
             inFlight, Int64(s.consecutiveFailures), s.backoffUntil,
         ]
-        try db.cachedStatement(sql: Self.instanceUpsert).execute(
-            arguments: StatementArguments(values.map { $0?.databaseValue ?? .null }))
-        if rowOnly { return }
+        return values.map { $0?.databaseValue ?? .null }
+    }
 
+    /// Updates the stored row of `s`; false when there is none.
+    private func updateRow(_ s: InstanceState) throws -> Bool {
+        try db.cachedStatement(sql: Self.instanceUpdate).execute(
+            arguments: StatementArguments(try rowValues(s) + [s.instance.id.databaseValue]))
+        return db.changesCount > 0
+    }
+
+    /// Inserts the row of `s` at `position` (by default after every stored instance).
+    private func insertRow(_ s: InstanceState, position given: Int64? = nil) throws {
+        let position = try given ?? nextPosition()
+        try db.cachedStatement(sql: Self.instanceInsert).execute(
+            arguments: StatementArguments(
+                [s.instance.id.databaseValue, position.databaseValue] + (try rowValues(s))))
+    }
+
+    /// The rows of `s` beside its instance row: its timeline (when
+    /// `writeTimeline`), ledgers and failure. With `stored` (what the
+    /// tables hold), what did not change is not written.
+    private func writeParts(_ s: InstanceState, timeline writeTimeline: Bool, stored: WrittenParts.Parts?) throws {
+        let id = s.instance.id
         // The last good timeline.
         if !writeTimeline {
         } else if let timeline = s.timeline {
@@ -273,26 +312,33 @@ public struct StateTransaction {
                     ON CONFLICT(instanceID) DO UPDATE SET
                       policy = excluded.policy, policyDate = excluded.policyDate, entries = excluded.entries
                     """
-            ).execute(arguments: [i.id, policy, date, EntriesBlob.encode(timeline.entries)])
+            ).execute(arguments: [id, policy, date, EntriesBlob.encode(timeline.entries)])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM timeline WHERE instanceID = ?").execute(arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM timeline WHERE instanceID = ?").execute(arguments: [id])
         }
 
         // The ledgers: only the difference is written.
-        try writeLedger(s.ledger.times, in: .reloads, instanceID: i.id)
-        try writeLedger(s.pushLedger.times, in: .pushes, instanceID: i.id)
+        let parts = WrittenParts.Parts(s)
+        if stored?.reloads != parts.reloads {
+            try writeLedger(parts.reloads, in: .reloads, instanceID: id, stored: stored?.reloads)
+        }
+        if stored?.pushes != parts.pushes {
+            try writeLedger(parts.pushes, in: .pushes, instanceID: id, stored: stored?.pushes)
+        }
+        defer { scratch.parts.wrote(id, parts) }
 
         // The current failure streak.
-        if let f = s.lastFailure {
+        if let stored, stored.failure == parts.failure {
+        } else if let f = s.lastFailure {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO failure (instanceID, time, reason, consecutive, retryAt) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT(instanceID) DO UPDATE SET time = excluded.time, reason = excluded.reason,
                       consecutive = excluded.consecutive, retryAt = excluded.retryAt
                     """
-            ).execute(arguments: [i.id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
+            ).execute(arguments: [id, f.time, f.reason, f.consecutiveFailures, f.retryAt])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM failure WHERE instanceID = ?").execute(arguments: [i.id])
+            try db.cachedStatement(sql: "DELETE FROM failure WHERE instanceID = ?").execute(arguments: [id])
         }
     }
 
@@ -304,19 +350,33 @@ public struct StateTransaction {
 
     /// Brings an instance's rows in `table` to `times`, writing only the
     /// difference: the usual change is old times pruned from the front and
-    /// one new time at the end.
-    private func writeLedger(_ times: [Double], in table: LedgerTable, instanceID id: String) throws {
+    /// one new time at the end. `stored`: the times the table holds for the
+    /// instance, when the caller knows them (else they are read).
+    private func writeLedger(_ times: [Double], in table: LedgerTable, instanceID id: String, stored known: [Double]?)
+        throws
+    {
         let name = table.rawValue
-        if let first = times.first {
-            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ? AND time < ?")
-                .execute(arguments: [id, first])
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ?").execute(arguments: [id])
+        guard let first = times.first else {
+            if known?.isEmpty != true {
+                try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ?").execute(arguments: [id])
+            }
             return
         }
-        let stored = try Double.fetchAll(
-            db.cachedStatement(sql: "SELECT time FROM \(name) WHERE instanceID = ? ORDER BY time, id"),
-            arguments: [id])
+        if known?.allSatisfy({ $0 >= first }) != true {
+            try db.cachedStatement(sql: "DELETE FROM \(name) WHERE instanceID = ? AND time < ?")
+                .execute(arguments: [id, first])
+        }
+        // What is left, as the rows' order (time, then insertion) gives it.
+        let stored: [Double]
+        if let known, case let left = known.filter({ $0 >= first }),
+            zip(left, left.dropFirst()).allSatisfy({ $0 <= $1 })
+        {
+            stored = left
+        } else {
+            stored = try Double.fetchAll(
+                db.cachedStatement(sql: "SELECT time FROM \(name) WHERE instanceID = ? ORDER BY time, id"),
+                arguments: [id])
+        }
         var toInsert = times[...]
         if stored.count <= times.count && Array(times.prefix(stored.count)) == stored {
             toInsert = times.dropFirst(stored.count)
@@ -332,6 +392,7 @@ public struct StateTransaction {
     /// Removes an instance; its timeline, ledger and failure go with it.
     @discardableResult
     public func removeInstance(_ id: String) throws -> Bool {
+        scratch.parts.forget(id)
         try db.execute(sql: "DELETE FROM instance WHERE id = ?", arguments: [id])
         return db.changesCount > 0
     }
@@ -368,8 +429,10 @@ public struct StateTransaction {
     /// Replaces everything the scheduler state covers.
     public func replaceSchedulerState(_ state: SchedulerState) throws {
         try db.execute(sql: "DELETE FROM instance")
+        scratch.parts.forgetEverything()
         for (position, instance) in state.instances.enumerated() {
-            try write(instance, position: Int64(position))
+            try insertRow(instance, position: Int64(position))
+            try writeParts(instance, timeline: true, stored: .empty)
         }
         scratch.nextPosition = Int64(state.instances.count)
         try replaceFreeLedger(state.freeLedger)
@@ -671,6 +734,7 @@ public struct StateTransaction {
         var content: [String: [[String: String]]] = [:]
         switch rejected.table {
         case "instance", "timeline", "reload_ledger", "push_ledger", "failure":
+            scratch.parts.forget(rejected.key)
             for table in ["instance", "timeline", "reload_ledger", "push_ledger", "failure"] {
                 let column = table == "instance" ? "id" : "instanceID"
                 content[table] = try rows("SELECT * FROM \(table) WHERE \(column) = ?", rejected.key)

@@ -43,7 +43,7 @@ struct EventLogTests {
         while case let batch = subscription.take(limit: 2), !batch.isEmpty { ids += batch.map(\.id) }
         #expect(ids == [3, 4, 5, 6, 7, 8])
         // The stored details come back typed.
-        let event = try #require(try store.events(after: 7).first.map(EventLog.watchEvent))
+        let event = try #require(try store.events(after: 7).first.map { EventLog.watchEvent($0) })
         #expect(event.details?.reason == "policy" && event.details?.counted == true)
         // Without an id: new events only.
         let fresh = try log.subscribe()
@@ -119,6 +119,44 @@ struct EventLogTests {
         subscription.cancel()
         #expect(try await ending.value == nil)
         #expect(log.subscriberCount == 0)
+    }
+
+    /// The `data` column is written by hand: it reads back as the details
+    /// written, with the members sorted by name, as `JSONEncoder` would.
+    @Test func eventDetailsReadBackAsWritten() throws {
+        var generator = SystemRandomNumberGenerator()
+        let texts = ["", "policy", "quote \" backslash \\ nl\n tab\t ctl\u{1} é 🌍", "free(instanceAdded)"]
+        for round in 0..<500 {
+            var d = WatchEventDetails()
+            func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &generator) ? value() : nil }
+            d.reason = maybe(texts.randomElement()!)
+            d.counted = maybe(Bool.random())
+            d.charge = maybe(texts.randomElement()!)
+            d.budgetUsed = maybe(Int.random(in: 0...96))
+            d.budgetAllowance = maybe(Int.random(in: 40...96))
+            d.outcome = maybe(texts.randomElement()!)
+            d.entries = maybe(Int.random(in: 0...10_000))
+            d.entryDate = maybe(1_800_000_000 + Double.random(in: -1e6...1e6))
+            d.nextEntryDate = maybe(Double(Int.random(in: 0...253_402_300_799)))
+            d.policy = maybe(texts.randomElement()!)
+            d.relevance = maybe([0, 50, 1e-7, -3.25, 1e300].randomElement()!)
+            d.plugin = maybe(texts.randomElement()!)
+            d.kind = maybe(texts.randomElement()!)
+            d.family = maybe(texts.randomElement()!)
+            d.app = maybe(texts.randomElement()!)
+            d.origin = maybe(texts.randomElement()!)
+            d.order = maybe((0..<Int.random(in: 0...3)).map { _ in texts.randomElement()! })
+            let text = try #require(EventLog.data(d))
+            let back = try JSONDecoder().decode(WatchEventDetails.self, from: Data(text.utf8))
+            #expect(back == d, "round \(round): \(text)")
+            let names = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]).keys
+            let positions = names.map { text.range(of: "\"\($0)\":")!.lowerBound }
+            #expect(zip(names, positions).sorted { $0.1 < $1.1 }.map(\.0) == names.sorted(), "\(text)")
+        }
+        var infinite = WatchEventDetails()
+        infinite.relevance = .infinity
+        infinite.reason = "policy"
+        #expect(EventLog.data(infinite) == #"{"reason":"policy"}"#)
     }
 
     @Test func entryTrackerPopsDueInstancesOnce() {

@@ -62,7 +62,12 @@ struct IncrementalWriteTests {
             countedInWindow: 3)
         for _ in 0..<2 {
             let flight = InFlightReload(decision: decision, dueSince: t0 - 20)
-            let written = try StateTransaction.encodeInFlight(flight) { try StateTransaction.encode($0) }
+            let written = try StateTransaction.encodeInFlight(flight) { value in
+                switch value {
+                case .trigger(let trigger): try StateTransaction.encode(trigger)
+                case .charge(let charge): try StateTransaction.encode(charge)
+                }
+            }
             #expect(try StateTransaction.decode(InFlightReload.self, written, table: "t", key: "k") == flight)
             decision.deferral = nil
             decision.wouldHaveBeenDeferred = nil
