@@ -112,6 +112,8 @@ public final class Daemon {
     private var clockWatch: ClockWatch
     /// SIGHUP arrived: read the configuration again at the next turn of the loop.
     private var configurationReloadPending = false
+    /// When the loop last read a request (monotonic; ``turnSize``).
+    var lastRequestAt = -Double.infinity
     /// After SIGTERM: when the calls still running are given up (monotonic).
     private var shutdownDeadline: Double?
 
@@ -585,6 +587,7 @@ public final class Daemon {
             }
             if let server {
                 let incoming = server.service(descriptors[5...])
+                if !incoming.isEmpty { lastRequestAt = wh_monotonic_seconds() }
                 if !incoming.isEmpty { answer(incoming, on: server) }
                 server.reapClosing()
             }

@@ -777,8 +777,16 @@ public struct ReloadScheduler: Sendable {
             batchOfGroup.append(contentsOf: repeatElement(-1, count: groups.count - batchOfGroup.count))
         }
         var issued = 0
+        // Past the limit, the instances not looked at stay queued as they
+        // are (due, to be planned when a later call reaches them): planning
+        // them again at every call made a storm of N due reloads, issued
+        // `limit` at a time, cost N²/limit plans.
+        var examined = due.count
         for (i, p) in due.enumerated() {
-            guard issued < limit else { break }
+            guard issued < limit else {
+                examined = i
+                break
+            }
             let rules = self.rules
             let charge = appCharges[Int(appNumber[p])]
             guard let plan = Self.withInstance(state.instances, p, { rules.plan($0, appCharge: charge, at: now) }),
@@ -798,7 +806,7 @@ public struct ReloadScheduler: Sendable {
                     ReloadBatch(plugin: decision.plugin, kind: decision.kind, time: now, decisions: decisions))
             }
         }
-        for p in due {
+        for p in due[..<examined] {
             if p < 0 {
                 // What `replan` would find for an instance in flight: no plan, no recheck.
                 reloads.set(~p, to: .infinity)

@@ -73,4 +73,41 @@ struct BoundedDueReloadsTests {
         #expect(rest == (4..<10).map { "w\($0)" })
         #expect(s.dueReloads(at: t0 + 0.002).isEmpty)
     }
+
+    /// Issuing a storm `limit` at a time gives the decisions one call gives,
+    /// in the same order, and the same state, though the instances past the
+    /// limit are not planned again at each call; the host-wide free-reload
+    /// cap is consumed on the way (the added reloads are capped free ones).
+    @Test(arguments: [1, 7, 32])
+    func aStormIssuedInChunksIsTheStormIssuedAtOnce(limit: Int) {
+        let t0 = 1_800_000_000.0
+        var configuration = SchedulerConfiguration()
+        configuration.maximumJitter = 0
+        configuration.freeReloadLimit = 40
+        var once = ReloadScheduler(configuration: configuration)
+        for n in 0..<300 {
+            once.add(WidgetInstance(id: "w\(n)", plugin: "p\(n % 3)", kind: "k\(n % 5)", app: "a\(n % 4)"), at: t0)
+        }
+        // Every instance gets its first timeline, then a locale change makes
+        // all 300 due at once: free reloads under the cap of 40 a minute.
+        for decision in once.dueReloads(at: t0).flatMap(\.decisions) {
+            let timeline = TimelineRecord(entries: [EntryRecord(date: t0, contentJSON: "{}")], policy: .never)
+            once.complete(decision.instanceID, with: .success(timeline), at: t0 + 1)
+        }
+        once.handle(.systemChange(.locale), at: t0 + 10)
+        var chunked = once
+        for now in [t0 + 10, t0 + 40, t0 + 71, t0 + 135] {
+            let all = once.dueReloads(at: now).flatMap(\.decisions)
+            var pieces: [ReloadDecision] = []
+            while case let piece = chunked.dueReloads(at: now, limit: limit).flatMap(\.decisions), !piece.isEmpty {
+                #expect(piece.count <= limit)
+                pieces += piece
+            }
+            #expect(Set(pieces.map(\.instanceID)) == Set(all.map(\.instanceID)), "at +\(now - t0) s")
+            #expect(pieces.sorted { $0.instanceID < $1.instanceID } == all.sorted { $0.instanceID < $1.instanceID })
+            #expect(chunked.state == once.state, "at +\(now - t0) s")
+            #expect(chunked.nextWakeup() == once.nextWakeup())
+        }
+        #expect(once.state.freeLedger.times.count >= 40, "the cap was reached")
+    }
 }
