@@ -34,21 +34,29 @@ public final class DashboardMetrics: Sendable {
 
     public init() {
         latency = registry.makeValueHistogram(
-            name: "widgethost_reload_seconds", buckets: Self.buckets,
-            help: "Time from a reload's start to its timeline or failure.")
+            descriptor: Self.named(
+                "widgethost_reload_seconds", "Time from a reload's start to its timeline or failure."),
+            buckets: Self.buckets)
         events = registry.makeCounter(
-            name: "widgethost_dashboard_events_total", help: "Events taken from the daemon's log.")
-        instances = registry.makeGauge(name: "widgethost_instances", help: "Widget instances.")
-        workers = registry.makeGauge(name: "widgethost_workers", help: "Plugins loaded (one worker each).")
-        callsRunning = registry.makeGauge(name: "widgethost_calls_running", help: "Plugin calls running now.")
-        pages = registry.makeGauge(name: "widgethost_dashboard_pages", help: "Pages following /events.")
+            descriptor: Self.named("widgethost_dashboard_events_total", "Events taken from the daemon's log."))
+        instances = registry.makeGauge(descriptor: Self.named("widgethost_instances", "Widget instances."))
+        workers = registry.makeGauge(descriptor: Self.named("widgethost_workers", "Plugins loaded (one worker each)."))
+        callsRunning = registry.makeGauge(
+            descriptor: Self.named("widgethost_calls_running", "Plugin calls running now."))
+        pages = registry.makeGauge(descriptor: Self.named("widgethost_dashboard_pages", "Pages following /events."))
+    }
+
+    /// A metric's name as swift-prometheus describes it: the whole name
+    /// (no namespace or unit of its own) and its help text.
+    static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
     /// Counts a finished reload; `seconds` from its start (nil: its start was not seen).
     func reloadFinished(reason: String, outcome: String, seconds: Double?) {
         registry.makeCounter(
-            name: "widgethost_reloads_total", labels: [("reason", reason), ("outcome", outcome)],
-            help: "Reloads finished, by reason and outcome."
+            descriptor: Self.named("widgethost_reloads_total", "Reloads finished, by reason and outcome."),
+            labels: [("reason", reason), ("outcome", outcome)]
         ).increment()
         guard let seconds, seconds.isFinite, seconds >= 0 else { return }
         latency.record(seconds)
@@ -72,11 +80,13 @@ public final class DashboardMetrics: Sendable {
                     gauges[widget.id]
                     ?? (
                         registry.makeGauge(
-                            name: "widgethost_budget_used", labels: [("instance", widget.id)],
-                            help: "Counted reloads in the rolling budget window."),
+                            descriptor: Self.named(
+                                "widgethost_budget_used", "Counted reloads in the rolling budget window."),
+                            labels: [("instance", widget.id)]),
                         registry.makeGauge(
-                            name: "widgethost_budget_allowance", labels: [("instance", widget.id)],
-                            help: "Counted reloads allowed in the window.")
+                            descriptor: Self.named(
+                                "widgethost_budget_allowance", "Counted reloads allowed in the window."),
+                            labels: [("instance", widget.id)])
                     )
                 gauges[widget.id] = pair
                 pair.used.set(Int64(widget.budgetUsed ?? 0))
