@@ -78,7 +78,13 @@ let package = Package(
         // The Swift SDK plugin authors import (WidgetKit's names).
         .target(
             name: "WidgetHostKit",
-            dependencies: ["WidgetHostABI"],
+            dependencies: ["WidgetHostABI", "WidgetHostJSON"],
+            swiftSettings: strictSwift
+        ),
+        // JSON text as Foundation's JSONEncoder writes it (sorted keys), at a
+        // fraction of its cost: the SDK's entries and the control protocol.
+        .target(
+            name: "WidgetHostJSON",
             swiftSettings: strictSwift
         ),
         // Plain values shared by the host modules: families, entries,
@@ -120,7 +126,8 @@ let package = Package(
         .target(
             name: "WidgetHostControl",
             dependencies: [
-                "CWidgetHostSupport", "WidgetHostModel", .product(name: "SystemPackage", package: "swift-system"),
+                "CWidgetHostSupport", "WidgetHostModel", "WidgetHostJSON",
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSwift
         ),
@@ -215,7 +222,7 @@ let package = Package(
         // Tests.
         .testTarget(
             name: "WidgetHostKitTests",
-            dependencies: ["WidgetHostKit"],
+            dependencies: ["WidgetHostKit", "WidgetHostJSON"],
             swiftSettings: strictSwift
         ),
         .testTarget(

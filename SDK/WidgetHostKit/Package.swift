@@ -9,7 +9,8 @@
 //     .product(name: "WidgetHostKit", package: "WidgetHostKit")
 //
 // The sources are the repository's own (symbolic links into ../include,
-// ../src and ../../Sources/WidgetHostKit): one copy, built by both manifests.
+// ../src, ../../Sources/WidgetHostKit and ../../Sources/WidgetHostJSON): one
+// copy, built by both manifests.
 import PackageDescription
 
 let package = Package(
@@ -21,9 +22,11 @@ let package = Package(
     targets: [
         // The plugin ABI header (provider.h) and its layout checks.
         .target(name: "WidgetHostABI", path: "Sources/WidgetHostABI", publicHeadersPath: "include"),
+        // JSON text as JSONEncoder writes it, for the entries.
+        .target(name: "WidgetHostJSON", path: "Sources/WidgetHostJSON", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
             name: "WidgetHostKit",
-            dependencies: ["WidgetHostABI"],
+            dependencies: ["WidgetHostABI", "WidgetHostJSON"],
             path: "Sources/WidgetHostKit",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -1,3 +1,4 @@
+import WidgetHostJSON
 import WidgetHostModel
 
 #if canImport(FoundationEssentials)
@@ -290,13 +291,30 @@ public struct WidgetConfiguration: Sendable, Hashable, Codable {
 
 /// JSON coding of protocol lines: compact, sorted keys, no escaped slashes.
 public enum ControlCoding {
+    /// A protocol line: `value` as JSON and a newline. Written by
+    /// `JSONTextEncoder` (the bytes `JSONEncoder` writes; answering with
+    /// `JSONEncoder` was a tenth of the daemon's loop under load), or by
+    /// `JSONEncoder` for what it does not handle, so the bytes are the same
+    /// either way.
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var bytes = Array(try encoder.encode(value))
+        var bytes: [UInt8]
+        do {
+            bytes = try JSONTextEncoder.encode(value)
+        } catch {
+            // Unsupported, or an error the value throws: JSONEncoder's is the one reported.
+            bytes = Array(try foundationEncoder.encode(value))
+        }
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
+
+    /// The encoder `JSONTextEncoder` matches (thread-safe once configured).
+    private static let foundationEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Decodes one line; throws `JSONNesting.TooDeep` for a line nested
     /// deeper than `JSONDecoder` can take without trapping.

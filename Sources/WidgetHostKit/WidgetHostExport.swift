@@ -1,5 +1,6 @@
 import Synchronization
 internal import WidgetHostABI
+internal import WidgetHostJSON
 
 /// Exports a plugin's kinds through the widgethost C ABI.
 ///
@@ -496,7 +497,7 @@ final class CompletionSink: @unchecked Sendable {
         completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// One encoder for every call, for the entries ``EntryEncoder`` does not
+    /// One encoder for every call, for the entries ``JSONTextEncoder`` does not
     /// handle: created (and its options set) once, on first use; for an
     /// entry type that needs it, that is the warm-up's placeholder in a fork
     /// server rather than every call child. JSONEncoder is thread-safe once
@@ -508,15 +509,15 @@ final class CompletionSink: @unchecked Sendable {
         return encoder
     }()
 
-    /// Encodes one entry as JSON: with ``EntryEncoder``, which writes the
+    /// Encodes one entry as JSON: with ``JSONTextEncoder``, which writes the
     /// same bytes as `encoder` at a fraction of the cost in a cold call
-    /// child; with `encoder` for what EntryEncoder does not handle. On any
+    /// child; with `encoder` for what JSONTextEncoder does not handle. On any
     /// other error (a non-finite number, an error the entry's `encode(to:)`
     /// throws) the entry is encoded again with `encoder`, so the error
-    /// reported is JSONEncoder's, as before EntryEncoder.
+    /// reported is JSONEncoder's, as before JSONTextEncoder.
     static func encode<Entry: Encodable>(entry: Entry) throws -> [UInt8] {
         do {
-            return try EntryEncoder.encode(entry)
+            return try JSONTextEncoder.encode(entry)
         } catch {
             return Array(try encoder.encode(entry))
         }

@@ -33,6 +33,7 @@ struct InstallTests {
             "share/fish/vendor_completions.d/widgethost.fish", "share/widgethost/rust/Cargo.toml",
             "share/widgethost/WidgetHostKit/Package.swift",
             "share/widgethost/WidgetHostKit/Sources/WidgetHostABI/include/widgethost/provider.h",
+            "share/widgethost/WidgetHostKit/Sources/WidgetHostJSON/JSONTextEncoder.swift",
         ]
         for file in files {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file) not installed")

@@ -146,6 +146,15 @@ struct EventLogTests {
             d.app = maybe(texts.randomElement()!)
             d.origin = maybe(texts.randomElement()!)
             d.order = maybe((0..<Int.random(in: 0...3)).map { _ in texts.randomElement()! })
+            // A protocol line is the bytes JSONEncoder writes (JSONTextEncoder).
+            let event = WatchEvent(
+                id: Int64(round), time: 1_800_000_000.25, type: "reload", instance: d.kind, message: texts[round % 4],
+                details: d)
+            let foundation = JSONEncoder()
+            foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let failure = ControlResponse.failure(id: round, .badRequest, texts[round % 4], field: d.app)
+            #expect(try ControlCoding.encode(event) == Array(try foundation.encode(event)) + [0x0A])
+            #expect(try ControlCoding.encode(failure) == Array(try foundation.encode(failure)) + [0x0A])
             let text = try #require(EventLog.data(d))
             let back = try JSONDecoder().decode(WatchEventDetails.self, from: Data(text.utf8))
             #expect(back == d, "round \(round): \(text)")

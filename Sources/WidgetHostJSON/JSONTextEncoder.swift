@@ -1,19 +1,31 @@
-/// A small JSON encoder for timeline entries whose output is byte-identical
-/// to `JSONEncoder` with `dateEncodingStrategy = .iso8601` and
-/// `outputFormatting = [.sortedKeys, .withoutEscapingSlashes]`, the
-/// configuration `CompletionSink` uses.
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A small JSON encoder whose output is byte-identical to `JSONEncoder` with
+/// `dateEncodingStrategy = .iso8601` and `outputFormatting = [.sortedKeys,
+/// .withoutEscapingSlashes]`: the Swift SDK's timeline entries
+/// (`CompletionSink`) and the host's control-protocol lines
+/// (`ControlCoding`) go through it.
+///
+/// ```swift
+/// let bytes = try JSONTextEncoder.encode(["b": 2, "a": 1])   // {"a":1,"b":2}
+/// ```
 ///
 /// Why it exists: every plugin call runs in a freshly forked fork-server
 /// child, whose caches are cold. There `JSONEncoder`'s generic machinery (its
 /// value tree, boxes and the run-time instantiation of its generic containers
-/// and conversions) was about half of a provider's time. This encoder writes
+/// and conversions) was about half of a provider's time; in the daemon's
+/// loop, encoding answers with it was a tenth of the loop under load. This encoder writes
 /// scalars straight into one byte buffer, keeps containers as a small tree
 /// that is sorted and written once at the end, and dispatches the common
 /// concrete types (`String`, `Int`, `Double`, `Bool`, `Date`) before falling
 /// back to a value's own `encode(to:)`.
 ///
 /// What it matches (checked against swift-foundation's JSONEncoder, the one
-/// FoundationEssentials has on Linux; see `EntryEncoderTests`):
+/// FoundationEssentials has on Linux; see `JSONTextEncoderTests`):
 /// - keys sorted by their UTF-8 bytes (`.sortedKeys` on Linux compares
 ///   `key.utf8` lexicographically);
 /// - strings: `"` and `\` escaped, `\b \f \n \r \t` for those controls,
@@ -28,31 +40,31 @@
 /// - `nil` as `null`, `encodeIfPresent` of `nil` writes nothing, a value
 ///   that encodes nothing writes `{}`;
 /// - the coding paths a value's `encode(to:)` sees, quirks included (see
-///   ``EntryEncoderNode/memberPath``).
+///   ``JSONTextEncoderNode/memberPath``).
 ///
-/// What it does not handle: it throws ``EntryEncoderUnsupported`` and the
+/// What it does not handle: it throws ``JSONTextEncoderUnsupported`` and the
 /// caller encodes the entry with `JSONEncoder` instead, so the output is the
 /// same either way. That covers `Data`, `URL`, `Decimal`, `Int128`/`UInt128`,
 /// `superEncoder()`, a key encoded twice in one object, containers requested
 /// in conflicting ways, dates before 1583 (JSONEncoder's Gregorian calendar
 /// switches to the Julian one before 1582-10-15) or after 9999, nesting
 /// deeper than 500, and a top-level value that encodes nothing.
-struct EntryEncoder {
-    /// Encodes `value` as JSON, or throws ``EntryEncoderUnsupported`` if the
+public struct JSONTextEncoder {
+    /// Encodes `value` as JSON, or throws ``JSONTextEncoderUnsupported`` if the
     /// value uses something this encoder does not write exactly as
     /// JSONEncoder, or the error JSONEncoder would throw (a non-finite
     /// number, or whatever the value's `encode(to:)` throws).
-    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let session = EntryEncoderSession()
-        let root = EntryEncoderNode(kind: .array, codingPath: [])
-        root.members.append(EntryEncoderMember(key: "", value: .pending))
-        let encoder = EntryEncoderSlot(session: session, parent: root, slot: 0, key: nil)
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let session = JSONTextEncoderSession()
+        let root = JSONTextEncoderNode(kind: .array, codingPath: [])
+        root.members.append(JSONTextEncoderMember(key: "", value: .pending))
+        let encoder = JSONTextEncoderSlot(session: session, parent: root, slot: 0, key: nil)
         if try !session.encodeKnown(value, into: root, slot: 0, path: encoder) {
             try value.encode(to: encoder)
         }
-        if let reason = session.unsupported { throw EntryEncoderUnsupported(reason: reason) }
+        if let reason = session.unsupported { throw JSONTextEncoderUnsupported(reason: reason) }
         let value = root.members[0].value
-        if value.isPending { throw EntryEncoderUnsupported(reason: "the top-level value encoded nothing") }
+        if value.isPending { throw JSONTextEncoderUnsupported(reason: "the top-level value encoded nothing") }
         var output: [UInt8] = []
         output.reserveCapacity(session.scratch.count + 16 * session.keyCount + 2)
         try session.write(value, into: &output, depth: 0)
@@ -60,18 +72,19 @@ struct EntryEncoder {
     }
 }
 
-/// Thrown by ``EntryEncoder`` for what it does not write exactly as
+/// Thrown by ``JSONTextEncoder`` for what it does not write exactly as
 /// JSONEncoder does; the caller then uses JSONEncoder.
-struct EntryEncoderUnsupported: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { "EntryEncoder does not handle this: \(reason)" }
+public struct JSONTextEncoderUnsupported: Error, CustomStringConvertible {
+    /// What the value used that this encoder does not write.
+    public var reason: String
+    public var description: String { "JSONTextEncoder does not handle this: \(reason)" }
 }
 
 // MARK: - Tree
 
 /// A keyed or unkeyed container: its members, in the order encoded. Scalars
 /// are byte ranges in the session's scratch buffer.
-final class EntryEncoderNode {
+final class JSONTextEncoderNode {
     enum Kind { case object, array }
     let kind: Kind
     /// The container's own coding path.
@@ -84,7 +97,7 @@ final class EntryEncoderNode {
     // Unchecked: only one encode call uses a node, on one thread, and no
     // access to `members` overlaps another; the dynamic checks were a fifth
     // of the encoder's time.
-    @exclusivity(unchecked) var members: [EntryEncoderMember] = []
+    @exclusivity(unchecked) var members: [JSONTextEncoderMember] = []
 
     init(kind: Kind, codingPath: [any CodingKey], memberPath: [any CodingKey]? = nil) {
         self.kind = kind
@@ -93,20 +106,20 @@ final class EntryEncoderNode {
     }
 }
 
-struct EntryEncoderMember {
+struct JSONTextEncoderMember {
     /// The key in an object; empty in an array.
     var key: String
-    var value: EntryEncoderValue
+    var value: JSONTextEncoderValue
 }
 
-enum EntryEncoderValue {
+enum JSONTextEncoderValue {
     /// Nothing encoded (yet): written as `{}`, as JSONEncoder does.
     case pending
     /// A single-value container was requested but nothing encoded into it.
     case emptySingle
     /// Bytes `start..<end` of the session's scratch buffer.
     case bytes(Int, Int)
-    case node(EntryEncoderNode)
+    case node(JSONTextEncoderNode)
 
     var isPending: Bool {
         if case .pending = self { return true }
@@ -115,7 +128,7 @@ enum EntryEncoderValue {
 }
 
 /// The key JSONEncoder puts in the coding path for an array element.
-struct EntryEncoderIndexKey: CodingKey {
+struct JSONTextEncoderIndexKey: CodingKey {
     var stringValue: String
     var intValue: Int?
 
@@ -130,9 +143,9 @@ struct EntryEncoderIndexKey: CodingKey {
 
 // MARK: - Session
 
-/// The state of one `EntryEncoder.encode` call.
-final class EntryEncoderSession {
-    // Unchecked, as EntryEncoderNode.members: one call, one thread, no
+/// The state of one `JSONTextEncoder.encode` call.
+final class JSONTextEncoderSession {
+    // Unchecked, as JSONTextEncoderNode.members: one call, one thread, no
     // overlapping accesses.
     @exclusivity(unchecked) var scratch: [UInt8] = []
     @exclusivity(unchecked) var keyCount = 0
@@ -154,7 +167,7 @@ final class EntryEncoderSession {
     /// the caller encodes with the value's own `encode(to:)`.
     @inline(__always)
     func encodeKnown<T: Encodable>(
-        _ value: T, into parent: EntryEncoderNode, slot: Int, path: @autoclosure () -> EntryEncoderSlot
+        _ value: T, into parent: JSONTextEncoderNode, slot: Int, path: @autoclosure () -> JSONTextEncoderSlot
     ) throws -> Bool {
         let type = T.self
         let start = scratch.count
@@ -169,7 +182,7 @@ final class EntryEncoderSession {
         } else if type == Date.self {
             try appendDate(unsafeBitCast(value, to: Date.self))
         } else if type == Data.self || type == URL.self || type == Decimal.self {
-            throw EntryEncoderUnsupported(reason: "\(type) (JSONEncoder encodes it specially)")
+            throw JSONTextEncoderUnsupported(reason: "\(type) (JSONEncoder encodes it specially)")
         } else {
             return false
         }
@@ -309,7 +322,7 @@ final class EntryEncoderSession {
         let interval = date.timeIntervalSinceReferenceDate
         // 1583-01-01 and 10000-01-01, relative to 2001-01-01.
         guard interval >= -13_191_897_600, interval < 252_423_993_600 else {
-            throw EntryEncoderUnsupported(reason: "a date before 1583 or after 9999 (\(interval))")
+            throw JSONTextEncoderUnsupported(reason: "a date before 1583 or after 9999 (\(interval))")
         }
         let seconds = Int64(interval.rounded(.down))
         var days = seconds / 86_400
@@ -359,18 +372,18 @@ final class EntryEncoderSession {
 
     // MARK: Writing the tree
 
-    func write(_ value: EntryEncoderValue, into output: inout [UInt8], depth: Int) throws {
+    func write(_ value: JSONTextEncoderValue, into output: inout [UInt8], depth: Int) throws {
         switch value {
         case .pending:
             output.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")])
         case .emptySingle:
-            throw EntryEncoderUnsupported(reason: "a single-value container with no value")
+            throw JSONTextEncoderUnsupported(reason: "a single-value container with no value")
         case .bytes(let start, let end):
             scratch.withUnsafeBufferPointer { bytes in
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
             }
         case .node(let node):
-            guard depth < 500 else { throw EntryEncoderUnsupported(reason: "nesting deeper than 500") }
+            guard depth < 500 else { throw JSONTextEncoderUnsupported(reason: "nesting deeper than 500") }
             switch node.kind {
             case .array: try writeArray(node, into: &output, depth: depth)
             case .object: try writeObject(node, into: &output, depth: depth)
@@ -378,7 +391,7 @@ final class EntryEncoderSession {
         }
     }
 
-    private func writeArray(_ node: EntryEncoderNode, into output: inout [UInt8], depth: Int) throws {
+    private func writeArray(_ node: JSONTextEncoderNode, into output: inout [UInt8], depth: Int) throws {
         output.append(UInt8(ascii: "["))
         for index in node.members.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -387,7 +400,7 @@ final class EntryEncoderSession {
         output.append(UInt8(ascii: "]"))
     }
 
-    private func writeObject(_ node: EntryEncoderNode, into output: inout [UInt8], depth: Int) throws {
+    private func writeObject(_ node: JSONTextEncoderNode, into output: inout [UInt8], depth: Int) throws {
         let members = node.members
         // Sort by the keys' UTF-8 bytes, as JSONEncoder's `.sortedKeys` does
         // on Linux. Each key's first 8 bytes, big-endian, decide most
@@ -428,14 +441,14 @@ final class EntryEncoderSession {
         for index in order.indices.dropFirst() where order[index].prefix == order[index - 1].prefix {
             let key = members[order[index].index].key
             if key.utf8.elementsEqual(members[order[index - 1].index].key.utf8) {
-                throw EntryEncoderUnsupported(reason: "key \"\(key)\" encoded twice")
+                throw JSONTextEncoderUnsupported(reason: "key \"\(key)\" encoded twice")
             }
         }
         if !allASCII {
             // Non-ASCII keys can be canonically equal with different bytes.
             var seen: Set<String> = []
             for member in members where !seen.insert(member.key).inserted {
-                throw EntryEncoderUnsupported(reason: "key \"\(member.key)\" encoded twice (canonically equal)")
+                throw JSONTextEncoderUnsupported(reason: "key \"\(member.key)\" encoded twice (canonically equal)")
             }
         }
         output.append(UInt8(ascii: "{"))
@@ -454,9 +467,9 @@ final class EntryEncoderSession {
 
 /// The encoder a value's `encode(to:)` gets: it fills one slot, member
 /// `slot` of `parent`.
-struct EntryEncoderSlot: Encoder {
-    let session: EntryEncoderSession
-    let parent: EntryEncoderNode
+struct JSONTextEncoderSlot: Encoder {
+    let session: JSONTextEncoderSession
+    let parent: JSONTextEncoderNode
     let slot: Int
     /// The slot's key in the coding path; nil for the top-level value.
     let key: (any CodingKey)?
@@ -469,11 +482,11 @@ struct EntryEncoderSlot: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(EntryEncoderKeyedContainer<Key>(session: session, node: node(.object)))
+        KeyedEncodingContainer(JSONTextEncoderKeyedContainer<Key>(session: session, node: node(.object)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        EntryEncoderUnkeyedContainer(session: session, node: node(.array))
+        JSONTextEncoderUnkeyedContainer(session: session, node: node(.array))
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -482,23 +495,23 @@ struct EntryEncoderSlot: Encoder {
         case .emptySingle: break
         default: session.markUnsupported("a single-value container on an encoder already used")
         }
-        return EntryEncoderSingleValueContainer(encoder: self)
+        return JSONTextEncoderSingleValueContainer(encoder: self)
     }
 
     /// The slot's container of `kind`: new, or the one an earlier request
     /// made (JSONEncoder lets a value ask again, e.g. a subclass and its
     /// superclass).
-    private func node(_ kind: EntryEncoderNode.Kind) -> EntryEncoderNode {
+    private func node(_ kind: JSONTextEncoderNode.Kind) -> JSONTextEncoderNode {
         switch parent.members[slot].value {
         case .pending, .emptySingle:
-            let node = EntryEncoderNode(kind: kind, codingPath: codingPath)
+            let node = JSONTextEncoderNode(kind: kind, codingPath: codingPath)
             parent.members[slot].value = .node(node)
             return node
         case .node(let node) where node.kind == kind:
             return node
         default:
             session.markUnsupported("a \(kind) container on an encoder already used otherwise")
-            return EntryEncoderNode(kind: kind, codingPath: codingPath)
+            return JSONTextEncoderNode(kind: kind, codingPath: codingPath)
         }
     }
 
@@ -512,16 +525,16 @@ struct EntryEncoderSlot: Encoder {
 
 // MARK: - Containers
 
-struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let session: EntryEncoderSession
-    let node: EntryEncoderNode
+struct JSONTextEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let session: JSONTextEncoderSession
+    let node: JSONTextEncoderNode
 
     var codingPath: [any CodingKey] { node.codingPath }
 
     /// Appends a member for `key` and returns its index.
     private func add(_ key: Key) -> Int {
         session.keyCount += 1
-        node.members.append(EntryEncoderMember(key: key.stringValue, value: .pending))
+        node.members.append(JSONTextEncoderMember(key: key.stringValue, value: .pending))
         return node.members.count - 1
     }
 
@@ -558,16 +571,16 @@ struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encode(_ value: UInt64, forKey key: Key) throws { put(key) { session.appendUInt(value) } }
 
     mutating func encode(_ value: Int128, forKey key: Key) throws {
-        throw EntryEncoderUnsupported(reason: "Int128")
+        throw JSONTextEncoderUnsupported(reason: "Int128")
     }
 
     mutating func encode(_ value: UInt128, forKey key: Key) throws {
-        throw EntryEncoderUnsupported(reason: "UInt128")
+        throw JSONTextEncoderUnsupported(reason: "UInt128")
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let slot = add(key)
-        try EntryEncoderSlot(session: session, parent: node, slot: slot, key: key).encodeValue(value)
+        try JSONTextEncoderSlot(session: session, parent: node, slot: slot, key: key).encodeValue(value)
     }
 
     mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
@@ -594,16 +607,17 @@ struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         let slot = add(key)
-        let nested = EntryEncoderNode(kind: .object, codingPath: node.codingPath + [key], memberPath: node.memberPath)
+        let nested = JSONTextEncoderNode(
+            kind: .object, codingPath: node.codingPath + [key], memberPath: node.memberPath)
         node.members[slot].value = .node(nested)
-        return KeyedEncodingContainer(EntryEncoderKeyedContainer<NestedKey>(session: session, node: nested))
+        return KeyedEncodingContainer(JSONTextEncoderKeyedContainer<NestedKey>(session: session, node: nested))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let slot = add(key)
-        let nested = EntryEncoderNode(kind: .array, codingPath: node.codingPath + [key], memberPath: node.memberPath)
+        let nested = JSONTextEncoderNode(kind: .array, codingPath: node.codingPath + [key], memberPath: node.memberPath)
         node.members[slot].value = .node(nested)
-        return EntryEncoderUnkeyedContainer(session: session, node: nested)
+        return JSONTextEncoderUnkeyedContainer(session: session, node: nested)
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -619,21 +633,21 @@ struct EntryEncoderKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
 /// An encoder whose output goes nowhere, for the protocol methods that
 /// cannot throw; the session is already marked unsupported.
-private func detachedEncoder(_ session: EntryEncoderSession) -> EntryEncoderSlot {
-    let holder = EntryEncoderNode(kind: .array, codingPath: [])
-    holder.members.append(EntryEncoderMember(key: "", value: .pending))
-    return EntryEncoderSlot(session: session, parent: holder, slot: 0, key: nil)
+private func detachedEncoder(_ session: JSONTextEncoderSession) -> JSONTextEncoderSlot {
+    let holder = JSONTextEncoderNode(kind: .array, codingPath: [])
+    holder.members.append(JSONTextEncoderMember(key: "", value: .pending))
+    return JSONTextEncoderSlot(session: session, parent: holder, slot: 0, key: nil)
 }
 
-struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
-    let session: EntryEncoderSession
-    let node: EntryEncoderNode
+struct JSONTextEncoderUnkeyedContainer: UnkeyedEncodingContainer {
+    let session: JSONTextEncoderSession
+    let node: JSONTextEncoderNode
 
     var codingPath: [any CodingKey] { node.codingPath }
     var count: Int { node.members.count }
 
     private func add() -> Int {
-        node.members.append(EntryEncoderMember(key: "", value: .pending))
+        node.members.append(JSONTextEncoderMember(key: "", value: .pending))
         return node.members.count - 1
     }
 
@@ -646,7 +660,7 @@ struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     /// The coding path of the element being appended.
-    private var indexPath: [any CodingKey] { node.memberPath + [EntryEncoderIndexKey(index: node.members.count)] }
+    private var indexPath: [any CodingKey] { node.memberPath + [JSONTextEncoderIndexKey(index: node.members.count)] }
 
     mutating func encodeNil() throws { put { session.appendNull() } }
     mutating func encode(_ value: Bool) throws { put { session.appendBool(value) } }
@@ -663,29 +677,29 @@ struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { put { session.appendUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt32) throws { put { session.appendUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt64) throws { put { session.appendUInt(value) } }
-    mutating func encode(_ value: Int128) throws { throw EntryEncoderUnsupported(reason: "Int128") }
-    mutating func encode(_ value: UInt128) throws { throw EntryEncoderUnsupported(reason: "UInt128") }
+    mutating func encode(_ value: Int128) throws { throw JSONTextEncoderUnsupported(reason: "Int128") }
+    mutating func encode(_ value: UInt128) throws { throw JSONTextEncoderUnsupported(reason: "UInt128") }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        let key = EntryEncoderIndexKey(index: node.members.count)
+        let key = JSONTextEncoderIndexKey(index: node.members.count)
         let slot = add()
-        try EntryEncoderSlot(session: session, parent: node, slot: slot, key: key).encodeValue(value)
+        try JSONTextEncoderSlot(session: session, parent: node, slot: slot, key: key).encodeValue(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
-        let path = node.codingPath + [EntryEncoderIndexKey(index: node.members.count)]
-        let nested = EntryEncoderNode(kind: .object, codingPath: path, memberPath: node.memberPath)
+        let path = node.codingPath + [JSONTextEncoderIndexKey(index: node.members.count)]
+        let nested = JSONTextEncoderNode(kind: .object, codingPath: path, memberPath: node.memberPath)
         node.members[add()].value = .node(nested)
-        return KeyedEncodingContainer(EntryEncoderKeyedContainer<NestedKey>(session: session, node: nested))
+        return KeyedEncodingContainer(JSONTextEncoderKeyedContainer<NestedKey>(session: session, node: nested))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let path = node.codingPath + [EntryEncoderIndexKey(index: node.members.count)]
-        let nested = EntryEncoderNode(kind: .array, codingPath: path, memberPath: node.memberPath)
+        let path = node.codingPath + [JSONTextEncoderIndexKey(index: node.members.count)]
+        let nested = JSONTextEncoderNode(kind: .array, codingPath: path, memberPath: node.memberPath)
         node.members[add()].value = .node(nested)
-        return EntryEncoderUnkeyedContainer(session: session, node: nested)
+        return JSONTextEncoderUnkeyedContainer(session: session, node: nested)
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -694,19 +708,19 @@ struct EntryEncoderUnkeyedContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct EntryEncoderSingleValueContainer: SingleValueEncodingContainer {
-    let encoder: EntryEncoderSlot
+struct JSONTextEncoderSingleValueContainer: SingleValueEncodingContainer {
+    let encoder: JSONTextEncoderSlot
 
     var codingPath: [any CodingKey] { encoder.codingPath }
 
-    private var session: EntryEncoderSession { encoder.session }
+    private var session: JSONTextEncoderSession { encoder.session }
 
     /// Checks that nothing was encoded here yet and returns where the value
     /// starts in the scratch buffer.
     private func begin() throws -> Int {
         switch encoder.parent.members[encoder.slot].value {
         case .pending, .emptySingle: return session.scratch.count
-        default: throw EntryEncoderUnsupported(reason: "a second value in a single-value container")
+        default: throw JSONTextEncoderUnsupported(reason: "a second value in a single-value container")
         }
     }
 
@@ -734,8 +748,8 @@ struct EntryEncoderSingleValueContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try put { session.appendUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt32) throws { try put { session.appendUInt(UInt64(value)) } }
     mutating func encode(_ value: UInt64) throws { try put { session.appendUInt(value) } }
-    mutating func encode(_ value: Int128) throws { throw EntryEncoderUnsupported(reason: "Int128") }
-    mutating func encode(_ value: UInt128) throws { throw EntryEncoderUnsupported(reason: "UInt128") }
+    mutating func encode(_ value: Int128) throws { throw JSONTextEncoderUnsupported(reason: "Int128") }
+    mutating func encode(_ value: UInt128) throws { throw JSONTextEncoderUnsupported(reason: "UInt128") }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         _ = try begin()

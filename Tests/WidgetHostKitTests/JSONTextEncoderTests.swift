@@ -1,10 +1,11 @@
 import Testing
 import WidgetHostABI
 
+@testable import WidgetHostJSON
 @testable import WidgetHostKit
 
-// EntryEncoder must write exactly what CompletionSink's JSONEncoder
-// configuration writes, or say it cannot (EntryEncoderUnsupported).
+// JSONTextEncoder must write exactly what CompletionSink's JSONEncoder
+// configuration writes, or say it cannot (JSONTextEncoderUnsupported).
 
 private func referenceEncoder() -> JSONEncoder {
     let encoder = JSONEncoder()
@@ -23,23 +24,23 @@ private enum Comparison: Equatable {
 
 private func compare<T: Encodable>(_ value: T) throws -> Comparison {
     let expected = Array(try referenceEncoder().encode(value))
-    // The sink's path (EntryEncoder, else JSONEncoder) always gives JSONEncoder's bytes.
+    // The sink's path (JSONTextEncoder, else JSONEncoder) always gives JSONEncoder's bytes.
     let sink = try CompletionSink.encode(entry: value)
     if sink != expected { return .mismatch(expected: text(expected), got: "through the sink: " + text(sink)) }
     do {
-        let got = try EntryEncoder.encode(value)
+        let got = try JSONTextEncoder.encode(value)
         return got == expected ? .identical : .mismatch(expected: text(expected), got: text(got))
-    } catch is EntryEncoderUnsupported {
+    } catch is JSONTextEncoderUnsupported {
         return .unsupported
     }
 }
 
-/// The errors JSONEncoder, EntryEncoder and the sink's path throw for `value`.
+/// The errors JSONEncoder, JSONTextEncoder and the sink's path throw for `value`.
 private func errors<T: Encodable>(_ value: T) -> (expected: String, got: String, sink: String) {
     var expected = ""
     do { _ = try referenceEncoder().encode(value) } catch { expected = "\(error)" }
     var got = ""
-    do { _ = try EntryEncoder.encode(value) } catch { got = "\(error)" }
+    do { _ = try JSONTextEncoder.encode(value) } catch { got = "\(error)" }
     var sink = ""
     do { _ = try CompletionSink.encode(entry: value) } catch { sink = "\(error)" }
     return (expected, got, sink)
@@ -408,7 +409,7 @@ private struct Field<Value: Encodable>: Encodable {
 
 // MARK: - Tests
 
-@Suite struct EntryEncoderTests {
+@Suite struct JSONTextEncoderTests {
     @Test func randomEntriesMatchJSONEncoder() throws {
         var g = SeededGenerator(state: 0x5EED_2026)
         var identical = 0
@@ -421,14 +422,14 @@ private struct Field<Value: Encodable>: Encodable {
             case .unsupported: unsupported += 1
             case .mismatch(let expected, let got):
                 if mismatches.count < 5 {
-                    mismatches.append("entry \(index):\n  JSONEncoder \(expected)\n  EntryEncoder \(got)")
+                    mismatches.append("entry \(index):\n  JSONEncoder \(expected)\n  JSONTextEncoder \(got)")
                 } else {
                     mismatches.append("")
                 }
             }
         }
         print(
-            "EntryEncoder vs JSONEncoder, 3000 random entries: \(identical) identical, \(unsupported) unsupported (JSONEncoder fallback), \(mismatches.count) mismatches"
+            "JSONTextEncoder vs JSONEncoder, 3000 random entries: \(identical) identical, \(unsupported) unsupported (JSONEncoder fallback), \(mismatches.count) mismatches"
         )
         #expect(mismatches.isEmpty, "\(mismatches.count) mismatches:\n\(mismatches.prefix(5).joined(separator: "\n"))")
         #expect(unsupported < 300)
@@ -466,7 +467,8 @@ private struct Field<Value: Encodable>: Encodable {
         let date = Date(timeIntervalSince1970: 1_795_000_000.25)
         #expect(try compare(Field(value: DateBox(date: date, direct: false))) == .identical)
         #expect(try compare(Field(value: DateBox(date: date, direct: true))) == .identical)
-        #expect(text(try EntryEncoder.encode(Field(value: DateBox(date: date, direct: false)))).contains("T11:06:40Z"))
+        #expect(
+            text(try JSONTextEncoder.encode(Field(value: DateBox(date: date, direct: false)))).contains("T11:06:40Z"))
     }
 
     @Test func datesMatchJSONEncoder() throws {
@@ -500,7 +502,7 @@ private struct Field<Value: Encodable>: Encodable {
         var map: [String: Int] = [:]
         for (index, key) in keys.enumerated() { map[key] = index }
         #expect(try compare(map) == .identical)
-        #expect(text(try EntryEncoder.encode(["b": 1, "B": 2, "é": 3, "z": 4])) == #"{"B":2,"b":1,"z":4,"é":3}"#)
+        #expect(text(try JSONTextEncoder.encode(["b": 1, "B": 2, "é": 3, "z": 4])) == #"{"B":2,"b":1,"z":4,"é":3}"#)
     }
 
     @Test func firstPartyEntriesMatchJSONEncoder() async throws {
