@@ -134,7 +134,7 @@ extension Daemon {
     /// turns, and the requests that arrive meanwhile are answered between
     /// them. While requests are arriving (one in the last second) the turns
     /// are short, so a request waits for little reload work (50 clients
-    /// with 10,000 reloads running: p99 from 105 to 55 ms); otherwise they
+    /// with 10,000 reloads running: p99 from 105 to 33-47 ms); otherwise they
     /// are long, so a storm costs fewer commits (the start's 10,000 added
     /// reloads).
     struct TurnSize {
@@ -144,7 +144,7 @@ extension Daemon {
         var completions: Int
 
         static let quiet = TurnSize(reloads: 128, completions: 256)
-        static let answering = TurnSize(reloads: 32, completions: 64)
+        static let answering = TurnSize(reloads: 16, completions: 32)
     }
 
     /// The turn size in force: ``TurnSize/answering`` while requests arrive.
