@@ -133,14 +133,17 @@ final class DaemonProcess {
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass (then fails the test).
-func waitUntil(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
+/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass
+/// (then fails the test, with `context`: say, the daemon's log).
+func waitUntil(
+    _ what: String, timeout: Double = 30, context: () -> String = { "" }, _ condition: () throws -> Bool
+) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if try condition() { return }
         usleep(50_000)
     }
-    Issue.record("timed out after \(timeout) s waiting until \(what)")
+    Issue.record("timed out after \(timeout) s waiting until \(what)\n\(context())")
     throw CancellationError()
 }
 
@@ -237,7 +240,7 @@ struct DaemonTests {
         let center = WidgetCenter(app: "com.example.game", socketPath: daemon.socket)
         let scheduled = try center.requestReload(ofKind: "com.widgethost.character-detail")
         #expect(scheduled == ["panda"])
-        try waitUntil("panda reloads for the request") {
+        try waitUntil("panda reloads for the request", timeout: 90, context: { String(daemon.logText.suffix(4000)) }) {
             daemon.reloadLines("panda").contains {
                 $0.contains(
                     "reason=reloadTimelines(ofKind: com.widgethost.character-detail) by com.example.game counted")
@@ -254,7 +257,12 @@ struct DaemonTests {
         let reload = try CLI.run(["reload", "--all", "--app", "com.example.game"] + socket)
         #expect(reload.status == 0)
         #expect(reload.stdout.contains("panda"))
-        try waitUntil("panda reloads free while its app is in the foreground") {
+        // A busy machine (the whole suite on 2 cores) can take a while: the
+        // log's tail says what the daemon did meanwhile if it does not come.
+        try waitUntil(
+            "panda reloads free while its app is in the foreground", timeout: 90,
+            context: { String(daemon.logText.suffix(4000)) }
+        ) {
             daemon.reloadLines("panda").contains {
                 $0.contains("reason=reloadAllTimelines() by com.example.game free(appForeground)")
             }
