@@ -134,16 +134,17 @@ final class DaemonProcess {
 }
 
 /// Polls `condition` every 50 ms until it holds or `timeout` seconds pass
-/// (then fails the test, with `context`: say, the daemon's log).
+/// (then fails the test, showing the end of `daemon`'s log when given).
 func waitUntil(
-    _ what: String, timeout: Double = 30, context: () -> String = { "" }, _ condition: () throws -> Bool
+    _ what: String, timeout: Double = 30, showing daemon: DaemonProcess? = nil, _ condition: () throws -> Bool
 ) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if try condition() { return }
         usleep(50_000)
     }
-    Issue.record("timed out after \(timeout) s waiting until \(what)\n\(context())")
+    let log = daemon.map { "\nthe daemon's log ends:\n\($0.logText.suffix(4000))" } ?? ""
+    Issue.record("timed out after \(timeout) s waiting until \(what)\(log)")
     throw CancellationError()
 }
 
@@ -240,7 +241,7 @@ struct DaemonTests {
         let center = WidgetCenter(app: "com.example.game", socketPath: daemon.socket)
         let scheduled = try center.requestReload(ofKind: "com.widgethost.character-detail")
         #expect(scheduled == ["panda"])
-        try waitUntil("panda reloads for the request", timeout: 90, context: { String(daemon.logText.suffix(4000)) }) {
+        try waitUntil("panda reloads for the request", timeout: 90, showing: daemon) {
             daemon.reloadLines("panda").contains {
                 $0.contains(
                     "reason=reloadTimelines(ofKind: com.widgethost.character-detail) by com.example.game counted")
@@ -259,10 +260,7 @@ struct DaemonTests {
         #expect(reload.stdout.contains("panda"))
         // A busy machine (the whole suite on 2 cores) can take a while: the
         // log's tail says what the daemon did meanwhile if it does not come.
-        try waitUntil(
-            "panda reloads free while its app is in the foreground", timeout: 90,
-            context: { String(daemon.logText.suffix(4000)) }
-        ) {
+        try waitUntil("panda reloads free while its app is in the foreground", timeout: 90, showing: daemon) {
             daemon.reloadLines("panda").contains {
                 $0.contains("reason=reloadAllTimelines() by com.example.game free(appForeground)")
             }
