@@ -91,6 +91,7 @@ let package = Package(
         // timelines, plugin descriptions.
         .target(
             name: "WidgetHostModel",
+            dependencies: ["WidgetHostJSON"],
             swiftSettings: strictSwift
         ),
         // Host side of isolation: spawns the runner, speaks the wire protocol,
@@ -117,6 +118,7 @@ let package = Package(
             name: "WidgetHostStore",
             dependencies: [
                 "WidgetHostModel",
+                "WidgetHostJSON",
                 "WidgetHostScheduler",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -148,6 +150,7 @@ let package = Package(
                 "WidgetHostScheduler",
                 "WidgetHostStore",
                 "WidgetHostControl",
+                "WidgetHostJSON",
                 "CWidgetHostSupport",
                 // `run --http`: the daemon feeds the web dashboard (daemon -> web).
                 "WidgetHostWeb",

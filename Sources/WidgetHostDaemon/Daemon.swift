@@ -587,8 +587,10 @@ public final class Daemon {
             }
             if let server {
                 let incoming = server.service(descriptors[5...])
-                if !incoming.isEmpty { lastRequestAt = wh_monotonic_seconds() }
-                if !incoming.isEmpty { answer(incoming, on: server) }
+                if !incoming.isEmpty {
+                    lastRequestAt = wh_monotonic_seconds()
+                    answer(incoming, on: server)
+                }
                 server.reapClosing()
             }
             serviceWeb()

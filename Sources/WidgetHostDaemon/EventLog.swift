@@ -1,5 +1,6 @@
 import Synchronization
 import WidgetHostControl
+import WidgetHostJSON
 import WidgetHostModel
 import WidgetHostStore
 
@@ -138,35 +139,17 @@ public final class EventLog: Sendable {
             details: decoded)
     }
 
-    /// The JSON text of `details`, for the `data` column: the members set,
-    /// sorted by name, as `JSONEncoder` with `.sortedKeys` writes them (every
-    /// reload writes one: the encoder was 5 % of the loop). A number that is
-    /// not finite is left out.
+    /// The JSON text of `details`, for the `data` column, as `JSONEncoder`
+    /// with `.sortedKeys` writes it (by ``JSONTextEncoder``: every reload
+    /// writes one, and Foundation's encoder was 5 % of the loop). A number
+    /// that is not finite is left out rather than losing the details.
     static func data(_ details: WatchEventDetails) -> String? {
-        var members: [(String, JSONValue)] = []
-        func add(_ name: String, _ value: String?) { if let value { members.append((name, .string(value))) } }
-        func add(_ name: String, _ value: Double?) {
-            if let value, value.isFinite { members.append((name, .number(value))) }
+        var finite = details
+        for number in [\WatchEventDetails.entryDate, \.nextEntryDate, \.relevance]
+        where finite[keyPath: number]?.isFinite == false {
+            finite[keyPath: number] = nil
         }
-        func add(_ name: String, _ value: Int?) { add(name, value.map(Double.init)) }
-        add("app", details.app)
-        add("budgetAllowance", details.budgetAllowance)
-        add("budgetUsed", details.budgetUsed)
-        add("charge", details.charge)
-        if let counted = details.counted { members.append(("counted", .bool(counted))) }
-        add("entries", details.entries)
-        add("entryDate", details.entryDate)
-        add("family", details.family)
-        add("kind", details.kind)
-        add("nextEntryDate", details.nextEntryDate)
-        if let order = details.order { members.append(("order", .array(order.map(JSONValue.string)))) }
-        add("origin", details.origin)
-        add("outcome", details.outcome)
-        add("plugin", details.plugin)
-        add("policy", details.policy)
-        add("reason", details.reason)
-        add("relevance", details.relevance)
-        return JSONValue.object(members).compactText(limit: .max)
+        return (try? JSONTextEncoder.encode(finite)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

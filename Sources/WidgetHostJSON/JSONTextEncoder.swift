@@ -70,6 +70,15 @@ public struct JSONTextEncoder {
         try session.write(value, into: &output, depth: 0)
         return output
     }
+
+    /// Appends `text` as a JSON string literal, escaped as `JSONEncoder`
+    /// escapes it (`"` and `\`, `\b \f \n \r \t`, `\u00xx` for the other
+    /// controls; slashes, DEL and non-ASCII as they are): the one string
+    /// quoting of the host's hand-written JSON (``JSONValue``, the state
+    /// file's columns).
+    public static func appendQuoted(_ text: String, to output: inout [UInt8]) {
+        JSONTextEncoderSession.write(string: text, into: &output)
+    }
 }
 
 /// Thrown by ``JSONTextEncoder`` for what it does not write exactly as

@@ -1,3 +1,5 @@
+import WidgetHostJSON
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -192,22 +194,11 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         out.utf8.count > limit && out.count > limit
     }
 
-    /// A JSON string literal for `text`.
+    /// A JSON string literal for `text` (``JSONTextEncoder/appendQuoted(_:to:)``).
     public static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 2)
+        JSONTextEncoder.appendQuoted(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import WidgetHostJSON
 import WidgetHostModel
 import WidgetHostScheduler
 
@@ -106,9 +107,8 @@ public struct StateTransaction {
 
         mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-        /// A JSON string literal (``JSONValue/quote(_:)``: the ids and
-        /// names of an in-flight record are short).
-        mutating func quote(_ text: String) { raw(JSONValue.quote(text)) }
+        /// A JSON string literal (``JSONTextEncoder/appendQuoted(_:to:)``).
+        mutating func quote(_ text: String) { JSONTextEncoder.appendQuoted(text, to: &bytes) }
 
         var text: String { String(decoding: bytes, as: UTF8.self) }
     }
@@ -325,7 +325,6 @@ public struct StateTransaction {
         if stored?.pushes != parts.pushes {
             try writeLedger(parts.pushes, in: .pushes, instanceID: id, stored: stored?.pushes)
         }
-        defer { scratch.parts.wrote(id, parts) }
 
         // The current failure streak.
         if let stored, stored.failure == parts.failure {
@@ -340,6 +339,7 @@ public struct StateTransaction {
         } else {
             try db.cachedStatement(sql: "DELETE FROM failure WHERE instanceID = ?").execute(arguments: [id])
         }
+        scratch.parts.wrote(id, parts)
     }
 
     /// The per-instance ledger tables: counted reloads and push reloads.
