@@ -78,10 +78,33 @@ let trimmedBefore = residentBytes()
 driver.pending = []
 _ = mallocTrim(0)
 let perInstance = (residentBytes() - residentBefore) / instances
+// glibc's view of the heap (system bytes, bytes in use), on stderr.
+@_silgen_name("malloc_stats") func mallocStats()
+if CommandLine.arguments.contains("--heap") { mallocStats() }
 print(
     "resident before trim \((trimmedBefore - residentBefore) / instances) B/instance",
     "(decision buffer \(pendingBytes / instances) B/instance)")
 print(
     "InstanceState \(MemoryLayout<InstanceState>.stride) B, InFlightReload \(MemoryLayout<InFlightReload>.stride) B,",
     "resident \(perInstance) B/instance after \(Int(warmUp / 3600)) h")
+if CommandLine.arguments.contains("--heap") {
+    var count = 0
+    var capacity = 0
+    for s in driver.scheduler.state.instances {
+        count += s.ledger.times.count
+        capacity += s.ledger.times.capacity
+    }
+    print("ledger: \(Double(count) / Double(instances)) times, capacity \(Double(capacity) / Double(instances))")
+}
+print(
+    "WidgetInstance \(MemoryLayout<WidgetInstance>.size), TimelineRecord? \(MemoryLayout<TimelineRecord?>.size),",
+    "ViewHistory \(MemoryLayout<ViewHistory>.size)")
 print("instances \(instances), measured events \(events): \(Int(Double(events) / seconds)) events/s")
+if CommandLine.arguments.contains("--maps"), let maps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8) {
+    var name = ""
+    for line in maps.split(separator: "\n") {
+        let f = line.split(separator: " ", omittingEmptySubsequences: true)
+        if f.count >= 5, f[0].contains("-") { name = f.count > 5 ? String(f[5]) : "[anon]" ; continue }
+        if f.first == "Rss:", let kb = Int(f[1]), kb > 200 { print(name, kb, "kB") }
+    }
+}

@@ -52,7 +52,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         if times.count == times.capacity {
             // Grow by an eighth, not twice: a full 24 h ledger keeps its size,
             // so doubling would leave up to half of every ledger unused.
-            times.reserveCapacity(times.count + max(4, times.count / 8))
+            times.reserveCapacity(times.count + 4)
         }
         if let last = times.last, time < last {
             let index = times.firstIndex(where: { $0 > time }) ?? times.count

@@ -30,7 +30,7 @@ struct ReloadRules {
     /// changes only at whole hours and at the end of the learning period.
     /// `.infinity` when the plan does not depend on `now`.
     func recheckTime(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, now: Double) -> Double {
-        if case .some = s.pointee.inFlight { return .infinity }
+        if s.pointee.isInFlight { return .infinity }
         let spacing = s.pointee.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
         let backoff = s.pointee.backoffUntil ?? -Double.infinity
         func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
@@ -84,7 +84,7 @@ struct ReloadRules {
     }
 
     func plan(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
-        if case .some = s.pointee.inFlight { return nil }
+        if s.pointee.isInFlight { return nil }
         var best: PlannedReload?
         func consider(_ candidate: PlannedReload?) {
             guard let c = candidate else { return }

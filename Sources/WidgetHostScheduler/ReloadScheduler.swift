@@ -39,7 +39,8 @@ public struct ReloadScheduler: Sendable {
     public private(set) var touched: Set<String> = []
     /// Whether ``touched`` is recorded (the daemon turns it on).
     public var tracksTouched = false
-    private var index: [String: Int] = [:]
+    /// Instance positions by id.
+    private var index = PositionIndex()
     /// Per instance position: the time its next reload is due, as planned at
     /// `state.now` (never later than the truth: the free-reload cap can only
     /// move a plan later after it was made).
@@ -51,20 +52,17 @@ public struct ReloadScheduler: Sendable {
     /// Per instance position: its next entry date after `state.now`.
     private var entryChanges = DueQueue()
     /// Instance positions by app, for app events and `reloadAllTimelines`.
-    private var byApp: [String: [Int]] = [:]
+    private var byApp: [String: [Int32]] = [:]
     /// Instance positions by app and kind, for `reloadTimelines(ofKind:)`.
-    private var byAppAndKind: [AppKind: [Int]] = [:]
+    private var byAppAndKind: [AppKind: [Int32]] = [:]
     /// Positions of the instances that use location.
-    private var locationUsers: [Int] = []
+    private var locationUsers: [Int32] = []
     /// Per position: the coalescing deadline of the plan queued in `reloads`.
     private var latest: [Double] = []
     /// Per position: whether the plan has a candidate under the host-wide
     /// free-reload cap (which moves it later as other instances consume the
     /// cap): such a queued time is planned again before it is used.
     private var underFreeCap: [Bool] = []
-    /// Per position: the instance's jitter fraction (`StableJitter.fraction`
-    /// of its id), computed once instead of hashing the id at every timeline.
-    private var jitter: [Double] = []
     /// Per position: its plugin-and-kind group, so that `dueReloads` batches
     /// without hashing strings.
     private var group: [Int32] = []
@@ -79,6 +77,9 @@ public struct ReloadScheduler: Sendable {
     private var appCharges: [ReloadCharge] = []
     /// Buffers kept between calls, so that a steady-state event allocates nothing.
     private var scratch = Scratch()
+    /// The boxes of completed reloads' in-flight records, for the next ones
+    /// (as many as the scratch buffers keep: a burst's are let go).
+    private var spareInFlight: [InFlightBox] = []
     /// What ``rollBackJournal()`` puts back, while ``beginJournal()`` is in force.
     private var journal: Journal?
 
@@ -155,7 +156,7 @@ public struct ReloadScheduler: Sendable {
     // MARK: Index
 
     private mutating func rebuildIndex() {
-        index = Dictionary(minimumCapacity: state.instances.count)
+        index = state.instances.withUnsafeBufferPointer { PositionIndex($0) }
         reloads = DueQueue()
         rechecks = DueQueue()
         entryChanges = DueQueue()
@@ -164,7 +165,6 @@ public struct ReloadScheduler: Sendable {
         locationUsers = []
         latest = []
         underFreeCap = []
-        jitter = []
         group = []
         appNumber = []
         groups = [:]
@@ -172,10 +172,15 @@ public struct ReloadScheduler: Sendable {
         appCharges = []
         for app in state.apps.keys.sorted() { _ = number(ofApp: app) }
         for position in state.instances.indices {
-            index[state.instances[position].instance.id] = position
             enter(position)
         }
         touched = []
+    }
+
+    /// The position of the instance `id`, nil if there is none.
+    @inline(__always)
+    private func position(of id: String) -> Int? {
+        state.instances.withUnsafeBufferPointer { index.find(id, in: $0) }
     }
 
     /// Records that the instance at `p` changed (``touched``).
@@ -229,7 +234,7 @@ public struct ReloadScheduler: Sendable {
     public func instanceStateBeforeJournal(_ id: String) -> InstanceState? {
         guard let journal else { return instanceState(id) }
         if let whole = journal.whole.first { return whole.instanceState(id) }
-        guard let p = index[id] else { return nil }
+        guard let p = position(of: id) else { return nil }
         return journal.instances[p] ?? state.instances[p]
     }
 
@@ -277,7 +282,7 @@ public struct ReloadScheduler: Sendable {
             state.apps = journal.apps
             for app in apps {
                 appChanged(app)
-                replanned += byApp[app] ?? []
+                replanned += (byApp[app] ?? []).map(Int.init)
             }
         }
         if state.freeLedger != journal.freeLedger {
@@ -296,12 +301,11 @@ public struct ReloadScheduler: Sendable {
     /// Puts the instance at `position` in the groups and queues.
     private mutating func enter(_ position: Int) {
         let instance = state.instances[position].instance
-        byApp[instance.app, default: []].append(position)
-        byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(position)
-        if instance.usesLocation { locationUsers.append(position) }
+        byApp[instance.app, default: []].append(Int32(position))
+        byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(Int32(position))
+        if instance.usesLocation { locationUsers.append(Int32(position)) }
         latest.append(.infinity)
         underFreeCap.append(false)
-        jitter.append(StableJitter.fraction(for: instance.id))
         appNumber.append(number(ofApp: instance.app))
         let key = PluginKind(plugin: instance.plugin, kind: instance.kind)
         if let number = groups[key] {
@@ -382,8 +386,8 @@ public struct ReloadScheduler: Sendable {
         entryChanges.set(position, to: next)
     }
 
-    private mutating func replan(_ positions: [Int]?) {
-        for position in positions ?? [] { replan(position) }
+    private mutating func replan(_ positions: [Int32]?) {
+        for position in positions ?? [] { replan(Int(position)) }
     }
 
     // MARK: Instances
@@ -392,14 +396,14 @@ public struct ReloadScheduler: Sendable {
     /// false (and changes nothing) if the id exists.
     @discardableResult
     public mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool {
-        guard index[instance.id] == nil else { return false }
+        guard position(of: instance.id) == nil else { return false }
         journalWhole()
         observe(time)
         var entry = InstanceState(instance: instance, addedAt: time)
         entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
         let position = state.instances.count
-        index[instance.id] = position
         state.instances.append(entry)
+        state.instances.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
         enter(position)
         touch(position)
         return true
@@ -408,20 +412,20 @@ public struct ReloadScheduler: Sendable {
     /// Removes an instance and everything known about it.
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
-        guard index[id] != nil else { return false }
+        guard let position = position(of: id) else { return false }
         journalWhole()
-        guard let position = index.removeValue(forKey: id) else { return false }
         let removed = state.instances.remove(at: position).instance
-        for later in position..<state.instances.count { index[state.instances[later].instance.id] = later }
+        // Every later position moves down one: the table is made again (O(N), as the renumbering is).
+        index = state.instances.withUnsafeBufferPointer { PositionIndex($0) }
         reloads.removePosition(position)
         latest.remove(at: position)
         underFreeCap.remove(at: position)
-        jitter.remove(at: position)
         group.remove(at: position)
         appNumber.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
-        func renumber(_ list: inout [Int]) {
+        func renumber(_ list: inout [Int32]) {
+            let position = Int32(position)
             list.removeAll { $0 == position }
             for i in list.indices where list[i] > position { list[i] -= 1 }
         }
@@ -437,7 +441,7 @@ public struct ReloadScheduler: Sendable {
 
     /// The state of one instance.
     public func instanceState(_ id: String) -> InstanceState? {
-        index[id].map { state.instances[$0] }
+        position(of: id).map { state.instances[$0] }
     }
 
     /// The instances' ids, in the order they were added.
@@ -470,14 +474,14 @@ public struct ReloadScheduler: Sendable {
         observe(time)
         switch event {
         case .instanceShown(let id):
-            guard let p = index[id], !state.instances[p].instance.isVisible else { return }
+            guard let p = position(of: id), !state.instances[p].instance.isVisible else { return }
             willChange(p)
             state.instances[p].instance.isVisible = true
             state.instances[p].visibleSince = time
             touch(p)
             replan(p)
         case .instanceHidden(let id):
-            guard let p = index[id], state.instances[p].instance.isVisible else { return }
+            guard let p = position(of: id), state.instances[p].instance.isVisible else { return }
             willChange(p)
             state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
             state.instances[p].instance.isVisible = false
@@ -489,7 +493,7 @@ public struct ReloadScheduler: Sendable {
             appChanged(app)
             // A counted WidgetCenter request of this app still waiting (for the
             // spacing or the budget) is served now as the foreground makes it: free.
-            for p in byApp[app] ?? [] {
+            for p in (byApp[app] ?? []).lazy.map(Int.init) {
                 guard var pending = state.instances[p].request, pending.charge.isCounted else { continue }
                 switch pending.trigger {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
@@ -514,7 +518,7 @@ public struct ReloadScheduler: Sendable {
             appChanged(app)
             replan(byApp[app])
         case .appIntent(let id):
-            guard let p = index[id] else { return }
+            guard let p = position(of: id) else { return }
             request(p, PendingRequest(trigger: .appIntent, charge: .free(.appIntent), requestedAt: time))
         case .systemChange(let change):
             let reason: FreeReason =
@@ -527,7 +531,7 @@ public struct ReloadScheduler: Sendable {
                 request(p, PendingRequest(trigger: .systemChange(change), charge: .free(reason), requestedAt: time))
             }
         case .significantLocationChange:
-            for p in locationUsers where state.instances[p].locationChangeAt == nil {
+            for p in locationUsers.lazy.map(Int.init) where state.instances[p].locationChangeAt == nil {
                 willChange(p)
                 state.instances[p].locationChangeAt = time
                 touch(p)
@@ -535,14 +539,14 @@ public struct ReloadScheduler: Sendable {
             }
         case .reloadTimelines(let kind, let app):
             let charge = appCharge(app)
-            for p in byAppAndKind[AppKind(app: app, kind: kind)] ?? [] {
+            for p in (byAppAndKind[AppKind(app: app, kind: kind)] ?? []).lazy.map(Int.init) {
                 request(
                     p,
                     PendingRequest(trigger: .reloadTimelines(kind: kind, app: app), charge: charge, requestedAt: time))
             }
         case .reloadAllTimelines(let app):
             let charge = appCharge(app)
-            for p in byApp[app] ?? [] {
+            for p in (byApp[app] ?? []).lazy.map(Int.init) {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
         case .push(let kind, let plugin):
@@ -577,7 +581,7 @@ public struct ReloadScheduler: Sendable {
     /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
     private func positions(ofKind kind: String, plugin: String?) -> [Int] {
         var found: [Int] = []
-        for (key, positions) in byAppAndKind where key.kind == kind { found.append(contentsOf: positions) }
+        for (key, positions) in byAppAndKind where key.kind == kind { found += positions.lazy.map(Int.init) }
         if let plugin { found.removeAll { state.instances[$0].instance.plugin != plugin } }
         return found.sorted()
     }
@@ -624,7 +628,7 @@ public struct ReloadScheduler: Sendable {
 
     /// The viewing tier of an instance at `time`.
     public func tier(of id: String, at time: Double) -> ViewTier? {
-        index[id].map { tier(state.instances[$0], at: time) }
+        position(of: id).map { tier(state.instances[$0], at: time) }
     }
 
     func tier(_ s: InstanceState, at time: Double) -> ViewTier {
@@ -652,7 +656,7 @@ public struct ReloadScheduler: Sendable {
     /// The next reload of an instance, with every rule applied, as of `time`;
     /// nil if nothing is due (or it is in flight, or waits to be shown).
     public func plannedReload(of id: String, at time: Double) -> PlannedReload? {
-        index[id].flatMap { plan(state.instances[$0], at: time) }
+        position(of: id).flatMap { plan(state.instances[$0], at: time) }
     }
 
     // MARK: Driving
@@ -764,6 +768,10 @@ public struct ReloadScheduler: Sendable {
         due.removeAll(keepingCapacity: true)
         reloads.collect(upTo: now, into: &due)
         scratch.note(due.count)
+        if !scratch.keeps(capacity: spareInFlight.capacity) {
+            // A burst's boxes (every instance's first reload at start) are let go.
+            spareInFlight = Array(spareInFlight.prefix(max(64, due.count)))
+        }
         guard !due.isEmpty else {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
             return []
@@ -874,7 +882,7 @@ public struct ReloadScheduler: Sendable {
             if reason.isCapped { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
         let dueSince = plan.deferral?.from ?? plan.time
-        state.instances[p].inFlight = InFlightReload(decision: decision, dueSince: dueSince)
+        state.instances[p].setInFlight(InFlightReload(decision: decision, dueSince: dueSince), reusing: &spareInFlight)
         state.instances[p].lastReloadAt = now
         state.instances[p].request = nil
         state.instances[p].locationChangeAt = nil
@@ -886,7 +894,7 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        guard let p = index[id], Self.withInstance(state.instances, p, { $0.pointee.inFlight != nil }) else { return }
+        guard let p = position(of: id), Self.withInstance(state.instances, p, { $0.pointee.isInFlight }) else { return }
         willChange(p)
         touch(p)
         defer {
@@ -896,8 +904,15 @@ public struct ReloadScheduler: Sendable {
         // In place, field by field: no copy of the instance's state.
         switch outcome {
         case .success(let timeline):
-            let due = rules.policyDue(for: timeline, jitterFraction: jitter[p], receivedAt: time)
-            state.instances[p].inFlight = nil
+            // The jitter fraction from the id (FNV-1a of a few bytes): a
+            // per-position array of it cost 8 bytes per instance.
+            let jitter = Self.withInstance(state.instances, p) { StableJitter.fraction(for: $0.pointee.instance.id) }
+            let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
+            if scratch.keeps(capacity: spareInFlight.count + 1) {
+                state.instances[p].clearInFlight(into: &spareInFlight)
+            } else {
+                state.instances[p].inFlight = nil
+            }
             state.instances[p].timeline = timeline
             state.instances[p].timelineReceivedAt = time
             state.instances[p].policyDue = due
@@ -930,19 +945,19 @@ public struct ReloadScheduler: Sendable {
 
     /// The entry an instance shows at `time` (the last whose date has passed).
     public func displayedEntry(of id: String, at time: Double) -> EntryRecord? {
-        index[id].flatMap { state.instances[$0].timeline?.entry(at: time) }
+        position(of: id).flatMap { state.instances[$0].timeline?.entry(at: time) }
     }
 
     /// The next time after `time` at which the instance's displayed entry changes.
     public func nextEntryChange(of id: String, after time: Double) -> Double? {
-        index[id].flatMap { state.instances[$0].timeline?.entries.first(where: { $0.date > time })?.date }
+        position(of: id).flatMap { state.instances[$0].timeline?.entries.first(where: { $0.date > time })?.date }
     }
 
     /// The relevance score in force for an instance at `time`: the displayed
     /// entry's score while its duration holds (duration 0: while it is
     /// displayed), else 0.
     public func relevanceScore(of id: String, at time: Double) -> Double {
-        guard let p = index[id], let entry = state.instances[p].timeline?.entry(at: time),
+        guard let p = position(of: id), let entry = state.instances[p].timeline?.entry(at: time),
             let relevance = entry.relevance, time >= entry.date
         else { return 0 }
         if relevance.duration > 0 && time >= entry.date + relevance.duration { return 0 }
@@ -953,7 +968,7 @@ public struct ReloadScheduler: Sendable {
     /// relevance score in force; ties go to the earlier id in `ids`.
     public func topOfStack(_ ids: [String], at time: Double) -> String? {
         var best: (id: String, score: Double)?
-        for id in ids where index[id] != nil {
+        for id in ids where position(of: id) != nil {
             let score = relevanceScore(of: id, at: time)
             if best == nil || score > best!.score { best = (id, score) }
         }
@@ -964,7 +979,7 @@ public struct ReloadScheduler: Sendable {
 
     /// Why an instance is or is not being reloaded, with exact times.
     public func explain(_ id: String, at time: Double) -> ReloadExplanation? {
-        guard let p = index[id] else { return nil }
+        guard let p = position(of: id) else { return nil }
         let s = state.instances[p]
         let tier = tier(s, at: time)
         let allowance = configuration.allowance(for: tier)

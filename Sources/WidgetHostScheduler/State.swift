@@ -55,15 +55,57 @@ public struct InstanceState: Sendable, Hashable, Codable {
     private var storedLastReloadAt = Double.nan
     private var storedVisibleSince = Double.nan
     public var views = ViewHistory()
-    public var inFlight: InFlightReload?
-    /// Whether a reload is in flight, read in place (`inFlight != nil` from
-    /// another module copies the 192-byte record to compare it with nil:
-    /// `status` counts every instance's).
-    public var isInFlight: Bool {
-        if case .some = inFlight { return true }
-        return false
+    /// `consecutiveFailures`, in the 4 bytes after `views` that were padding.
+    private var storedFailures: Int32 = 0
+    /// The reload issued and not yet completed, boxed: few instances have
+    /// one at a time, and inline the record (192 bytes) was half of every
+    /// instance's state. The scheduler reuses the boxes of completed reloads
+    /// (``setInFlight(_:reusing:)``, ``clearInFlight(into:)``), so that a
+    /// steady-state reload allocates none.
+    private var inFlightBox: InFlightBox?
+    public var inFlight: InFlightReload? {
+        get { inFlightBox?.record }
+        set {
+            if let newValue {
+                if isKnownUniquelyReferenced(&inFlightBox) {
+                    inFlightBox!.record = newValue
+                } else {
+                    inFlightBox = InFlightBox(newValue)
+                }
+            } else {
+                inFlightBox = nil
+            }
+        }
     }
-    public var consecutiveFailures = 0
+    /// Whether a reload is in flight, without copying the record.
+    public var isInFlight: Bool { inFlightBox != nil }
+
+    /// Sets the in-flight record, in a box taken from `spares` when this
+    /// state has none of its own (no allocation while spares last).
+    mutating func setInFlight(_ record: InFlightReload, reusing spares: inout [InFlightBox]) {
+        if !isKnownUniquelyReferenced(&inFlightBox), var spare = spares.popLast(),
+            isKnownUniquelyReferenced(&spare)
+        {
+            // Unique: no copy of a scheduler that shared the spares holds it.
+            spare.record = record
+            inFlightBox = spare
+        } else {
+            inFlight = record
+        }
+    }
+
+    /// Clears the in-flight record and, when no copy of this state shares
+    /// its box, hands the box to `spares` for the next reload.
+    mutating func clearInFlight(into spares: inout [InFlightBox]) {
+        guard inFlightBox != nil else { return }
+        if isKnownUniquelyReferenced(&inFlightBox) { spares.append(inFlightBox!) }
+        inFlightBox = nil
+    }
+    /// Failed reloads in a row (kept up to `Int32.max`).
+    public var consecutiveFailures: Int {
+        get { Int(storedFailures) }
+        set { storedFailures = Int32(clamping: newValue) }
+    }
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
 
@@ -168,7 +210,13 @@ public struct InstanceState: Sendable, Hashable, Codable {
         ledger = try c.decode(RollingLedger.self, forKey: .ledger)
         views = try c.decode(ViewHistory.self, forKey: .views)
         inFlight = try c.decodeIfPresent(InFlightReload.self, forKey: .inFlight)
-        consecutiveFailures = try c.decode(Int.self, forKey: .consecutiveFailures)
+        let failures = try c.decode(Int.self, forKey: .consecutiveFailures)
+        guard let stored = Int32(exactly: failures), stored >= 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .consecutiveFailures, in: c,
+                debugDescription: "consecutiveFailures is \(failures), expected a whole number from 0 to \(Int32.max)")
+        }
+        storedFailures = stored
         timelineReceivedAt = try c.decodeIfPresent(Double.self, forKey: .timelineReceivedAt)
         policyDue = try c.decodeIfPresent(Double.self, forKey: .policyDue)
         lastReloadAt = try c.decodeIfPresent(Double.self, forKey: .lastReloadAt)
@@ -256,6 +304,15 @@ final class RareInstanceState: @unchecked Sendable {
         request == nil && locationChangeAt == nil && backoffUntil == nil && lastFailure == nil
             && pushLedger.times.isEmpty
     }
+}
+
+/// The box of an ``InstanceState``'s in-flight record. Changed only through
+/// `InstanceState`, and only when uniquely referenced (copy on write): a
+/// shared box is never changed, which is why it may be `Sendable`.
+final class InFlightBox: @unchecked Sendable {
+    var record: InFlightReload
+
+    init(_ record: InFlightReload) { self.record = record }
 }
 
 /// The foreground and session state of an app.

@@ -154,4 +154,83 @@ struct InstanceStateStorageTests {
         #expect(back == s)
         #expect(back.inFlight == flight)
     }
+
+    @Test func aReusedInFlightBoxNeverChangesACopy() {
+        var spares: [InFlightBox] = []
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        let first = Self.flight(s, attempt: 1)
+        s.setInFlight(first, reusing: &spares)
+        let copy = s  // shares the box
+        s.clearInFlight(into: &spares)
+        #expect(spares.isEmpty)  // shared: not handed back
+        #expect(copy.inFlight == first)
+        // Unshared, the box is handed back and reused.
+        s.setInFlight(first, reusing: &spares)
+        s.clearInFlight(into: &spares)
+        #expect(spares.count == 1)
+        let spareCopy = spares  // another scheduler's copy of the spares
+        var other = s
+        other.setInFlight(Self.flight(s, attempt: 2), reusing: &spares)
+        // `spareCopy` still holds the box: the next one taken from it is
+        // shared and not written into.
+        var fromCopy = spareCopy
+        var third = s
+        third.setInFlight(Self.flight(s, attempt: 3), reusing: &fromCopy)
+        #expect(other.inFlight?.decision.attempt == 2)
+        #expect(third.inFlight?.decision.attempt == 3)
+        #expect(copy.inFlight == first)
+    }
+
+    @Test func copiesOfTheSchedulerKeepTheirOwnInFlightRecords() {
+        var a = ReloadScheduler()
+        for n in 0..<20 { a.add(WidgetInstance(id: "w\(n)", plugin: "p", kind: "k", app: "app"), at: 0) }
+        func runOnce(_ s: inout ReloadScheduler, at time: Double, attempt interval: Double) -> [ReloadDecision] {
+            let decisions = s.dueReloads(at: time).flatMap(\.decisions)
+            for d in decisions {
+                s.complete(
+                    d.instanceID, with: .success(TimelineRecord(entries: [], policy: .after(time + interval))),
+                    at: time)
+            }
+            return decisions
+        }
+        _ = runOnce(&a, at: 0, attempt: 600)  // every box now a spare
+        var b = a  // shares the spares
+        let wake = a.nextWakeup()!
+        let fromA = a.dueReloads(at: wake).flatMap(\.decisions)
+        let fromB = b.dueReloads(at: wake).flatMap(\.decisions)
+        #expect(!fromA.isEmpty && fromA == fromB)
+        // Completing in one leaves the other's reloads in flight, as issued.
+        for d in fromA {
+            a.complete(d.instanceID, with: .failure(reason: "no"), at: wake)
+        }
+        for d in fromB {
+            #expect(b.instanceState(d.instanceID)?.inFlight?.decision == d)
+            #expect(a.instanceState(d.instanceID)?.inFlight == nil)
+        }
+    }
+
+    @Test func positionsAreFoundByIdAfterAddsAndRemoves() {
+        var scheduler = ReloadScheduler()
+        var ids: [String] = []
+        var random = SystemRandomNumberGenerator()
+        for step in 0..<600 {
+            if ids.isEmpty || Int.random(in: 0..<3, using: &random) > 0 {
+                let id = "instance-\(step)"
+                let added = scheduler.add(WidgetInstance(id: id, plugin: "p", kind: "k", app: "a"), at: 0)
+                #expect(added)
+                ids.append(id)
+            } else {
+                let id = ids.remove(at: Int.random(in: 0..<ids.count, using: &random))
+                let removed = scheduler.remove(id)
+                let again = scheduler.remove(id)
+                #expect(removed && !again)
+            }
+        }
+        #expect(scheduler.instanceIDs == ids)
+        for id in ids { #expect(scheduler.instanceState(id)?.instance.id == id) }
+        #expect(scheduler.instanceState("instance-none") == nil)
+        let duplicate = scheduler.add(WidgetInstance(id: ids[0], plugin: "p", kind: "k", app: "a"), at: 0)
+        #expect(!duplicate)
+    }
 }
