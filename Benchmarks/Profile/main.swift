@@ -100,11 +100,17 @@ print(
     "WidgetInstance \(MemoryLayout<WidgetInstance>.size), TimelineRecord? \(MemoryLayout<TimelineRecord?>.size),",
     "ViewHistory \(MemoryLayout<ViewHistory>.size)")
 print("instances \(instances), measured events \(events): \(Int(Double(events) / seconds)) events/s")
-if CommandLine.arguments.contains("--maps"), let maps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8) {
+// The mappings that grew (--maps): the heap, anonymous mappings, the binary.
+if CommandLine.arguments.contains("--maps"),
+    let maps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
+{
     var name = ""
     for line in maps.split(separator: "\n") {
-        let f = line.split(separator: " ", omittingEmptySubsequences: true)
-        if f.count >= 5, f[0].contains("-") { name = f.count > 5 ? String(f[5]) : "[anon]" ; continue }
-        if f.first == "Rss:", let kb = Int(f[1]), kb > 200 { print(name, kb, "kB") }
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if fields.count >= 5, fields[0].contains("-") {
+            name = fields.count > 5 ? String(fields[5]) : "[anon]"
+        } else if fields.first == "Rss:", let kilobytes = Int(fields[1]), kilobytes > 200 {
+            print(name, kilobytes, "kB")
+        }
     }
 }

