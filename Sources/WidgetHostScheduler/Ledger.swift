@@ -146,12 +146,19 @@ public enum ViewTier: String, Sendable, Hashable, Codable, CaseIterable {
 public enum StableJitter {
     /// 64-bit FNV-1a of the UTF-8 bytes of `string`.
     public static func fnv1a64(_ string: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in string.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
+        func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+            return hash
         }
-        return hash
+        // Over the contiguous bytes (the completion of every reload hashes
+        // its instance's id): iterating the UTF-8 view took 3 times as long.
+        if let value = string.utf8.withContiguousStorageIfAvailable(hash) { return value }
+        var copy = string
+        return copy.withUTF8(hash)
     }
 
     /// A fraction in [0, 1) from the id: FNV-1a, then the SplitMix64

@@ -83,10 +83,18 @@ struct ReloadRules {
         }
     }
 
+    /// The plan of `s` at `now`: the earliest of its candidates (a free one
+    /// on a tie), every limit applied; nil when none.
     func plan(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
+        candidate(s, appCharge: appCharge, at: now).map { $0.planned(s) }
+    }
+
+    /// `plan` as plain values: what the hot paths read (the time and the
+    /// coalescing deadline) costs no copy of a trigger's strings.
+    func candidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> Candidate? {
         if s.pointee.isInFlight { return nil }
-        var best: PlannedReload?
-        func consider(_ candidate: PlannedReload?) {
+        var best: Candidate?
+        func consider(_ candidate: Candidate?) {
             guard let c = candidate else { return }
             guard let b = best else {
                 best = c
@@ -96,13 +104,15 @@ struct ReloadRules {
         }
         if let r = s.pointee.request {
             consider(
-                constrain(s, trigger: r.trigger, charge: r.charge, base: r.requestedAt, hiddenBound: nil, now: now))
+                constrain(
+                    s, source: .request, isPolicy: r.trigger == .policy, charge: r.charge, base: r.requestedAt,
+                    hiddenBound: nil, now: now))
         }
         if let loc = s.pointee.locationChangeAt, s.pointee.instance.isVisible {
             let base = max(loc, s.pointee.visibleSince ?? loc)
             consider(
                 constrain(
-                    s, trigger: .significantLocationChange, charge: .free(.significantLocationChange), base: base,
+                    s, source: .location, isPolicy: false, charge: .free(.significantLocationChange), base: base,
                     hiddenBound: nil, now: now))
         }
         if let due = s.pointee.policyDue {
@@ -116,16 +126,15 @@ struct ReloadRules {
             }
             consider(
                 constrain(
-                    s, trigger: .policy, charge: appCharge, base: due, hiddenBound: hidden, now: now))
+                    s, source: .policy, isPolicy: true, charge: appCharge, base: due, hiddenBound: hidden, now: now))
         }
         return best
     }
 
     func constrain(
-        _ s: UnsafePointer<InstanceState>, trigger: ReloadTrigger, charge: ReloadCharge, base: Double,
-        hiddenBound: Double??,
-        now: Double
-    ) -> PlannedReload? {
+        _ s: UnsafePointer<InstanceState>, source: Candidate.Source, isPolicy: Bool, charge: ReloadCharge,
+        base: Double, hiddenBound: Double??, now: Double
+    ) -> Candidate? {
         let developer = configuration.developerMode
         // Limits that always apply: backoff, the free-reload cap.
         // Limits lifted in developer mode: hidden, spacing, budget.
@@ -140,7 +149,7 @@ struct ReloadRules {
         }
         limited = actual
         limitedCause = actualCause
-        if developer, trigger == .policy, let received = s.pointee.timelineReceivedAt,
+        if developer, isPolicy, let received = s.pointee.timelineReceivedAt,
             received + configuration.minimumReloadInterval > limited
         {
             // The floor under policy reloads that developer mode lifted.
@@ -211,12 +220,47 @@ struct ReloadRules {
         var deferral: Deferral?
         if actual > base, let cause = actualCause {
             deferral = Deferral(from: base, until: actual, cause: cause)
-        } else if trigger == .policy {
+        } else if isPolicy {
             let ahead = max(0, base - (s.pointee.timelineReceivedAt ?? base))
             latest = actual + min(configuration.coalescingCap, configuration.coalescingFraction * ahead)
         }
+        return Candidate(
+            source: source, charge: charge, time: actual, latest: latest, deferral: deferral,
+            wouldHaveBeenDeferred: wouldHave)
+    }
+}
+
+/// A candidate reload of one instance with every limit applied, as plain
+/// values: made and dropped several times per reload, it holds no string
+/// (a ``PlannedReload``'s trigger may), so copying it copies bytes only.
+struct Candidate {
+    /// What asks for the reload.
+    enum Source {
+        /// The pending request (its trigger is the request's).
+        case request
+        /// A significant location change not yet served.
+        case location
+        /// The timeline's policy.
+        case policy
+    }
+
+    var source: Source
+    var charge: ReloadCharge
+    var time: Double
+    var latest: Double
+    var deferral: Deferral?
+    var wouldHaveBeenDeferred: Deferral?
+
+    /// The plan, with its trigger read from `s` (the instance it was made for).
+    func planned(_ s: UnsafePointer<InstanceState>) -> PlannedReload {
+        let trigger: ReloadTrigger =
+            switch source {
+            case .request: s.pointee.request?.trigger ?? .policy
+            case .location: .significantLocationChange
+            case .policy: .policy
+            }
         return PlannedReload(
-            time: actual, latest: latest, trigger: trigger, charge: charge, attempt: s.pointee.consecutiveFailures,
-            deferral: deferral, wouldHaveBeenDeferred: wouldHave)
+            time: time, latest: latest, trigger: trigger, charge: charge, attempt: s.pointee.consecutiveFailures,
+            deferral: deferral, wouldHaveBeenDeferred: wouldHaveBeenDeferred)
     }
 }

@@ -357,7 +357,7 @@ public struct ReloadScheduler: Sendable {
         let charge = appCharges[Int(appNumber[position])]
         let (planned, capped, recheck) = Self.withInstance(state.instances, position) { s in
             let now = max(stateNow, s.pointee.addedAt)
-            let planned = rules.plan(s, appCharge: charge, at: now)
+            let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
                 rules.hasCappedCandidate(s, appCharge: charge), rules.recheckTime(s, appCharge: charge, now: now)
@@ -698,7 +698,7 @@ public struct ReloadScheduler: Sendable {
             guard underFreeCap[position] else { return (key, latest[position]) }
             let charge = appCharges[Int(appNumber[position])]
             return Self.withInstance(instances, position) { s in
-                rules.plan(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
+                rules.candidate(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
             }
         }
         var count = 0
@@ -797,8 +797,14 @@ public struct ReloadScheduler: Sendable {
             }
             let rules = self.rules
             let charge = appCharges[Int(appNumber[p])]
-            guard let plan = Self.withInstance(state.instances, p, { rules.plan($0, appCharge: charge, at: now) }),
-                plan.time <= now
+            // Only a reload issued has its plan made (with its trigger).
+            guard
+                let plan = Self.withInstance(
+                    state.instances, p,
+                    { s in
+                        rules.candidate(s, appCharge: charge, at: now).flatMap { $0.time <= now ? $0.planned(s) : nil }
+                    }
+                )
             else { continue }
             issued += 1
             let decision = issue(p, plan, at: now)
