@@ -115,51 +115,69 @@ struct DueQueue: Sendable, Hashable {
     private mutating func removeAt(_ at: Int) {
         let last = keys.count - 1
         slot[Int(positions[at])] = -1
-        if at != last {
-            keys[at] = keys[last]
-            positions[at] = positions[last]
-            slot[Int(positions[at])] = Int32(at)
-        }
+        let lastKey = keys[last]
+        let lastPosition = positions[last]
         keys.removeLast()
         positions.removeLast()
-        if at < keys.count {
-            siftUp(at)
-            siftDown(at)
+        guard at < last else { return }
+        // The last element fills the hole, moved up or down to its place.
+        if at > 0 && lastKey < keys[(at - 1) / 4] {
+            place(lastKey, lastPosition, from: at, up: true)
+        } else {
+            place(lastKey, lastPosition, from: at, up: false)
         }
-    }
-
-    private mutating func swapAt(_ a: Int, _ b: Int) {
-        keys.swapAt(a, b)
-        positions.swapAt(a, b)
-        slot[Int(positions[a])] = Int32(a)
-        slot[Int(positions[b])] = Int32(b)
     }
 
     private mutating func siftUp(_ start: Int) {
-        var i = start
-        while i > 0 {
-            let parent = (i - 1) / 4
-            guard keys[i] < keys[parent] else { return }
-            swapAt(i, parent)
-            i = parent
-        }
+        place(keys[start], positions[start], from: start, up: true)
     }
 
     private mutating func siftDown(_ start: Int) {
-        var i = start
-        let n = keys.count
-        while true {
-            let first = 4 * i + 1
-            guard first < n else { return }
-            var best = first
-            var c = first + 1
-            while c < min(first + 4, n) {
-                if keys[c] < keys[best] { best = c }
-                c += 1
+        place(keys[start], positions[start], from: start, up: false)
+    }
+
+    /// Puts `key` (of `position`) into the hole at `start`, moving the
+    /// elements it passes into the hole instead of swapping (half the
+    /// writes), on the arrays' buffers (one uniqueness check per array, not
+    /// one per write: these loops are a fifth of the scheduler's work).
+    private mutating func place(_ key: Double, _ position: Int32, from start: Int, up: Bool) {
+        keys.withUnsafeMutableBufferPointer { keys in
+            positions.withUnsafeMutableBufferPointer { positions in
+                slot.withUnsafeMutableBufferPointer { slot in
+                    var i = start
+                    if up {
+                        while i > 0 {
+                            let parent = (i - 1) / 4
+                            guard key < keys[parent] else { break }
+                            keys[i] = keys[parent]
+                            positions[i] = positions[parent]
+                            slot[Int(positions[i])] = Int32(i)
+                            i = parent
+                        }
+                    } else {
+                        let n = keys.count
+                        while true {
+                            let first = 4 * i + 1
+                            guard first < n else { break }
+                            var best = first
+                            let end = min(first + 4, n)
+                            var c = first + 1
+                            while c < end {
+                                if keys[c] < keys[best] { best = c }
+                                c += 1
+                            }
+                            guard keys[best] < key else { break }
+                            keys[i] = keys[best]
+                            positions[i] = positions[best]
+                            slot[Int(positions[i])] = Int32(i)
+                            i = best
+                        }
+                    }
+                    keys[i] = key
+                    positions[i] = position
+                    slot[Int(position)] = Int32(i)
+                }
             }
-            guard keys[best] < keys[i] else { return }
-            swapAt(i, best)
-            i = best
         }
     }
 }
