@@ -164,7 +164,12 @@ public enum StableJitter {
     /// A fraction in [0, 1) from the id: FNV-1a, then the SplitMix64
     /// finalizer so that ids differing in the last byte spread evenly.
     public static func fraction(for id: String) -> Double {
-        var z = fnv1a64(id)
+        fraction(fromHash: fnv1a64(id))
+    }
+
+    /// ``fraction(for:)`` from the id's `fnv1a64` already computed.
+    static func fraction(fromHash hash: UInt64) -> Double {
+        var z = hash
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
         z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
         z ^= z >> 31

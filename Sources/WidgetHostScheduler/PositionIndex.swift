@@ -1,7 +1,11 @@
 /// The scheduler's instance positions by id: an open-addressing hash table
 /// (linear probing, at most half full) of 4-byte positions. The ids are not
 /// stored twice: a probe compares with the id of the instance at the
-/// position it finds.
+/// position it finds. The hash is FNV-1a of the id's UTF-8 bytes
+/// (`StableJitter.fnv1a64`), which the completion of a reload computes
+/// anyway for the jitter: an id is found by its bytes (another Unicode
+/// normalization of the same text, which Swift's `==` and a `Dictionary`
+/// would take for it, is not; the daemon passes ids back as it received them).
 ///
 /// A `[String: Int]` kept a copy of every id and an 8-byte position per
 /// bucket at a load of at most 3/4: 63 bytes per instance at 100,000
@@ -29,9 +33,14 @@ struct PositionIndex: Sendable {
 
     /// The position of the instance `id` in `instances`, nil if none.
     func find(_ id: String, in instances: UnsafeBufferPointer<InstanceState>) -> Int? {
+        find(id, hash: StableJitter.fnv1a64(id), in: instances)
+    }
+
+    /// ``find(_:in:)`` with the id's `StableJitter.fnv1a64` already computed.
+    func find(_ id: String, hash: UInt64, in instances: UnsafeBufferPointer<InstanceState>) -> Int? {
         guard !buckets.isEmpty else { return nil }
         let mask = buckets.count - 1
-        var bucket = id.hashValue & mask
+        var bucket = Int(truncatingIfNeeded: hash) & mask
         while true {
             let position = Int(buckets[bucket])
             if position < 0 { return nil }
@@ -62,7 +71,7 @@ struct PositionIndex: Sendable {
 
     private mutating func place(_ position: Int, _ id: String) {
         let mask = buckets.count - 1
-        var bucket = id.hashValue & mask
+        var bucket = Int(truncatingIfNeeded: StableJitter.fnv1a64(id)) & mask
         while buckets[bucket] >= 0 { bucket = (bucket + 1) & mask }
         buckets[bucket] = Int32(position)
         count += 1

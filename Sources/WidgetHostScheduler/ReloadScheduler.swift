@@ -948,7 +948,11 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        guard let p = position(of: id), Self.withInstance(state.instances, p, { $0.pointee.isInFlight }) else { return }
+        // One hash of the id, for its position and its jitter.
+        let hash = StableJitter.fnv1a64(id)
+        guard let p = state.instances.withUnsafeBufferPointer({ index.find(id, hash: hash, in: $0) }),
+            Self.withInstance(state.instances, p, { $0.pointee.isInFlight })
+        else { return }
         willChange(p)
         touch(p)
         defer {
@@ -958,9 +962,9 @@ public struct ReloadScheduler: Sendable {
         // In place, field by field: no copy of the instance's state.
         switch outcome {
         case .success(let timeline):
-            // The jitter fraction from the id (FNV-1a of a few bytes): a
-            // per-position array of it cost 8 bytes per instance.
-            let jitter = Self.withInstance(state.instances, p) { StableJitter.fraction(for: $0.pointee.instance.id) }
+            // The jitter fraction from the id's hash: a per-position array
+            // of it cost 8 bytes per instance.
+            let jitter = StableJitter.fraction(fromHash: hash)
             let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
             if scratch.keeps(capacity: spareInFlight.count + 1) {
                 state.instances[p].clearInFlight(into: &spareInFlight)
