@@ -700,35 +700,32 @@ public struct ReloadScheduler: Sendable {
             bound = earliest < .infinity ? earliest + slack : .infinity
         }
         guard count > 0 else { return nil }
-        // Greedy batching over the plans in order of time (ties need no order:
-        // a deadline is never before its own time, so equal times are taken
-        // together or not at all). On the stack when small, and never kept.
+        // Greedy batching takes the plans in order of time while each time is
+        // within every deadline taken. What it takes is every plan whose time
+        // is within `m`, the earliest deadline of the plans whose times are
+        // within the first plan's deadline: each plan it takes is within the
+        // deadlines of all it takes (a deadline is never before its own
+        // time), the first one left out is after their earliest deadline,
+        // and plans after that are after their own deadlines' minimum too. So
+        // two passes over the plans find the batch time (the latest time
+        // within `m`) without ordering them. On the stack when small, and
+        // never kept.
         return withUnsafeTemporaryAllocation(of: (time: Double, latest: Double).self, capacity: count) { buffer in
             let plans = buffer
             var n = 0
+            var first = (time: Double.infinity, latest: Double.infinity)
             reloads.collect(upTo: max(bound, now)) { position, key in
                 if let t = time(position, key) {
                     plans.initializeElement(at: n, to: t)
                     n += 1
+                    if t.time < first.time { first = t }
                 }
             }
             guard n > 0 else { return nil }
-            // A min-heap by time, built in O(k): only the plans taken are popped.
-            var heap = UnsafeMutableBufferPointer(rebasing: plans[0..<n])
-            let earlier: ((time: Double, latest: Double), (time: Double, latest: Double)) -> Bool = {
-                $0.time < $1.time
-            }
-            heap.makeHeap(by: earlier)
+            var m = Double.infinity
+            for plan in plans[0..<n] where plan.time <= first.latest { m = min(m, plan.latest) }
             var wake = -Double.infinity
-            var deadline = Double.infinity
-            var end = n
-            while end > 0 {
-                let p = heap.popHeap(end: end, by: earlier)
-                end -= 1
-                if p.time > deadline { break }
-                wake = p.time
-                deadline = min(deadline, p.latest)
-            }
+            for plan in plans[0..<n] where plan.time <= m { wake = max(wake, plan.time) }
             return wake
         }
     }
