@@ -62,6 +62,42 @@ struct PositionIndex: Sendable {
         place(position, instances[position].instance.id)
     }
 
+    /// Forgets the instance at `position` of `instances` (still there) and
+    /// numbers every later position one down, as the caller then removes it
+    /// from `instances`: the bucket is emptied by shifting back the entries
+    /// after it that may move (linear probing has no tombstones), and the
+    /// renumbering touches integers only, no id.
+    mutating func remove(position: Int, of instances: UnsafeBufferPointer<InstanceState>) {
+        guard !buckets.isEmpty else { return }
+        let mask = buckets.count - 1
+        func home(_ p: Int32) -> Int {
+            Int(truncatingIfNeeded: StableJitter.fnv1a64(instances[Int(p)].instance.id)) & mask
+        }
+        var hole = home(Int32(position))
+        while Int(buckets[hole]) != position {
+            guard buckets[hole] >= 0 else { return }  // not recorded
+            hole = (hole + 1) & mask
+        }
+        var next = (hole + 1) & mask
+        while buckets[next] >= 0 {
+            // The entry at `next` may fill the hole unless its home lies
+            // cyclically in (hole, next].
+            let h = home(buckets[next])
+            let staysPut = hole <= next ? (hole < h && h <= next) : (hole < h || h <= next)
+            if !staysPut {
+                buckets[hole] = buckets[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        buckets[hole] = -1
+        count -= 1
+        let removed = Int32(position)
+        buckets.withUnsafeMutableBufferPointer { all in
+            for i in all.indices where all[i] > removed { all[i] -= 1 }
+        }
+    }
+
     /// Makes room for `n` instances without growing.
     private mutating func reserve(_ n: Int) {
         var size = 16

@@ -414,9 +414,8 @@ public struct ReloadScheduler: Sendable {
     public mutating func remove(_ id: String) -> Bool {
         guard let position = position(of: id) else { return false }
         journalWhole()
+        state.instances.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
         let removed = state.instances.remove(at: position).instance
-        // Every later position moves down one: the table is made again (O(N), as the renumbering is).
-        index = state.instances.withUnsafeBufferPointer { PositionIndex($0) }
         reloads.removePosition(position)
         latest.remove(at: position)
         underFreeCap.remove(at: position)

@@ -214,7 +214,7 @@ struct InstanceStateStorageTests {
         var scheduler = ReloadScheduler()
         var ids: [String] = []
         var random = SystemRandomNumberGenerator()
-        for step in 0..<600 {
+        for step in 0..<400 {
             if ids.isEmpty || Int.random(in: 0..<3, using: &random) > 0 {
                 let id = "instance-\(step)"
                 let added = scheduler.add(WidgetInstance(id: id, plugin: "p", kind: "k", app: "a"), at: 0)
@@ -225,6 +225,11 @@ struct InstanceStateStorageTests {
                 let removed = scheduler.remove(id)
                 let again = scheduler.remove(id)
                 #expect(removed && !again)
+                // Every other id is still found at its (renumbered) position.
+                for (position, other) in ids.enumerated() {
+                    #expect(scheduler.instanceIDs[position] == other)
+                    #expect(scheduler.instanceState(other)?.instance.id == other)
+                }
             }
         }
         #expect(scheduler.instanceIDs == ids)
