@@ -1,8 +1,10 @@
 #!/bin/sh
 # Builds the scheduler and this driver as one optimized module and prints
 # events/s; with --callgrind, runs it under valgrind's callgrind (instruction
-# counts are reliable on a noisy VM) and prints the top functions.
-#   Benchmarks/Profile/profile.sh [--callgrind] [INSTANCES] [EVENTS]
+# counts are reliable on a noisy VM) and prints the top functions. After the
+# numbers, --heap adds glibc's heap statistics and the ledgers' sizes, --maps
+# the mappings that grew.
+#   Benchmarks/Profile/profile.sh [--callgrind] [INSTANCES] [EVENTS] [WARM-UP SECONDS] [--heap] [--maps]
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

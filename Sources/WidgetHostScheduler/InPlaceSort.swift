@@ -34,15 +34,6 @@ extension UnsafeMutableBufferPointer {
         }
     }
 
-    /// Removes the first element of the heap in `self[0..<end]`
-    /// (``makeHeap(by:)``) and returns it; the heap is then `self[0..<end - 1]`.
-    @inlinable
-    mutating func popHeap(end: Int, by first: (Element, Element) -> Bool) -> Element {
-        swapAt(0, end - 1)
-        siftDown(0, end: end - 1, by: first)
-        return self[end - 1]
-    }
-
     @inlinable
     mutating func siftDown(_ start: Int, end: Int, by first: (Element, Element) -> Bool) {
         var root = start

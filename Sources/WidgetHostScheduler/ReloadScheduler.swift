@@ -684,14 +684,13 @@ public struct ReloadScheduler: Sendable {
         let slack = max(0, configuration.coalescingCap)
         var bound = reloads.minimumKey + slack
         let queued = queuedPlans(now: now)
-        func time(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? { queued.plan(position, key) }
         var count = 0
         while true {
             var earliest = Double.infinity
             count = 0
             reloads.collect(upTo: max(bound, now)) { position, key in
                 count += 1
-                if let t = time(position, key) { earliest = min(earliest, t.time) }
+                if let t = queued.plan(position, key) { earliest = min(earliest, t.time) }
             }
             if earliest + slack <= bound { break }
             // The earliest queued time was early (the free-reload cap moved
@@ -714,7 +713,7 @@ public struct ReloadScheduler: Sendable {
             var n = 0
             var first = (time: Double.infinity, latest: Double.infinity)
             reloads.collect(upTo: max(bound, now)) { position, key in
-                if let t = time(position, key) {
+                if let t = queued.plan(position, key) {
                     plans.initializeElement(at: n, to: t)
                     n += 1
                     if t.time < first.time { first = t }

@@ -185,25 +185,23 @@ struct InstanceStateStorageTests {
     @Test func copiesOfTheSchedulerKeepTheirOwnInFlightRecords() {
         var a = ReloadScheduler()
         for n in 0..<20 { a.add(WidgetInstance(id: "w\(n)", plugin: "p", kind: "k", app: "app"), at: 0) }
-        func runOnce(_ s: inout ReloadScheduler, at time: Double, attempt interval: Double) -> [ReloadDecision] {
-            let decisions = s.dueReloads(at: time).flatMap(\.decisions)
-            for d in decisions {
-                s.complete(
-                    d.instanceID, with: .success(TimelineRecord(entries: [], policy: .after(time + interval))),
-                    at: time)
-            }
-            return decisions
+        // Every first reload issued and completed: their boxes are now spares.
+        for d in a.dueReloads(at: 0).flatMap(\.decisions) {
+            a.complete(d.instanceID, with: .success(TimelineRecord(entries: [], policy: .after(600))), at: 0)
         }
-        _ = runOnce(&a, at: 0, attempt: 600)  // every box now a spare
         var b = a  // shares the spares
         let wake = a.nextWakeup()!
         let fromA = a.dueReloads(at: wake).flatMap(\.decisions)
-        let fromB = b.dueReloads(at: wake).flatMap(\.decisions)
-        #expect(!fromA.isEmpty && fromA == fromB)
-        // Completing in one leaves the other's reloads in flight, as issued.
-        for d in fromA {
-            a.complete(d.instanceID, with: .failure(reason: "no"), at: wake)
+        // Issued a second later in the copy: records that differ from a's.
+        let fromB = b.dueReloads(at: wake + 1).flatMap(\.decisions)
+        #expect(!fromA.isEmpty && fromA.map(\.instanceID) == fromB.map(\.instanceID))
+        for (da, db) in zip(fromA, fromB) {
+            #expect(da.time == wake && db.time == wake + 1)
+            #expect(a.instanceState(da.instanceID)?.inFlight?.decision == da)
+            #expect(b.instanceState(db.instanceID)?.inFlight?.decision == db)
         }
+        // Completing in one leaves the other's reloads in flight, as issued.
+        for d in fromA { a.complete(d.instanceID, with: .failure(reason: "no"), at: wake) }
         for d in fromB {
             #expect(b.instanceState(d.instanceID)?.inFlight?.decision == d)
             #expect(a.instanceState(d.instanceID)?.inFlight == nil)
@@ -213,7 +211,7 @@ struct InstanceStateStorageTests {
     @Test func positionsAreFoundByIdAfterAddsAndRemoves() {
         var scheduler = ReloadScheduler()
         var ids: [String] = []
-        var random = SystemRandomNumberGenerator()
+        var random = SplitMix64(seed: 17)
         for step in 0..<400 {
             if ids.isEmpty || Int.random(in: 0..<3, using: &random) > 0 {
                 let id = "instance-\(step)"
