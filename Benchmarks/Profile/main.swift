@@ -92,7 +92,7 @@ if CommandLine.arguments.contains("--heap") {
     var capacity = 0
     for s in driver.scheduler.state.instances {
         count += s.ledger.times.count
-        capacity += s.ledger.times.capacity
+        capacity += s.ledger.capacity
     }
     print("ledger: \(Double(count) / Double(instances)) times, capacity \(Double(capacity) / Double(instances))")
 }

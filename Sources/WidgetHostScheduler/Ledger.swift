@@ -1,32 +1,73 @@
 /// A rolling-count ledger: the times of counted events, oldest first, with the
 /// exact time the owner is back under a count limit (Android's
 /// `CountQuotaTracker`: "oldest in window + window").
+///
+/// A ring of times in one heap block (``LedgerStorage``): recording a time
+/// writes one slot and forgets the times that left the window by moving the
+/// ring's start, where an array moved every time it kept down one place (a
+/// full 24 h ledger is 40-70 times, and every counted reload forgot one).
+/// Copied on write; its equality, hash and Codable form are those of
+/// ``times``.
 public struct RollingLedger: Sendable, Hashable, Codable {
-    /// Event times, ascending. Times that can no longer fall in any future
-    /// window are pruned on `record`.
-    public private(set) var times: [Double] = []
+    /// The ring; nil while no time was ever recorded.
+    private var storage: LedgerStorage? {
+        get { ring.storage }
+        _modify { yield &ring.storage }
+        set { ring.storage = newValue }
+    }
+    private var ring = Ring()
 
-    public init(times: [Double] = []) { self.times = times.sorted() }
+    /// The ring's reference, `Sendable` as ``LedgerStorage``'s base class
+    /// cannot be: a shared ring is never changed (copy on write).
+    private struct Ring: @unchecked Sendable {
+        var storage: LedgerStorage?
+    }
+
+    /// Event times, ascending. Times that can no longer fall in any future
+    /// window are pruned on `record`. (A new array: off the hot paths.)
+    public var times: [Double] {
+        guard let storage else { return [] }
+        return (0..<count).map { storage[$0] }
+    }
+
+    public init(times: [Double] = []) {
+        guard !times.isEmpty else { return }
+        let sorted = times.sorted()
+        let storage = LedgerStorage.make(capacity: sorted.count)
+        for time in sorted { storage.append(time) }
+        self.storage = storage
+    }
+
+    /// The number of times held.
+    public var count: Int { storage?.count ?? 0 }
+
+    /// Whether no time is held.
+    public var isEmpty: Bool { count == 0 }
+
+    /// The times the ring holds room for (what it costs, for the profiles).
+    var capacity: Int { storage?.room ?? 0 }
 
     /// Index of the first time inside the window ending at `time`: times `t`
     /// with `t > time - window` count.
-    @inlinable
+    @inline(__always)
     func firstIndex(inWindowEndingAt time: Double, window: Double) -> Int {
+        guard let storage else { return 0 }
         let start = time - window
         var low = 0
-        var high = times.count
+        var high = storage.count
         while low < high {
             let mid = (low + high) / 2
-            if times[mid] > start { high = mid } else { low = mid + 1 }
+            if storage[mid] > start { high = mid } else { low = mid + 1 }
         }
         return low
     }
 
     /// Events counted in the window `(time - window, time]`.
     public func count(at time: Double, window: Double) -> Int {
+        guard let storage else { return 0 }
         let first = firstIndex(inWindowEndingAt: time, window: window)
-        var end = times.count
-        while end > first, times[end - 1] > time { end -= 1 }
+        var end = storage.count
+        while end > first, storage[end - 1] > time { end -= 1 }
         return end - first
     }
 
@@ -35,35 +76,34 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// the moment enough old events leave the window. `.infinity` if `limit ≤ 0`.
     public func nextAllowed(from time: Double, limit: Int, window: Double) -> Double {
         guard limit > 0 else { return .infinity }
+        guard let storage else { return time }
         let first = firstIndex(inWindowEndingAt: time, window: window)
-        let inWindow = times.count - first
+        let inWindow = storage.count - first
         if inWindow < limit { return time }
         // Drop the oldest (inWindow - limit + 1) events: back in quota when the
         // last of them leaves, at its time + window.
-        return max(time, times[first + inWindow - limit] + window)
+        return max(time, storage[first + inWindow - limit] + window)
     }
 
     /// The newest recorded time.
-    public var last: Double? { times.last }
+    public var last: Double? {
+        guard let storage, storage.count > 0 else { return nil }
+        return storage[storage.count - 1]
+    }
 
     /// Records an event at `time` and forgets events that no window ending at
     /// or after `time` can contain.
     public mutating func record(_ time: Double, window: Double) {
-        if times.count == times.capacity {
-            // Grow by 4 times, not twice: a full 24 h ledger keeps its size,
-            // so doubling would leave up to half of every ledger unused (by
-            // an eighth: 3 unused times on average at 43, and 6 B per
-            // instance more resident at 100,000).
-            times.reserveCapacity(times.count + 4)
-        }
-        if let last = times.last, time < last {
-            let index = times.firstIndex(where: { $0 > time }) ?? times.count
-            times.insert(time, at: index)
+        if let last, time < last {
+            // Out of order (a restart's shifted times): rare, rebuilt sorted.
+            var all = times
+            all.insert(time, at: all.firstIndex(where: { $0 > time }) ?? all.count)
+            self = RollingLedger(times: all)
         } else {
-            times.append(time)
+            uniqueStorage(room: 1).append(time)
         }
-        let first = firstIndex(inWindowEndingAt: times.last ?? time, window: window)
-        if first > 0 { times.removeFirst(first) }
+        let first = firstIndex(inWindowEndingAt: last ?? time, window: window)
+        if first > 0 { storage!.dropFirst(first) }
     }
 
     /// Takes back one event recorded at exactly `time` (a charge returned:
@@ -76,9 +116,103 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// ```
     @discardableResult
     public mutating func forget(_ time: Double) -> Bool {
-        guard let index = times.lastIndex(of: time) else { return false }
-        times.remove(at: index)
+        var all = times
+        guard let index = all.lastIndex(of: time) else { return false }
+        all.remove(at: index)
+        self = RollingLedger(times: all)
         return true
+    }
+
+    /// The ring, made unique (copied if shared) with room for `room` more
+    /// times. It grows by 4 times, not twice: a full 24 h ledger keeps its
+    /// size, so doubling would leave up to half of every ledger unused.
+    private mutating func uniqueStorage(room: Int) -> LedgerStorage {
+        let count = self.count
+        if isKnownUniquelyReferenced(&storage), let storage, storage.room >= count + room { return storage }
+        let capacity = storage.map { count + room > $0.room ? count + max(room, 4) : $0.room }
+        let grown = LedgerStorage.make(capacity: capacity ?? max(room, 4))
+        for i in 0..<count { grown.append(storage.unsafelyUnwrapped[i]) }
+        storage = grown
+        return grown
+    }
+
+    public static func == (a: RollingLedger, b: RollingLedger) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.storage === b.storage { return true }
+        for i in 0..<a.count where a.storage.unsafelyUnwrapped[i] != b.storage.unsafelyUnwrapped[i] { return false }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for i in 0..<count { hasher.combine(storage.unsafelyUnwrapped[i]) }
+    }
+
+    private enum CodingKeys: String, CodingKey { case times }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(times: try c.decode([Double].self, forKey: .times))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(times, forKey: .times)
+    }
+}
+
+/// The ring of a ``RollingLedger``: where it starts, how many times it holds
+/// and how many it has room for, then the times, in one block (as an array's
+/// count and capacity are). Changed only through `RollingLedger`, and only
+/// when uniquely referenced (copy on write).
+final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
+    struct Header {
+        var start: Int32
+        var count: Int32
+        var capacity: Int32
+    }
+
+    /// An empty ring with room for `capacity` times.
+    static func make(capacity: Int) -> LedgerStorage {
+        let capacity = Int32(clamping: max(1, capacity))
+        let buffer = create(minimumCapacity: Int(capacity)) { _ in Header(start: 0, count: 0, capacity: capacity) }
+        return unsafeDowncast(buffer, to: LedgerStorage.self)
+    }
+
+    /// The number of times held.
+    var count: Int { Int(header.count) }
+
+    /// The times there is room for.
+    var room: Int { Int(header.capacity) }
+
+    /// The `i`-th time, oldest first (`0 ≤ i < count`).
+    subscript(i: Int) -> Double {
+        withUnsafeMutablePointers { header, times in
+            let slot = Int(header.pointee.start) + i
+            let capacity = Int(header.pointee.capacity)
+            return times[slot < capacity ? slot : slot - capacity]
+        }
+    }
+
+    /// Adds `time` after the newest (`count < capacity`).
+    func append(_ time: Double) {
+        withUnsafeMutablePointers { header, times in
+            precondition(header.pointee.count < header.pointee.capacity, "a full ring is grown before it is appended to")
+            let slot = Int(header.pointee.start) + Int(header.pointee.count)
+            let capacity = Int(header.pointee.capacity)
+            times[slot < capacity ? slot : slot - capacity] = time
+            header.pointee.count += 1
+        }
+    }
+
+    /// Forgets the `n` oldest times (`n ≤ count`).
+    func dropFirst(_ n: Int) {
+        withUnsafeMutablePointers { header, _ in
+            let capacity = Int(header.pointee.capacity)
+            let start = Int(header.pointee.start) + n
+            header.pointee.start = Int32(start < capacity ? start : start - capacity)
+            header.pointee.count -= Int32(n)
+        }
     }
 }
 

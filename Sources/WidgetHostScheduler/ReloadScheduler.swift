@@ -57,19 +57,13 @@ public struct ReloadScheduler: Sendable {
     private var byAppAndKind: [AppKind: [Int32]] = [:]
     /// Positions of the instances that use location.
     private var locationUsers: [Int32] = []
-    /// Per position: the coalescing deadline of the plan queued in `reloads`.
-    private var latest: [Double] = []
-    /// Per position: whether the plan has a candidate under the host-wide
-    /// free-reload cap (which moves it later as other instances consume the
-    /// cap): such a queued time is planned again before it is used.
-    private var underFreeCap: [Bool] = []
-    /// Per position: its plugin-and-kind group, so that `dueReloads` batches
-    /// without hashing strings.
-    private var group: [Int32] = []
+    /// Per position: what the hot paths read beside its queued time (its
+    /// coalescing deadline, its group and app, whether it is under the free
+    /// cap), together in one 16-byte record: four arrays cost an event four
+    /// cache lines at random places, where one costs one.
+    private var info: [PositionInfo] = []
     /// The group number of each plugin and kind ever added.
     private var groups: [PluginKind: Int32] = [:]
-    /// Per position: its app's number.
-    private var appNumber: [Int32] = []
     /// The number of each app ever seen.
     private var appNumbers: [String: Int32] = [:]
     /// Per app number: `appCharge(app)`, kept current by the app events, so
@@ -163,10 +157,7 @@ public struct ReloadScheduler: Sendable {
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
-        latest = []
-        underFreeCap = []
-        group = []
-        appNumber = []
+        info = []
         groups = [:]
         appNumbers = [:]
         appCharges = []
@@ -288,7 +279,7 @@ public struct ReloadScheduler: Sendable {
         if state.freeLedger != journal.freeLedger {
             // A shorter free ledger can move plans under its cap earlier.
             state.freeLedger = journal.freeLedger
-            replanned += underFreeCap.indices.filter { underFreeCap[$0] }
+            replanned += info.indices.filter { info[$0].underFreeCap }
         }
         for (p, s) in journal.instances {
             state.instances[p] = s
@@ -304,17 +295,15 @@ public struct ReloadScheduler: Sendable {
         byApp[instance.app, default: []].append(Int32(position))
         byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(Int32(position))
         if instance.usesLocation { locationUsers.append(Int32(position)) }
-        latest.append(.infinity)
-        underFreeCap.append(false)
-        appNumber.append(number(ofApp: instance.app))
         let key = PluginKind(plugin: instance.plugin, kind: instance.kind)
+        let group: Int32
         if let number = groups[key] {
-            group.append(number)
+            group = number
         } else {
-            let number = Int32(groups.count)
-            groups[key] = number
-            group.append(number)
+            group = Int32(groups.count)
+            groups[key] = group
         }
+        info.append(PositionInfo(group: group, app: number(ofApp: instance.app)))
         replan(position)
         replanEntry(position)
     }
@@ -354,7 +343,7 @@ public struct ReloadScheduler: Sendable {
     private mutating func replan(_ position: Int) {
         let stateNow = state.now ?? -Double.greatestFiniteMagnitude
         let rules = self.rules
-        let charge = appCharges[Int(appNumber[position])]
+        let charge = appCharges[info[position].app]
         let (planned, capped, recheck) = Self.withInstance(state.instances, position) { s in
             let now = max(stateNow, s.pointee.addedAt)
             let planned = rules.candidate(s, appCharge: charge, at: now)
@@ -364,8 +353,8 @@ public struct ReloadScheduler: Sendable {
             )
         }
         reloads.set(position, to: planned.time)
-        latest[position] = planned.latest
-        underFreeCap[position] = capped
+        info[position].latest = planned.latest
+        info[position].underFreeCap = capped
         rechecks.set(position, to: recheck)
     }
 
@@ -417,10 +406,7 @@ public struct ReloadScheduler: Sendable {
         state.instances.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
         let removed = state.instances.remove(at: position).instance
         reloads.removePosition(position)
-        latest.remove(at: position)
-        underFreeCap.remove(at: position)
-        group.remove(at: position)
-        appNumber.remove(at: position)
+        info.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int32]) {
@@ -731,8 +717,7 @@ public struct ReloadScheduler: Sendable {
     /// Reads the plans behind the queued times (``QueuedPlans``).
     private func queuedPlans(now: Double) -> QueuedPlans {
         QueuedPlans(
-            rules: rules, instances: state.instances, underFreeCap: underFreeCap, latest: latest,
-            appCharges: appCharges, appNumber: appNumber, now: now)
+            rules: rules, instances: state.instances, info: info, appCharges: appCharges, now: now)
     }
 
     /// The plan behind a queued time: a queued time is never later than the
@@ -744,15 +729,14 @@ public struct ReloadScheduler: Sendable {
     private struct QueuedPlans {
         let rules: ReloadRules
         let instances: [InstanceState]
-        let underFreeCap: [Bool]
-        let latest: [Double]
+        let info: [PositionInfo]
         let appCharges: [ReloadCharge]
-        let appNumber: [Int32]
         let now: Double
 
         func plan(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? {
-            guard underFreeCap[position] else { return (key, latest[position]) }
-            let charge = appCharges[Int(appNumber[position])]
+            let info = info[position]
+            guard info.underFreeCap else { return (key, info.latest) }
+            let charge = appCharges[info.app]
             let (rules, now) = (rules, now)
             return ReloadScheduler.withInstance(instances, position) { s in
                 rules.candidate(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
@@ -839,7 +823,7 @@ public struct ReloadScheduler: Sendable {
                 break
             }
             let rules = self.rules
-            let charge = appCharges[Int(appNumber[p])]
+            let charge = appCharges[info[p].app]
             // Only a reload issued has its plan made (with its trigger).
             guard
                 let plan = Self.withInstance(
@@ -852,7 +836,7 @@ public struct ReloadScheduler: Sendable {
             issued += 1
             let decision = issue(p, plan, at: now)
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
-            let g = Int(group[p])
+            let g = info[p].group
             if batchOfGroup[g] >= 0 {
                 batches[Int(batchOfGroup[g])].decisions.append(decision)
             } else {
@@ -867,9 +851,9 @@ public struct ReloadScheduler: Sendable {
             if p < 0 {
                 // What `replan` would find for an instance in flight: no plan, no recheck.
                 reloads.set(~p, to: .infinity)
-                latest[~p] = .infinity
+                info[~p].latest = .infinity
                 rechecks.set(~p, to: .infinity)
-                batchOfGroup[Int(group[~p])] = -1
+                batchOfGroup[info[~p].group] = -1
             } else {
                 replan(p)
             }

@@ -302,7 +302,7 @@ final class RareInstanceState: @unchecked Sendable {
 
     var isEmpty: Bool {
         request == nil && locationChangeAt == nil && backoffUntil == nil && lastFailure == nil
-            && pushLedger.times.isEmpty
+            && pushLedger.isEmpty
     }
 }
 
