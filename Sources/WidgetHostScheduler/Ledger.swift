@@ -51,15 +51,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// with `t > time - window` count.
     @inline(__always)
     func firstIndex(inWindowEndingAt time: Double, window: Double) -> Int {
-        guard let storage else { return 0 }
-        let start = time - window
-        var low = 0
-        var high = storage.count
-        while low < high {
-            let mid = (low + high) / 2
-            if storage[mid] > start { high = mid } else { low = mid + 1 }
-        }
-        return low
+        storage?.firstIndex(after: time - window) ?? 0
     }
 
     /// Events counted in the window `(time - window, time]`.
@@ -164,7 +156,9 @@ public struct RollingLedger: Sendable, Hashable, Codable {
 /// The ring of a ``RollingLedger``: where it starts, how many times it holds
 /// and how many it has room for, then the times, in one block (as an array's
 /// count and capacity are). Changed only through `RollingLedger`, and only
-/// when uniquely referenced (copy on write).
+/// when uniquely referenced (copy on write). Read through its pointers, not
+/// `header`: a class's stored property is checked for exclusive access at
+/// run time, which cost more than the ring saved.
 final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     struct Header {
         var start: Int32
@@ -180,10 +174,10 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     }
 
     /// The number of times held.
-    var count: Int { Int(header.count) }
+    var count: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.count) } }
 
     /// The times there is room for.
-    var room: Int { Int(header.capacity) }
+    var room: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.capacity) } }
 
     /// The `i`-th time, oldest first (`0 ≤ i < count`).
     subscript(i: Int) -> Double {
@@ -202,6 +196,37 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
             let capacity = Int(header.pointee.capacity)
             times[slot < capacity ? slot : slot - capacity] = time
             header.pointee.count += 1
+        }
+    }
+
+    /// The index of the first time `> bound` (`count` if none). Galloping
+    /// from the oldest: the times that left a window are few and at the
+    /// front (recording forgets the rest), so this reads one or two times
+    /// where a binary search read six; far bounds cost O(log count).
+    func firstIndex(after bound: Double) -> Int {
+        withUnsafeMutablePointers { header, times in
+            let start = Int(header.pointee.start)
+            let capacity = Int(header.pointee.capacity)
+            let count = Int(header.pointee.count)
+            @inline(__always) func time(_ i: Int) -> Double {
+                let slot = start + i
+                return times[slot < capacity ? slot : slot - capacity]
+            }
+            // time(low - 1) <= bound (or low == 0); time(high) > bound (or high == count).
+            var low = 0
+            var step = 1
+            var high = 0
+            while high < count && time(high) <= bound {
+                low = high + 1
+                high += step
+                step *= 2
+            }
+            high = min(high, count)
+            while low < high {
+                let mid = (low + high) / 2
+                if time(mid) > bound { high = mid } else { low = mid + 1 }
+            }
+            return low
         }
     }
 
