@@ -890,13 +890,10 @@ public struct ReloadScheduler: Sendable {
             let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
             deferral = Deferral(from: deferral?.from ?? plan.time, until: now, cause: coalesced ? .coalescing : .late)
         }
-        var decision = Self.withInstance(state.instances, p) { s in
-            ReloadDecision(
-                instanceID: s.pointee.instance.id, plugin: s.pointee.instance.plugin, kind: s.pointee.instance.kind,
-                time: now,
-                trigger: plan.trigger, charge: plan.charge, attempt: plan.attempt,
-                deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred)
-        }
+        var record = InFlightRecord(
+            time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
+            attempt: plan.attempt, deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred,
+            allowance: nil, countedInWindow: nil)
         // In place: a copy of the instance's state would share its ledger's
         // storage, and recording would then copy the ledger.
         switch plan.charge {
@@ -907,15 +904,16 @@ public struct ReloadScheduler: Sendable {
             let (viewTier, counted) = Self.withInstance(state.instances, p) { s in
                 (rules.tier(s, at: now), s.pointee.ledger.count(at: now, window: window))
             }
-            decision.allowance = configuration.allowance(for: viewTier)
-            decision.countedInWindow = counted
+            record.allowance = configuration.allowance(for: viewTier)
+            record.countedInWindow = counted
         case .free(.push):
             state.instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
             if reason.isCapped { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
-        let dueSince = plan.deferral?.from ?? plan.time
-        state.instances[p].setInFlight(InFlightReload(decision: decision, dueSince: dueSince), reusing: &spareInFlight)
+        // The record holds no names: the decision takes the instance's.
+        let decision = Self.withInstance(state.instances, p) { record.decision(of: $0.pointee.instance) }
+        state.instances[p].setInFlight(record, reusing: &spareInFlight)
         state.instances[p].lastReloadAt = now
         state.instances[p].request = nil
         state.instances[p].locationChangeAt = nil
@@ -958,7 +956,7 @@ public struct ReloadScheduler: Sendable {
             state.instances[p].lastFailure = nil
         case .failure, .timedOut:
             var s = state.instances[p]
-            let flight = s.inFlight!
+            let flight = s.inFlightRecord!
             s.inFlight = nil
             let reason: String =
                 if case .failure(let text) = outcome { text } else { "timed out" }
@@ -967,9 +965,8 @@ public struct ReloadScheduler: Sendable {
             s.backoffUntil = retry
             s.lastFailure = FailureRecord(
                 time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
-            let d = flight.decision
-            if d.trigger != .policy {
-                let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
+            if flight.trigger != .policy {
+                let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
                 if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
             } else if s.policyDue == nil {
                 s.policyDue = flight.dueSince

@@ -44,7 +44,29 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 /// shared box, copied on write and dropped when empty. The properties, their
 /// Codable keys and their equality are those of the plain struct.
 public struct InstanceState: Sendable, Hashable, Codable {
-    public var instance: WidgetInstance
+    /// The instance. Its id, plugin and kind are also the in-flight
+    /// decision's (the record does not repeat them): changed while a reload
+    /// is in flight, the record keeps the names it was issued with.
+    public var instance: WidgetInstance {
+        get { storedInstance }
+        _modify {
+            guard let box = inFlightBox, box.record.names == nil else {
+                yield &storedInstance
+                return
+            }
+            let names = InFlightRecord.Names(
+                instanceID: storedInstance.id, plugin: storedInstance.plugin, kind: storedInstance.kind)
+            yield &storedInstance
+            if names.instanceID != storedInstance.id || names.plugin != storedInstance.plugin
+                || names.kind != storedInstance.kind
+            {
+                var record = box.record
+                record.names = names
+                inFlightBox = InFlightBox(record)
+            }
+        }
+    }
+    private var storedInstance: WidgetInstance
     public var addedAt: Double
     /// The last good timeline (kept across failures).
     public var timeline: TimelineRecord?
@@ -58,19 +80,21 @@ public struct InstanceState: Sendable, Hashable, Codable {
     /// `consecutiveFailures`, in the 4 bytes after `views` that were padding.
     private var storedFailures: Int32 = 0
     /// The reload issued and not yet completed, boxed: few instances have
-    /// one at a time, and inline the record (192 bytes) was half of every
-    /// instance's state. The scheduler reuses the boxes of completed reloads
+    /// one at a time. The box holds the decision without the instance's
+    /// names (``InFlightRecord``), so issuing a reload copies no string into
+    /// it. The scheduler reuses the boxes of completed reloads
     /// (``setInFlight(_:reusing:)``, ``clearInFlight(into:)``), so that a
     /// steady-state reload allocates none.
     private var inFlightBox: InFlightBox?
     public var inFlight: InFlightReload? {
-        get { inFlightBox?.record }
+        get { inFlightBox.map { $0.record.reload(of: storedInstance) } }
         set {
             if let newValue {
+                let record = InFlightRecord(newValue, of: storedInstance)
                 if isKnownUniquelyReferenced(&inFlightBox) {
-                    inFlightBox!.record = newValue
+                    inFlightBox!.record = record
                 } else {
-                    inFlightBox = InFlightBox(newValue)
+                    inFlightBox = InFlightBox(record)
                 }
             } else {
                 inFlightBox = nil
@@ -80,17 +104,20 @@ public struct InstanceState: Sendable, Hashable, Codable {
     /// Whether a reload is in flight, without copying the record.
     public var isInFlight: Bool { inFlightBox != nil }
 
+    /// The in-flight record as kept (no names).
+    var inFlightRecord: InFlightRecord? { inFlightBox?.record }
+
     /// Sets the in-flight record, in a box taken from `spares` when this
     /// state has none of its own (no allocation while spares last).
-    mutating func setInFlight(_ record: InFlightReload, reusing spares: inout [InFlightBox]) {
-        if !isKnownUniquelyReferenced(&inFlightBox), var spare = spares.popLast(),
-            isKnownUniquelyReferenced(&spare)
-        {
+    mutating func setInFlight(_ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
+        if isKnownUniquelyReferenced(&inFlightBox) {
+            inFlightBox!.record = record
+        } else if var spare = spares.popLast(), isKnownUniquelyReferenced(&spare) {
             // Unique: no copy of a scheduler that shared the spares holds it.
             spare.record = record
             inFlightBox = spare
         } else {
-            inFlight = record
+            inFlightBox = InFlightBox(record)
         }
     }
 
@@ -110,7 +137,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
     private var rare: RareInstanceState?
 
     public init(instance: WidgetInstance, addedAt: Double) {
-        self.instance = instance
+        storedInstance = instance
         self.addedAt = addedAt
         self.visibleSince = instance.isVisible ? addedAt : nil
     }
@@ -204,7 +231,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        instance = try c.decode(WidgetInstance.self, forKey: .instance)
+        storedInstance = try c.decode(WidgetInstance.self, forKey: .instance)
         addedAt = try c.decode(Double.self, forKey: .addedAt)
         timeline = try c.decodeIfPresent(TimelineRecord.self, forKey: .timeline)
         ledger = try c.decode(RollingLedger.self, forKey: .ledger)
@@ -310,9 +337,74 @@ final class RareInstanceState: @unchecked Sendable {
 /// `InstanceState`, and only when uniquely referenced (copy on write): a
 /// shared box is never changed, which is why it may be `Sendable`.
 final class InFlightBox: @unchecked Sendable {
-    var record: InFlightReload
+    var record: InFlightRecord
 
-    init(_ record: InFlightReload) { self.record = record }
+    init(_ record: InFlightRecord) { self.record = record }
+}
+
+/// An ``InFlightReload`` as an instance keeps it: the decision's values
+/// without the instance's id, plugin and kind, which the instance holds
+/// (``names`` keeps them only when they differ: the instance was changed
+/// while the reload was in flight, or a stored record says so).
+struct InFlightRecord: Sendable, Hashable {
+    /// The decision's names, when they are not the instance's.
+    struct Names: Sendable, Hashable {
+        var instanceID: String
+        var plugin: String
+        var kind: String
+    }
+
+    var time: Double
+    var dueSince: Double
+    var trigger: ReloadTrigger
+    var charge: ReloadCharge
+    var attempt: Int
+    var deferral: Deferral?
+    var wouldHaveBeenDeferred: Deferral?
+    var allowance: Int?
+    var countedInWindow: Int?
+    var names: Names?
+
+    init(
+        time: Double, dueSince: Double, trigger: ReloadTrigger, charge: ReloadCharge, attempt: Int,
+        deferral: Deferral?, wouldHaveBeenDeferred: Deferral?, allowance: Int?, countedInWindow: Int?
+    ) {
+        self.time = time
+        self.dueSince = dueSince
+        self.trigger = trigger
+        self.charge = charge
+        self.attempt = attempt
+        self.deferral = deferral
+        self.wouldHaveBeenDeferred = wouldHaveBeenDeferred
+        self.allowance = allowance
+        self.countedInWindow = countedInWindow
+    }
+
+    /// The record of `flight`, an in-flight reload of `instance`.
+    init(_ flight: InFlightReload, of instance: WidgetInstance) {
+        let d = flight.decision
+        self.init(
+            time: d.time, dueSince: flight.dueSince, trigger: d.trigger, charge: d.charge, attempt: d.attempt,
+            deferral: d.deferral, wouldHaveBeenDeferred: d.wouldHaveBeenDeferred, allowance: d.allowance,
+            countedInWindow: d.countedInWindow)
+        if d.instanceID != instance.id || d.plugin != instance.plugin || d.kind != instance.kind {
+            names = Names(instanceID: d.instanceID, plugin: d.plugin, kind: d.kind)
+        }
+    }
+
+    /// The decision it records, with the names of `instance` unless it keeps its own.
+    func decision(of instance: WidgetInstance) -> ReloadDecision {
+        ReloadDecision(
+            instanceID: names?.instanceID ?? instance.id, plugin: names?.plugin ?? instance.plugin,
+            kind: names?.kind ?? instance.kind, time: time, trigger: trigger, charge: charge, attempt: attempt,
+            deferral: deferral, wouldHaveBeenDeferred: wouldHaveBeenDeferred, allowance: allowance,
+            countedInWindow: countedInWindow)
+    }
+
+    /// The in-flight reload it records, of `instance`.
+    func reload(of instance: WidgetInstance) -> InFlightReload {
+        InFlightReload(decision: decision(of: instance), dueSince: dueSince)
+    }
 }
 
 /// The foreground and session state of an app.

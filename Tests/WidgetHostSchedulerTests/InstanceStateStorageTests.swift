@@ -160,23 +160,23 @@ struct InstanceStateStorageTests {
         var s = InstanceState(
             instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
         let first = Self.flight(s, attempt: 1)
-        s.setInFlight(first, reusing: &spares)
+        s.setInFlight(InFlightRecord(first, of: s.instance), reusing: &spares)
         let copy = s  // shares the box
         s.clearInFlight(into: &spares)
         #expect(spares.isEmpty)  // shared: not handed back
         #expect(copy.inFlight == first)
         // Unshared, the box is handed back and reused.
-        s.setInFlight(first, reusing: &spares)
+        s.setInFlight(InFlightRecord(first, of: s.instance), reusing: &spares)
         s.clearInFlight(into: &spares)
         #expect(spares.count == 1)
         let spareCopy = spares  // another scheduler's copy of the spares
         var other = s
-        other.setInFlight(Self.flight(s, attempt: 2), reusing: &spares)
+        other.setInFlight(InFlightRecord(Self.flight(s, attempt: 2), of: s.instance), reusing: &spares)
         // `spareCopy` still holds the box: the next one taken from it is
         // shared and not written into.
         var fromCopy = spareCopy
         var third = s
-        third.setInFlight(Self.flight(s, attempt: 3), reusing: &fromCopy)
+        third.setInFlight(InFlightRecord(Self.flight(s, attempt: 3), of: s.instance), reusing: &fromCopy)
         #expect(other.inFlight?.decision.attempt == 2)
         #expect(third.inFlight?.decision.attempt == 3)
         #expect(copy.inFlight == first)
