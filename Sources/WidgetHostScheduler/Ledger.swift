@@ -86,6 +86,11 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// Records an event at `time` and forgets events that no window ending at
     /// or after `time` can contain.
     public mutating func record(_ time: Double, window: Double) {
+        // The usual case, in one pass over the ring: in order, with room.
+        if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage, storage.append(inOrder: time) {
+            storage.forget(through: time - window)
+            return
+        }
         if let last, time < last {
             // Out of order (a restart's shifted times): rare, rebuilt sorted.
             var all = times
@@ -228,6 +233,29 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
             }
             return low
         }
+    }
+
+    /// Adds `time` after the newest when it is not older and there is room;
+    /// returns whether it did.
+    func append(inOrder time: Double) -> Bool {
+        withUnsafeMutablePointers { header, times in
+            let count = Int(header.pointee.count)
+            let capacity = Int(header.pointee.capacity)
+            guard count > 0, count < capacity else { return false }
+            let start = Int(header.pointee.start)
+            let newest = start + count - 1
+            guard time >= times[newest < capacity ? newest : newest - capacity] else { return false }
+            let slot = start + count
+            times[slot < capacity ? slot : slot - capacity] = time
+            header.pointee.count += 1
+            return true
+        }
+    }
+
+    /// Forgets the times `≤ bound` (the oldest ones).
+    func forget(through bound: Double) {
+        let n = firstIndex(after: bound)
+        if n > 0 { dropFirst(n) }
     }
 
     /// Forgets the `n` oldest times (`n ≤ count`).
