@@ -1,0 +1,20 @@
+import Testing
+
+@testable import WidgetHostScheduler
+
+@Suite("Sorting without allocating")
+struct InPlaceSortTests {
+    /// Both ways (insertion sort up to 32 elements, heapsort above) against
+    /// the standard library's sort, with ties.
+    @Test func sortsAsTheStandardLibraryDoes() {
+        var random = SplitMix64(seed: 5)
+        for size in 0...100 {
+            var values = (0..<size).map { _ in Int(random.next() % 50) }
+            let expected = values.sorted()
+            values.withUnsafeMutableBufferPointer { $0.sortWithoutAllocating(by: <) }
+            #expect(values == expected, "\(size) elements")
+            values.withUnsafeMutableBufferPointer { $0.sortWithoutAllocating(by: >) }
+            #expect(values == expected.reversed(), "\(size) elements, descending")
+        }
+    }
+}
