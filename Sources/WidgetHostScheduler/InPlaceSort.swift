@@ -1,9 +1,7 @@
 extension UnsafeMutableBufferPointer {
     /// Sorts the elements in place by `less` without allocating (the
     /// standard library's stable sort allocates a buffer of half the
-    /// elements): insertion sort up to 32 elements (a wakeup's reloads
-    /// usually are fewer: there it does a fifth of heapsort's work), else
-    /// heapsort, O(n log n) in every case. Not stable. The
+    /// elements): heapsort, O(n log n) in every case, not stable. The
     /// scheduler sorts only keys without ties (instance positions) or orders
     /// whose ties do not matter.
     ///
@@ -15,18 +13,6 @@ extension UnsafeMutableBufferPointer {
     mutating func sortWithoutAllocating(by less: (Element, Element) -> Bool) {
         let n = count
         guard n > 1 else { return }
-        if n <= 32 {
-            for i in 1..<n {
-                let value = self[i]
-                var j = i
-                while j > 0 && less(value, self[j - 1]) {
-                    self[j] = self[j - 1]
-                    j -= 1
-                }
-                self[j] = value
-            }
-            return
-        }
         // A max-heap, then the largest moved to the end one by one.
         makeHeap(by: { less($1, $0) })
         var end = n - 1

@@ -4,8 +4,7 @@ import Testing
 
 @Suite("Sorting without allocating")
 struct InPlaceSortTests {
-    /// Both ways (insertion sort up to 32 elements, heapsort above) against
-    /// the standard library's sort, with ties.
+    /// Against the standard library's sort, with ties, in both directions.
     @Test func sortsAsTheStandardLibraryDoes() {
         var random = SplitMix64(seed: 5)
         for size in 0...100 {
