@@ -143,7 +143,7 @@ extension Daemon {
                     budgetUsed: explanation?.countedInWindow, budgetAllowance: explanation?.allowance,
                     nextReload: explanation?.next?.time, nextReason: explanation?.next.map(Self.reason),
                     entryDates: s.timeline?.entries.map(\.date) ?? [], consecutiveFailures: s.consecutiveFailures,
-                    lastOutcome: lastOutcome, inFlight: s.inFlight != nil,
+                    lastOutcome: lastOutcome, inFlight: s.isInFlight,
                     unavailable: unavailability(of: instance.plugin),
                     stackRank: cachedRanks(of: instance.family, with: id).ranks[id],
                     relevance: scheduler.relevanceScore(of: id, at: now)))

@@ -374,11 +374,11 @@ extension Daemon {
         detail.lastReload = s.lastReloadAt
         if s.consecutiveFailures > 0 {
             detail.lastOutcome = s.lastFailure?.reason ?? "failed"
-        } else if s.lastReloadAt != nil && s.inFlight == nil || s.timeline != nil {
+        } else if s.lastReloadAt != nil && !s.isInFlight || s.timeline != nil {
             detail.lastOutcome = "ok"
         }
         detail.consecutiveFailures = s.consecutiveFailures
-        detail.inFlight = s.inFlight != nil
+        detail.inFlight = s.isInFlight
         detail.relevance = scheduler.relevanceScore(of: id, at: now)
         let stack = cachedRanks(of: s.instance.family, with: id)
         detail.stackRank = stack.ranks[id] ?? 1

@@ -166,7 +166,7 @@ extension Daemon {
             entryDate: entry?.date,
             policy: s.timeline.map { "\($0.policy)" }, budgetUsed: explanation?.countedInWindow ?? 0,
             budgetAllowance: explanation?.allowance ?? 0, tier: explanation?.tier.rawValue ?? "",
-            nextReload: next?.time, nextReason: next.map(Self.reason), inFlight: s.inFlight != nil,
+            nextReload: next?.time, nextReason: next.map(Self.reason), inFlight: s.isInFlight,
             lastReload: s.lastReloadAt, lastFailure: s.lastFailure?.reason,
             consecutiveFailures: s.consecutiveFailures, unavailable: unavailability(of: s.instance.plugin))
     }

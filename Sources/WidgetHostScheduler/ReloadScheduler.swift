@@ -559,7 +559,7 @@ public struct ReloadScheduler: Sendable {
         handle(.push(kind: kind, plugin: plugin), at: time)
         return positions(ofKind: kind, plugin: plugin).map { p in
             let s = state.instances[p]
-            return PushDecision(instanceID: s.instance.id, reload: s.inFlight == nil ? plan(s, at: time) : nil)
+            return PushDecision(instanceID: s.instance.id, reload: s.isInFlight ? nil : plan(s, at: time))
         }
     }
 

@@ -56,14 +56,18 @@ public struct InstanceState: Sendable, Hashable, Codable {
             }
             let names = InFlightRecord.Names(
                 instanceID: storedInstance.id, plugin: storedInstance.plugin, kind: storedInstance.kind)
-            yield &storedInstance
-            if names.instanceID != storedInstance.id || names.plugin != storedInstance.plugin
-                || names.kind != storedInstance.kind
-            {
-                var record = box.record
-                record.names = names
-                inFlightBox = InFlightBox(record)
+            // In a `defer`: an access that throws after changing the names
+            // ends the yield without running the code after it.
+            defer {
+                if names.instanceID != storedInstance.id || names.plugin != storedInstance.plugin
+                    || names.kind != storedInstance.kind
+                {
+                    var record = box.record
+                    record.names = names
+                    inFlightBox = InFlightBox(record)
+                }
             }
+            yield &storedInstance
         }
     }
     private var storedInstance: WidgetInstance

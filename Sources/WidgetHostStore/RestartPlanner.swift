@@ -81,7 +81,7 @@ public enum RestartPlanner {
                 s.locationChangeAt = move(s.locationChangeAt)
                 s.backoffUntil = move(s.backoffUntil)
                 s.ledger = RollingLedger(times: s.ledger.times.map { min($0 + shift, now) })
-                if !s.pushLedger.times.isEmpty {
+                if !s.pushLedger.isEmpty {
                     s.pushLedger = RollingLedger(times: s.pushLedger.times.map { min($0 + shift, now) })
                 }
                 if var request = s.request {
@@ -118,7 +118,7 @@ public enum RestartPlanner {
         // states was a tenth of a restart).
         result.instances = state.instances
         for p in result.instances.indices {
-            if shift != 0 || result.instances[p].inFlight != nil {
+            if shift != 0 || result.instances[p].isInFlight {
                 let updated = reconciled(result.instances[p])
                 result.instances[p] = updated
             }

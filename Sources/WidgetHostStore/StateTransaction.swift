@@ -320,10 +320,10 @@ public struct StateTransaction {
         // The ledgers: only the difference is written.
         let parts = WrittenParts.Parts(s)
         if stored?.reloads != parts.reloads {
-            try writeLedger(parts.reloads, in: .reloads, instanceID: id, stored: stored?.reloads)
+            try writeLedger(parts.reloads.times, in: .reloads, instanceID: id, stored: stored?.reloads.times)
         }
         if stored?.pushes != parts.pushes {
-            try writeLedger(parts.pushes, in: .pushes, instanceID: id, stored: stored?.pushes)
+            try writeLedger(parts.pushes.times, in: .pushes, instanceID: id, stored: stored?.pushes.times)
         }
 
         // The current failure streak.

@@ -13,22 +13,27 @@ import WidgetHostScheduler
 /// instances are read back, as before.
 final class WrittenParts: Sendable {
     /// An instance's rows beside its `instance` row.
+    ///
+    /// The ledgers are kept as the scheduler's values, which share their
+    /// storage with the instance's state until it records again (and compare
+    /// by identity first): as arrays of times, each instance's ledger was
+    /// held twice.
     struct Parts: Sendable, Equatable {
-        var reloads: [Double]
-        var pushes: [Double]
+        var reloads: RollingLedger
+        var pushes: RollingLedger
         var failure: FailureRecord?
 
         /// No rows: an instance just inserted.
-        static let empty = Parts(reloads: [], pushes: [], failure: nil)
+        static let empty = Parts(reloads: RollingLedger(), pushes: RollingLedger(), failure: nil)
 
-        init(reloads: [Double], pushes: [Double], failure: FailureRecord?) {
+        init(reloads: RollingLedger, pushes: RollingLedger, failure: FailureRecord?) {
             self.reloads = reloads
             self.pushes = pushes
             self.failure = failure
         }
 
         init(_ s: InstanceState) {
-            self.init(reloads: s.ledger.times, pushes: s.pushLedger.times, failure: s.lastFailure)
+            self.init(reloads: s.ledger, pushes: s.pushLedger, failure: s.lastFailure)
         }
     }
 

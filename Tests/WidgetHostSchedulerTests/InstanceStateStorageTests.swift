@@ -155,6 +155,37 @@ struct InstanceStateStorageTests {
         #expect(back.inFlight == flight)
     }
 
+    struct Interrupted: Error {}
+
+    /// Renames the instance in place, then fails: the access ends with the error.
+    static func renameThenFail(_ instance: inout WidgetInstance) throws {
+        instance.id = "renamed"
+        instance.plugin = "other-plugin"
+        throw Interrupted()
+    }
+
+    @Test func inFlightKeepsItsNamesWhenTheyChangeAndWhenAChangeThrows() {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
+        let flight = Self.flight(s)
+        s.inFlight = flight
+        let copy = s  // shares the box
+        s.instance.id = "w2"
+        s.instance.plugin = "q"
+        #expect(s.inFlight == flight)
+        #expect(copy.inFlight == flight && copy.instance.id == "w1")
+        // Changed inside an access that throws: the names are kept as well.
+        var t = copy
+        #expect(throws: Interrupted.self) { try Self.renameThenFail(&t.instance) }
+        #expect(t.instance.id == "renamed")
+        #expect(t.inFlight == flight)
+        #expect(copy.inFlight == flight)
+        // A whole new instance value, assigned.
+        var u = copy
+        u.instance = WidgetInstance(id: "w9", plugin: "z", kind: "y", app: "a")
+        #expect(u.inFlight == flight)
+    }
+
     @Test func aReusedInFlightBoxNeverChangesACopy() {
         var spares: [InFlightBox] = []
         var s = InstanceState(
