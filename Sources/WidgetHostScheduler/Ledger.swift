@@ -200,7 +200,8 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     /// Adds `time` after the newest (`count < capacity`).
     func append(_ time: Double) {
         withUnsafeMutablePointers { header, times in
-            precondition(header.pointee.count < header.pointee.capacity, "a full ring is grown before it is appended to")
+            precondition(
+                header.pointee.count < header.pointee.capacity, "a full ring is grown before it is appended to")
             let slot = Int(header.pointee.start) + Int(header.pointee.count)
             let capacity = Int(header.pointee.capacity)
             times[slot < capacity ? slot : slot - capacity] = time
