@@ -117,6 +117,13 @@ public struct ReloadScheduler: Sendable {
         /// 200 bytes per instance) is not kept for the process's life.
         var peak = 0
         var previousPeak = 0
+        /// The most reloads one batch held, in this window and the one
+        /// before: a batch's array is kept for reuse only up to 4 times
+        /// that. Kept by the call's total instead, the arrays of the start's
+        /// burst (a sixth of every instance each, at 100,000 instances) were
+        /// kept for the process's life: 361 B per instance.
+        var peakBatch = 0
+        var previousPeakBatch = 0
         var calls = 0
 
         /// Calls per window of the peak.
@@ -127,6 +134,12 @@ public struct ReloadScheduler: Sendable {
             capacity <= 4 * max(64, peak, previousPeak)
         }
 
+        /// The largest batch array worth keeping, in reloads.
+        var batchLimit: Int { 4 * max(64, peakBatch, previousPeakBatch) }
+
+        /// Whether a batch's array of `capacity` reloads is worth keeping.
+        func keepsBatch(capacity: Int) -> Bool { capacity <= batchLimit }
+
         /// Records one call that collected `count` positions.
         mutating func note(_ count: Int) {
             peak = max(peak, count)
@@ -134,6 +147,8 @@ public struct ReloadScheduler: Sendable {
             if calls >= Self.window {
                 previousPeak = peak
                 peak = 0
+                previousPeakBatch = peakBatch
+                peakBatch = 0
                 calls = 0
             }
         }
@@ -863,6 +878,7 @@ public struct ReloadScheduler: Sendable {
         }
         scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
         scratch.batchOfGroup = batchOfGroup
+        for batch in batches { scratch.peakBatch = max(scratch.peakBatch, batch.decisions.count) }
         scratch.batches = batches
         return batches
     }
@@ -872,10 +888,13 @@ public struct ReloadScheduler: Sendable {
     private mutating func recycledBatches() -> [ReloadBatch] {
         var batches = scratch.batches
         scratch.batches = []
+        // Spares left unused since a larger burst go too.
+        let limit = scratch.batchLimit
+        scratch.spareDecisions.removeAll { $0.capacity > limit }
         for i in batches.indices {
             var decisions: [ReloadDecision] = []
             swap(&decisions, &batches[i].decisions)
-            guard scratch.keeps(capacity: decisions.capacity) else { continue }
+            guard scratch.keepsBatch(capacity: decisions.capacity) else { continue }
             decisions.removeAll(keepingCapacity: true)
             scratch.spareDecisions.append(decisions)
         }

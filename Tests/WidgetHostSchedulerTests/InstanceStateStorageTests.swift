@@ -239,6 +239,38 @@ struct InstanceStateStorageTests {
         }
     }
 
+    /// The start's burst fills each plugin-and-kind batch with a sixth of
+    /// every instance; later wakeups issue a twelfth of them, in six small
+    /// batches. The batch arrays the scheduler keeps for reuse follow the
+    /// batches' size, not the wakeup's: the burst's arrays (1,024 reloads
+    /// each) are let go. Kept by the wakeup's total (300, so arrays up to
+    /// 1,200), they stayed for good.
+    @Test func batchArraysFromTheStartBurstAreLetGo() {
+        var configuration = SchedulerConfiguration()
+        configuration.maximumJitter = 0
+        configuration.coalescingCap = 0
+        var s = ReloadScheduler(configuration: configuration)
+        let count = 3_600
+        for n in 0..<count {
+            s.add(WidgetInstance(id: "w\(n)", plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app"), at: t0)
+        }
+        var largest: [Int] = []
+        for call in 0..<700 {
+            guard let wake = s.nextWakeup() else { break }
+            let batches = s.dueReloads(at: wake)
+            if call == 0 { #expect(batches.allSatisfy { $0.decisions.count == count / 6 }) }
+            if call >= 650 { largest.append(batches.map(\.decisions.capacity).max() ?? 0) }
+            for decision in batches.flatMap(\.decisions) {
+                // Twelve waves of 300 reloads (50 of each plugin and kind), every 900 s.
+                let n = Int(decision.instanceID.dropFirst())!
+                let next = call == 0 ? wake + 900 + Double(75 * (n / 6 % 12)) : wake + 900
+                s.complete(decision.instanceID, with: .success(timeline([], .after(next))), at: wake)
+            }
+        }
+        #expect(largest.count == 50)
+        #expect(largest.allSatisfy { $0 <= 256 }, "batch arrays kept: \(Set(largest).sorted())")
+    }
+
     @Test func positionsAreFoundByIdAfterAddsAndRemoves() {
         var scheduler = ReloadScheduler()
         var ids: [String] = []
