@@ -1,7 +1,8 @@
 // A plain driver of the shipped ReloadScheduler for instruction profiles
-// (valgrind --tool=callgrind): the benchmark's event loop (one event = one
-// reload issued and completed, with the nextWakeup()/dueReloads(at:) calls
-// that found it), no harness. Built and run by profile.sh.
+// (valgrind --tool=callgrind): the benchmark's event loop (its `Driver`,
+// Benchmarks/SchedulerBenchmark/Driver.swift: one event = one reload issued
+// and completed, with the nextWakeup()/dueReloads(at:) calls that found it),
+// no harness. Built and run by profile.sh.
 import Foundation
 import WidgetHostModel
 
@@ -9,51 +10,10 @@ import WidgetHostModel
     import Glibc
 #endif
 
-/// The benchmark's driver (Benchmarks/SchedulerBenchmark): a struct, so
-/// that its calls into the scheduler are not exclusivity-checked at run time.
-struct Driver {
-    var scheduler = ReloadScheduler()
-    var batches: [ReloadBatch] = []
-    var batch = 0
-    var next = 0
-    var now = 1_800_000_000.0
-    var events = 0
-
-    init(instances: Int) {
-        for n in 0..<instances {
-            _ = scheduler.add(
-                WidgetInstance(id: "w\(n)", plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app\(n % 5)"), at: now)
-        }
-    }
-
-    /// One reload issued and completed (the benchmark's event).
-    @inline(__always)
-    mutating func step() {
-        while batch == batches.count || next == batches[batch].decisions.count {
-            if batch < batches.count {
-                batch += 1
-                next = 0
-                continue
-            }
-            batches = []
-            batch = 0
-            next = 0
-            guard let wake = scheduler.nextWakeup() else { fatalError("nothing scheduled") }
-            now = wake
-            batches = scheduler.dueReloads(at: wake)
-        }
-        let id = batches[batch].decisions[next].instanceID
-        next += 1
-        let interval = 900 + StableJitter.fraction(for: id) * 2700
-        scheduler.complete(id, with: .success(TimelineRecord(entries: [], policy: .after(now + interval))), at: now)
-        events += 1
-    }
-}
-
 /// The measured part (callgrind collects only inside it).
 @inline(never)
-func measuredEvents(_ driver: inout Driver, _ count: Int) {
-    for _ in 0..<count { driver.step() }
+func measuredEvents(_ driver: inout Driver<ReloadScheduler>, _ count: Int) {
+    driver.run(count)
 }
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
@@ -70,11 +30,10 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 let residentBefore = residentBytes()
-var driver = Driver(instances: instances)
+var driver = Driver(ReloadScheduler(), instances: instances)
 // The benchmark's steady state: 25 h of virtual time, every 24 h ledger full.
 let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? 25 * 3_600
-let start = driver.now
-repeat { driver.step() } while driver.now < start + warmUp
+driver.warmUp(seconds: warmUp)
 let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(&driver, events) }
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

@@ -13,16 +13,17 @@ mkdir -p "$out"
 callgrind=no
 if [ "$1" = "--callgrind" ]; then callgrind=yes; shift; fi
 # WidgetHostJSON and WidgetHostModel as their own modules (as SwiftPM builds
-# them), the scheduler and this driver as one (so the driver sees its
-# internals, like -O WMO).
+# them), the scheduler, the benchmark's driver and this file as one (so the
+# driver sees its internals, like -O WMO).
 (cd "$out" && swiftc -O -wmo -g -parse-as-library -module-name WidgetHostJSON -emit-module \
     -emit-module-path "$out/WidgetHostJSON.swiftmodule" -c -o "$out/WidgetHostJSON.o" \
     "$root"/Sources/WidgetHostJSON/*.swift)
 (cd "$out" && swiftc -I "$out" -O -wmo -g -parse-as-library -module-name WidgetHostModel -emit-module \
     -emit-module-path "$out/WidgetHostModel.swiftmodule" -c -o "$out/WidgetHostModel.o" \
     "$root"/Sources/WidgetHostModel/*.swift)
-cd "$out" && swiftc -O -wmo -g -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
-    "$root"/Sources/WidgetHostScheduler/*.swift "$here/main.swift" "$out/WidgetHostModel.o" "$out/WidgetHostJSON.o"
+cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
+    "$root"/Sources/WidgetHostScheduler/*.swift "$root/Benchmarks/Benchmarks/SchedulerBenchmark/Driver.swift" \
+    "$here/main.swift" "$out/WidgetHostModel.o" "$out/WidgetHostJSON.o"
 if [ $callgrind = yes ]; then
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true
     callgrind_annotate --inclusive=no "$out/callgrind.out" 2>/dev/null | head -60
