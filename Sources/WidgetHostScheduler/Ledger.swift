@@ -99,8 +99,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         } else {
             uniqueStorage(room: 1).append(time)
         }
-        let first = firstIndex(inWindowEndingAt: last ?? time, window: window)
-        if first > 0 { storage!.dropFirst(first) }
+        storage!.forget(through: (last ?? time) - window)
     }
 
     /// Takes back one event recorded at exactly `time` (a charge returned:
@@ -264,7 +263,7 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     }
 
     /// Forgets the `n` oldest times (`n ≤ count`).
-    func dropFirst(_ n: Int) {
+    private func dropFirst(_ n: Int) {
         withUnsafeMutablePointers { header, _ in
             let capacity = Int(header.pointee.capacity)
             let start = Int(header.pointee.start) + n
