@@ -303,12 +303,15 @@ public struct ViewHistory: Sendable, Hashable, Codable {
             mask = shift >= 32 ? 0 : mask << UInt32(shift)
             hour = last
         }
-        var h = max(first, last - 23)
-        while h <= last {
-            let bit = hour - h
-            if bit >= 0 && bit < 32 { mask |= 1 << UInt32(bit) }
-            h += 1
-        }
+        // The hours from `max(first, last - 23)` to `last` are bits
+        // `hour - last` up to `hour - max(first, last - 23)`: one run of
+        // bits, set at once (a loop over the hours was most of the cost of
+        // a tier, asked at every plan of a visible instance).
+        let low = hour - last
+        let high = min(hour - max(first, last - 23), 31)
+        guard low <= high else { return }
+        let width = UInt64(high - low + 1)
+        mask |= UInt32(truncatingIfNeeded: ((1 << width) - 1) << UInt64(low))
     }
 
     /// Distinct visible hours in the 24 hours ending with the hour of `time`.

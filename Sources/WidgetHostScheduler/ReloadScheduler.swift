@@ -682,9 +682,14 @@ public struct ReloadScheduler: Sendable {
     /// the batch (every deadline is at most the cap after its time).
     private func coalescedWake(now: Double) -> Double? {
         guard reloads.minimumKey < .infinity else { return nil }
-        let slack = max(0, configuration.coalescingCap)
+        let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
+        return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
+    }
+
+    private static func coalescedWake(_ reloads: DueQueue, _ queued: QueuedPlans, slack: Double, now: Double)
+        -> Double?
+    {
         var bound = reloads.minimumKey + slack
-        let queued = queuedPlans(now: now)
         var count = 0
         while true {
             var earliest = Double.infinity
@@ -729,33 +734,45 @@ public struct ReloadScheduler: Sendable {
         }
     }
 
-    /// Reads the plans behind the queued times (``QueuedPlans``).
-    private func queuedPlans(now: Double) -> QueuedPlans {
-        QueuedPlans(
-            rules: rules, instances: state.instances, info: info, appCharges: appCharges, now: now)
+    /// Calls `body` with what reads the plans behind the queued times
+    /// (``QueuedPlans``), valid inside `body` only.
+    @inline(__always)
+    private func withQueuedPlans<R>(now: Double, _ body: (QueuedPlans) -> R) -> R {
+        withUnsafePointer(to: rules) { rules in
+            state.instances.withUnsafeBufferPointer { instances in
+                info.withUnsafeBufferPointer { info in
+                    appCharges.withUnsafeBufferPointer { charges in
+                        body(QueuedPlans(rules: rules, instances: instances, info: info, appCharges: charges, now: now))
+                    }
+                }
+            }
+        }
     }
 
     /// The plan behind a queued time: a queued time is never later than the
     /// plan, except for plans made before `now` that are due by now (those
     /// are within `now`). It is the plan's time unless the free-reload cap
     /// may have moved the plan since: then the instance is planned again.
-    /// Holds what it reads, not the scheduler (a closure capturing `self`
-    /// copies the whole scheduler).
+    ///
+    /// Plain pointers into the scheduler's arrays, valid inside
+    /// ``withQueuedPlans(now:_:)`` only: holding the arrays (and the rules'
+    /// ledger) themselves, every closure that used it copied it, four
+    /// references retained and released, several times per wakeup: with a
+    /// wakeup a second (entry changes, uncoalesced reloads) that was a
+    /// quarter of the scheduler's work.
     private struct QueuedPlans {
-        let rules: ReloadRules
-        let instances: [InstanceState]
-        let info: [PositionInfo]
-        let appCharges: [ReloadCharge]
+        let rules: UnsafePointer<ReloadRules>
+        let instances: UnsafeBufferPointer<InstanceState>
+        let info: UnsafeBufferPointer<PositionInfo>
+        let appCharges: UnsafeBufferPointer<ReloadCharge>
         let now: Double
 
         func plan(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? {
             let info = info[position]
             guard info.underFreeCap else { return (key, info.latest) }
-            let charge = appCharges[info.app]
-            let (rules, now) = (rules, now)
-            return ReloadScheduler.withInstance(instances, position) { s in
-                rules.candidate(s, appCharge: charge, at: max(now, s.pointee.addedAt)).map { ($0.time, $0.latest) }
-            }
+            let s = instances.baseAddress.unsafelyUnwrapped + position
+            return rules.pointee.candidate(s, appCharge: appCharges[info.app], at: max(now, s.pointee.addedAt))
+                .map { ($0.time, $0.latest) }
         }
     }
 
@@ -769,25 +786,31 @@ public struct ReloadScheduler: Sendable {
     /// of the scheduler's work.
     private func batchIsLater(than now: Double) -> Bool {
         guard reloads.minimumKey < .infinity else { return false }
-        let queued = queuedPlans(now: now)
-        var tmax = -Double.infinity
-        var lmin = Double.infinity
-        var anyDue = false
-        reloads.collect(upTo: now) { position, key in
-            guard let plan = queued.plan(position, key), plan.time <= now else { return }
-            anyDue = true
-            tmax = max(tmax, plan.time)
-            lmin = min(lmin, plan.latest)
+        let reloads = reloads
+        return withQueuedPlans(now: now) { queued in
+            var tmax = -Double.infinity
+            var lmin = Double.infinity
+            var anyDue = false
+            reloads.collect(upTo: now) { position, key in
+                guard let plan = queued.plan(position, key), plan.time <= now else { return }
+                anyDue = true
+                tmax = max(tmax, plan.time)
+                lmin = min(lmin, plan.latest)
+            }
+            // Nothing due by now (a wakeup for an entry change): nothing is
+            // issued either way, and the positions queued by now (plans the
+            // free-reload cap moved later) are planned again. (It asked for
+            // the whole coalesced batch time here: with an entry change
+            // every few seconds, a fifth of the scheduler's work.)
+            guard anyDue else { return false }
+            if lmin < tmax { return false }
+            var later = false
+            reloads.collect(upTo: lmin) { position, key in
+                guard !later, let plan = queued.plan(position, key) else { return }
+                if plan.time > now && plan.time <= lmin { later = true }
+            }
+            return later
         }
-        // Nothing due by now (a wakeup for an entry change): rare, asked in full.
-        guard anyDue else { return coalescedWake(now: now).map { now < $0 } ?? false }
-        if lmin < tmax { return false }
-        var later = false
-        reloads.collect(upTo: lmin) { position, key in
-            guard !later, let plan = queued.plan(position, key) else { return }
-            if plan.time > now && plan.time <= lmin { later = true }
-        }
-        return later
     }
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
