@@ -16,8 +16,24 @@ func measuredEvents(_ driver: inout Driver<ReloadScheduler>, _ count: Int) {
     driver.run(count)
 }
 
+/// The measured part of `--day` (callgrind collects only inside it).
+@inline(never)
+func measuredDay(_ day: inout DayDriver) {
+    day.runDay()
+}
+
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
+if CommandLine.arguments.contains("--day") {
+    var day = DayDriver(instances: instances)
+    let elapsed = ContinuousClock().measure { measuredDay(&day) }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    print(
+        "day of \(instances) instances: \(day.events) events (\(day.reloads) reloads,",
+        "\(day.entryChanges) entry changes, \(day.nextShow) shows), \(day.wakeups) wakeups in \(seconds) s:",
+        "\(Int(Double(day.events) / seconds)) events/s, \(Int(Double(day.reloads) / seconds)) reloads/s")
+    exit(0)
+}
 let events = arguments.dropFirst().first ?? 200_000
 /// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
 @_silgen_name("malloc_trim") func mallocTrim(_ pad: Int) -> Int32

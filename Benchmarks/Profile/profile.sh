@@ -5,6 +5,9 @@
 # numbers, --heap adds glibc's heap statistics and the ledgers' sizes, --maps
 # the mappings that grew.
 #   Benchmarks/Profile/profile.sh [--callgrind] [INSTANCES] [EVENTS] [WARM-UP SECONDS] [--heap] [--maps]
+# With --day, it runs the benchmark's day of mixed widgets (DayDriver) of
+# INSTANCES instead and prints its events/s and reloads/s:
+#   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES --day
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -23,9 +26,10 @@ if [ "$1" = "--callgrind" ]; then callgrind=yes; shift; fi
     "$root"/Sources/WidgetHostModel/*.swift)
 cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
     "$root"/Sources/WidgetHostScheduler/*.swift "$root/Benchmarks/Benchmarks/SchedulerBenchmark/Driver.swift" \
+    "$root/Benchmarks/Benchmarks/SchedulerBenchmark/DayDriver.swift" \
     "$here/main.swift" "$out/WidgetHostModel.o" "$out/WidgetHostJSON.o"
 if [ $callgrind = yes ]; then
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --toggle-collect="*measuredDay*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true
     callgrind_annotate --inclusive=no "$out/callgrind.out" 2>/dev/null | head -60
 else
     "$out/scheduler-profile" "$@"

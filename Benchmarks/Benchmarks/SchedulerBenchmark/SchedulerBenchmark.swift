@@ -100,6 +100,31 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(perInstance, bytesPerInstance({ ReloadScheduler() }, count: count))
         }
     }
+    // A day of mixed widgets (timelines of entries, a fifth shown during the
+    // day), counted as the deleted benchmark copy counted it (DayDriver):
+    // each iteration is one whole day from the instances' first reloads, the
+    // adding not measured.
+    let dayEvents = BenchmarkMetric.custom("day: events/s (K)", polarity: .prefersLarger, useScalingFactor: false)
+    let dayReloads = BenchmarkMetric.custom("day: reloads/s (K)", polarity: .prefersLarger, useScalingFactor: false)
+    for (count, iterations) in [(10_000, 5), (100_000, 3)] {
+        Benchmark(
+            "ReloadScheduler day of mixed widgets, \(count) instances",
+            configuration: .init(
+                metrics: [dayEvents, dayReloads, .wallClock], scalingFactor: .one, maxDuration: .seconds(600),
+                maxIterations: iterations)
+        ) { benchmark in
+            for _ in benchmark.scaledIterations {
+                var day = DayDriver(instances: count)
+                let clock = ContinuousClock()
+                benchmark.startMeasurement()
+                let elapsed = clock.measure { day.runDay() }
+                benchmark.stopMeasurement()
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                benchmark.measurement(dayEvents, Int(Double(day.events) / seconds / 1_000))
+                benchmark.measurement(dayReloads, Int(Double(day.reloads) / seconds / 1_000))
+            }
+        }
+    }
     // The baseline: the plain scan, O(N) per event (at 100k it would take hours).
     eventsBenchmark(
         "ScanScheduler (oracle) events, 1000 instances", count: 1_000, warmUp: steadyState, scaling: .kilo
