@@ -118,7 +118,8 @@ struct DayDriver {
             records.append(EntryRecord(date: decision.time + Double(step) * Double(k), contentJSON: "{}"))
         }
         lastTimeline[i] = (decision.time, entries, step)
-        scheduler.complete(decision.instanceID, with: .success(TimelineRecord(entries: records, policy: policy)), at: now)
+        scheduler.complete(
+            decision.instanceID, with: .success(TimelineRecord(entries: records, policy: policy)), at: now)
     }
 
     /// Counts the entries of instance `i`'s last timeline (after its first)
