@@ -51,6 +51,11 @@ public struct ReloadScheduler: Sendable {
     private var rechecks = DueQueue()
     /// Per instance position: its next entry date after `state.now`.
     private var entryChanges = DueQueue()
+    /// Per position: the index in its timeline of the entry queued in
+    /// `entryChanges`, where the search for the next one starts. A hint
+    /// only (``nextEntry(after:in:from:)`` checks it), so the undo journal
+    /// and renumbering need not keep it exact.
+    private var entryCursors: [Int32] = []
     /// Instance positions by app, for app events and `reloadAllTimelines`.
     private var byApp: [String: [Int32]] = [:]
     /// Instance positions by app and kind, for `reloadTimelines(ofKind:)`.
@@ -169,6 +174,7 @@ public struct ReloadScheduler: Sendable {
         reloads = DueQueue()
         rechecks = DueQueue()
         entryChanges = DueQueue()
+        entryCursors = []
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
@@ -319,6 +325,7 @@ public struct ReloadScheduler: Sendable {
             groups[key] = group
         }
         info.append(PositionInfo(group: group, app: number(ofApp: instance.app)))
+        entryCursors.append(0)
         replan(position)
         replanEntry(position)
     }
@@ -373,21 +380,43 @@ public struct ReloadScheduler: Sendable {
         rechecks.set(position, to: recheck)
     }
 
-    /// Queues the next entry date after `state.now` of the instance at `position`.
+    /// Queues the next entry date after `state.now` of the instance at
+    /// `position`, searching from its cursor (an entry change moves one
+    /// entry on: the search reads the entry after the last one shown, not
+    /// the timeline's half-way points, which were most of the time of an
+    /// entry change, one cache miss after another).
     private mutating func replanEntry(_ position: Int) {
         let now = state.now ?? -Double.greatestFiniteMagnitude
-        let next = Self.withInstance(state.instances, position) { s -> Double in
-            guard let entries = s.pointee.timeline?.entries else { return .infinity }
-            // Entries are sorted by date (TimelineRecord): the first after `now`.
-            var low = 0
-            var high = entries.count
-            while low < high {
-                let mid = (low + high) / 2
-                if entries[mid].date > now { high = mid } else { low = mid + 1 }
-            }
-            return low < entries.count ? entries[low].date : .infinity
+        let cursor = Int(entryCursors[position])
+        let (next, index) = Self.withInstance(state.instances, position) { s -> (Double, Int) in
+            guard let entries = s.pointee.timeline?.entries else { return (.infinity, 0) }
+            return entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: cursor) }
         }
+        entryCursors[position] = Int32(clamping: index)
         entryChanges.set(position, to: next)
+    }
+
+    /// The first entry of `entries` (sorted by date, as `TimelineRecord`
+    /// keeps them) dated after `now`, and its index: searched forward from
+    /// `hint` when every entry before it is dated up to `now` (then the
+    /// answer is at or after it), otherwise by halving.
+    static func nextEntry(after now: Double, in entries: UnsafeBufferPointer<EntryRecord>, from hint: Int)
+        -> (date: Double, index: Int)
+    {
+        var low = 0
+        var high = entries.count
+        if hint <= entries.count && (hint == 0 || entries[hint - 1].date <= now) {
+            // A few steps forward, then halving what is left.
+            low = hint
+            let end = min(hint + 4, entries.count)
+            while low < end && entries[low].date <= now { low += 1 }
+            if low < end { high = low }
+        }
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].date > now { high = mid } else { low = mid + 1 }
+        }
+        return low < entries.count ? (entries[low].date, low) : (.infinity, low)
     }
 
     private mutating func replan(_ positions: [Int32]?) {
@@ -422,6 +451,7 @@ public struct ReloadScheduler: Sendable {
         let removed = state.instances.remove(at: position).instance
         reloads.removePosition(position)
         info.remove(at: position)
+        entryCursors.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int32]) {
