@@ -396,8 +396,8 @@ public struct ReloadScheduler: Sendable {
         entryChanges.set(position, to: next)
     }
 
-    /// The first entry of `entries` (sorted by date, as `TimelineRecord`
-    /// keeps them) dated after `now`, and its index: searched forward from
+    /// The first entry of `entries` (sorted by date: the daemon's result
+    /// validator refuses others) dated after `now`, and its index: searched forward from
     /// `hint` when every entry before it is dated up to `now` (then the
     /// answer is at or after it), otherwise by halving.
     static func nextEntry(after now: Double, in entries: UnsafeBufferPointer<EntryRecord>, from hint: Int)
@@ -405,11 +405,13 @@ public struct ReloadScheduler: Sendable {
     {
         var low = 0
         var high = entries.count
-        if hint <= entries.count && (hint == 0 || entries[hint - 1].date <= now) {
+        // `!(date > now)`, not `date <= now`: as the halving below, a NaN
+        // date counts as passed.
+        if hint >= 0 && hint <= entries.count && (hint == 0 || !(entries[hint - 1].date > now)) {
             // A few steps forward, then halving what is left.
             low = hint
             let end = min(hint + 4, entries.count)
-            while low < end && entries[low].date <= now { low += 1 }
+            while low < end && !(entries[low].date > now) { low += 1 }
             if low < end { high = low }
         }
         while low < high {
@@ -817,7 +819,7 @@ public struct ReloadScheduler: Sendable {
     private func batchIsLater(than now: Double) -> Bool {
         guard reloads.minimumKey < .infinity else { return false }
         let reloads = reloads
-        return withQueuedPlans(now: now) { queued in
+        let later: Bool? = withQueuedPlans(now: now) { queued in
             var tmax = -Double.infinity
             var lmin = Double.infinity
             var anyDue = false
@@ -827,12 +829,9 @@ public struct ReloadScheduler: Sendable {
                 tmax = max(tmax, plan.time)
                 lmin = min(lmin, plan.latest)
             }
-            // Nothing due by now (a wakeup for an entry change): nothing is
-            // issued either way, and the positions queued by now (plans the
-            // free-reload cap moved later) are planned again. (It asked for
-            // the whole coalesced batch time here: with an entry change
-            // every few seconds, a fifth of the scheduler's work.)
-            guard anyDue else { return false }
+            // nil: queued by now, but due later (plans the free-reload cap
+            // moved): rare, asked in full below.
+            guard anyDue else { return nil }
             if lmin < tmax { return false }
             var later = false
             reloads.collect(upTo: lmin) { position, key in
@@ -841,6 +840,7 @@ public struct ReloadScheduler: Sendable {
             }
             return later
         }
+        return later ?? coalescedWake(now: now).map { now < $0 } ?? false
     }
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
@@ -854,9 +854,14 @@ public struct ReloadScheduler: Sendable {
     /// driver that answers requests between calls uses it to bound its turns.
     public mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
         observe(now)
-        // A wakeup for something else (an entry change) before the coalesced
-        // batch time issues nothing: every reload due by now belongs to that
-        // batch and can wait for it, so the batch stays one wakeup.
+        // Nothing queued by now (a wakeup for an entry change, mostly):
+        // nothing to issue or plan again. It asked for the whole coalesced
+        // batch time here, as below: with an entry change every few seconds,
+        // a fifth of the scheduler's work.
+        guard reloads.minimumKey <= now else { return [] }
+        // A wakeup for something else before the coalesced batch time issues
+        // nothing: every reload due by now belongs to that batch and can wait
+        // for it, so the batch stays one wakeup.
         if batchIsLater(than: now) { return [] }
         var due = scratch.due
         scratch.due = []

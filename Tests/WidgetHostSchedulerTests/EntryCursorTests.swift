@@ -30,4 +30,29 @@ struct EntryCursorTests {
             }
         }
     }
+
+    /// A NaN date (only the public API could pass one: the daemon's result
+    /// validator refuses it) counts as passed, and is never the next
+    /// entry: queued, it would stop the instance's entry changes and break
+    /// the queue's order.
+    @Test func neverAnswersANaNDate() {
+        var random = SplitMix64(seed: 11)
+        for _ in 0..<2_000 {
+            let count = Int(random.next() % 8) + 1
+            var entries = (0..<count).map { EntryRecord(date: Double($0) * 100, contentJSON: "{}") }
+            entries[Int(random.next() % UInt64(count))].date = .nan
+            let now = Double(random.next() % 900) - 50
+            for hint in 0...count {
+                let (date, _) = entries.withUnsafeBufferPointer {
+                    ReloadScheduler.nextEntry(after: now, in: $0, from: hint)
+                }
+                #expect(!date.isNaN && date > now, "hint \(hint), now \(now), dates \(entries.map(\.date))")
+            }
+        }
+        // The reviewer's case: a NaN first, then two dates.
+        let entries = [Double.nan, 100, 200].map { EntryRecord(date: $0, contentJSON: "{}") }
+        let next = entries.withUnsafeBufferPointer { ReloadScheduler.nextEntry(after: 50, in: $0, from: 0) }
+        #expect(next.date == 100 && next.index == 1)
+    }
 }
+
