@@ -55,4 +55,3 @@ struct EntryCursorTests {
         #expect(next.date == 100 && next.index == 1)
     }
 }
-
