@@ -27,7 +27,7 @@ let instances = arguments.first ?? 100_000
 if CommandLine.arguments.contains("--day") {
     var day = DayDriver(instances: instances)
     let elapsed = ContinuousClock().measure { measuredDay(&day) }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let seconds = elapsed.seconds
     print(
         "day of \(instances) instances: \(day.events) events (\(day.reloads) reloads,",
         "\(day.entryChanges) entry changes, \(day.nextShow) shows), \(day.wakeups) wakeups in \(seconds) s:",
@@ -52,7 +52,7 @@ let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? 25 * 3_600
 driver.warmUp(seconds: warmUp)
 let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(&driver, events) }
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+let seconds = elapsed.seconds
 // The freed heap returned to the system (glibc keeps it otherwise, from the
 // ledgers' growth). The last batches' arrays stay: the scheduler keeps them
 // to reuse (up to 4 times its recent peak batch), so they are its memory.

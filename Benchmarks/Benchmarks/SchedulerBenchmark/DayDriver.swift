@@ -16,7 +16,8 @@ import WidgetHostModel
 ///
 /// It counts events as the copy did, so that its figures compare with the
 /// copy's (the 31 M events/s that set issue 17's goal): a reload, an entry
-/// of a timeline becoming the displayed one, an instance shown. The
+/// of a timeline becoming the displayed one, an instance shown. (The copy
+/// also counted each deferral it queued again; this count is a little lower.) The
 /// scheduler handles each: it plans the next reload, moves the instance's
 /// next entry change on (the wakeups it asks for), plans again on a show.
 struct DayDriver {

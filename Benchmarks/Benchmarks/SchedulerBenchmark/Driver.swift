@@ -79,3 +79,8 @@ struct Driver<S: DrivenScheduler> {
         repeat { step() } while now < start + seconds
     }
 }
+
+extension Duration {
+    /// The duration in seconds, for rates.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}

@@ -122,7 +122,7 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.startMeasurement()
                 let elapsed = clock.measure { day.runDay() }
                 benchmark.stopMeasurement()
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                let seconds = elapsed.seconds
                 benchmark.measurement(dayEvents, Int(Double(day.events) / seconds / 1_000))
                 benchmark.measurement(dayReloads, Int(Double(day.reloads) / seconds / 1_000))
             }
