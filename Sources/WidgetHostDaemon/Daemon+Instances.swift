@@ -258,20 +258,13 @@ extension Daemon {
         case .failure(let error): return failure(request, error)
         case .success(let value): placed = value
         }
-        var state = scheduler.state
-        guard let position = state.instances.firstIndex(where: { $0.instance.id == record.id }) else {
+        guard let position = scheduler.instancePosition(of: record.id) else {
             return .failure(id: request.id, .unknownInstance, "no instance \"\(record.id)\"", field: "widget.id")
         }
         var changed = placed.widget
-        changed.isVisible = state.instances[position].instance.isVisible
+        changed.isVisible = scheduler.instance(at: position).isVisible
         var instance = placed.instance
-        let reconfigured = state.instances[position].instance != changed
-        if reconfigured {
-            state.instances[position].instance = changed
-            state.instances[position].request = PendingRequest(
-                trigger: .added, charge: .free(.instanceAdded), requestedAt: now)
-            scheduler.replaceState(state)
-        }
+        let reconfigured = scheduler.reconfigure(record.id, as: changed, at: now)
         if let visible = spec.visible, visible != changed.isVisible {
             scheduler.handle(visible ? .instanceShown(record.id) : .instanceHidden(record.id), at: now)
         }

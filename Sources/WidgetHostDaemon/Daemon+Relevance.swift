@@ -20,13 +20,14 @@ extension Daemon {
     }
 
     /// The ids of the instances of `family` (a stack), in the configuration's
-    /// order, read in place (a filter over the instances copies each one).
+    /// order.
     func members(of family: WidgetFamily) -> [String] {
-        scheduler.state.instances.withUnsafeBufferPointer { all in
-            var ids: [String] = []
-            for index in all.indices where all[index].instance.family == family { ids.append(all[index].instance.id) }
-            return ids
+        var ids: [String] = []
+        for position in 0..<scheduler.instanceCount {
+            let instance = scheduler.instance(at: position)
+            if instance.family == family { ids.append(instance.id) }
         }
+        return ids
     }
 
     /// The ranks of a stack by the scores the event stream last published

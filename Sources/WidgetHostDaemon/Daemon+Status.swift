@@ -25,8 +25,8 @@ extension Daemon {
                 kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes,
                 backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
         }
-        let all = scheduler.state.instances
-        var start = all.startIndex
+        let count = scheduler.instanceCount
+        var start = 0
         if let after {
             guard let index = position(of: after) else {
                 return .failure(
@@ -59,9 +59,9 @@ extension Daemon {
                 index = chosen[cursor]
                 cursor += 1
             } else {
-                guard index < all.endIndex else { break }
+                guard index < count else { break }
             }
-            let s = all[index]
+            let s = scheduler.instanceState(at: index)
             index += 1
             if page.count == pageSize {
                 next = page.last?.id
@@ -92,16 +92,8 @@ extension Daemon {
         return .success(status)
     }
 
-    /// The position of instance `id` in the scheduler's (configuration)
-    /// order, from a map rebuilt only when the instances change.
-    func position(of id: String) -> Int? {
-        let all = scheduler.state.instances
-        if let p = positions[id], p < all.count, all[p].instance.id == id { return p }
-        guard scheduler.instanceState(id) != nil else { return nil }
-        positions = Dictionary(minimumCapacity: all.count)
-        for (p, s) in all.enumerated() { positions[s.instance.id] = p }
-        return positions[id]
-    }
+    /// The position of instance `id` in the scheduler's (configuration) order.
+    func position(of id: String) -> Int? { scheduler.instancePosition(of: id) }
 
     /// The kinds of the placed instances: of `app`, or of every app when
     /// nil (from a map rebuilt only when the instances change, for `reload`).
@@ -117,29 +109,28 @@ extension Daemon {
     func instanceUse() -> InstanceUse {
         if let cached = usage, cached.generation == instanceSetGeneration { return cached }
         var use = InstanceUse(generation: instanceSetGeneration)
-        for s in scheduler.state.instances {
-            use.kindsByApp[s.instance.app, default: []].insert(s.instance.kind)
-            use.allKinds.insert(s.instance.kind)
-            use.instancesByPlugin[s.instance.plugin, default: 0] += 1
+        for position in 0..<scheduler.instanceCount {
+            let instance = scheduler.instance(at: position)
+            use.kindsByApp[instance.app, default: []].insert(instance.kind)
+            use.allKinds.insert(instance.kind)
+            use.instancesByPlugin[instance.plugin, default: 0] += 1
         }
         usage = use
         return use
     }
 
-    /// The counts of `status`'s summary: one pass over the instances (in
-    /// place, nothing copied) per change of state (``stateGeneration``),
+    /// The counts of `status`'s summary: one pass over the instances per
+    /// change of state (``stateGeneration``),
     /// then served from memory; the unavailable count from the instances
     /// per plugin (counted when the instances change) and the plugins' states.
     func statusSummary() -> StatusSummary {
         if summaryCache?.generation != stateGeneration {
             var counts = SummaryCounts()
-            scheduler.state.instances.withUnsafeBufferPointer { all in
-                counts.instances = all.count
-                for index in all.indices {
-                    if all[index].instance.isVisible { counts.visible += 1 }
-                    if all[index].isInFlight { counts.inFlight += 1 }
-                    if all[index].consecutiveFailures > 0 { counts.failing += 1 }
-                }
+            counts.instances = scheduler.instanceCount
+            for position in 0..<scheduler.instanceCount {
+                if scheduler.instance(at: position).isVisible { counts.visible += 1 }
+                if scheduler.isInFlight(at: position) { counts.inFlight += 1 }
+                if scheduler.consecutiveFailures(at: position) > 0 { counts.failing += 1 }
             }
             summaryCache = (stateGeneration, counts)
         }

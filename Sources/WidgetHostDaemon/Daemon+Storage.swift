@@ -55,8 +55,8 @@ extension Daemon {
         let owedAll = storage.dirtyAll
         let written = owedAll ? [] : touched.union(owed)
         let timelines = changedTimelines
-        let freeLedger = scheduler.state.freeLedger
-        let apps = scheduler.state.apps
+        let freeLedger = scheduler.freeLedger
+        let apps = scheduler.apps
         do {
             try store.transaction { tx in
                 if owedAll {

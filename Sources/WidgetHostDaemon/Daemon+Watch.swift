@@ -96,7 +96,9 @@ extension Daemon {
         if !watch.primed {
             for id in scheduler.instanceIDs { watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now)) }
             primeScores(at: now)
-            for family in Set(scheduler.state.instances.map(\.instance.family)) {
+            var families = Set<WidgetFamily>()
+            for position in 0..<scheduler.instanceCount { families.insert(scheduler.instance(at: position).family) }
+            for family in families {
                 watch.stackTops[family] = stackTop(of: family)
             }
             watch.primed = true

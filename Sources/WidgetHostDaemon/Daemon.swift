@@ -94,8 +94,6 @@ public final class Daemon {
     var instanceSetGeneration = 0
     /// The kinds each app has placed, as of ``instanceSetGeneration``.
     var usage: InstanceUse?
-    /// Instance id → position in the scheduler's order (``position(of:)`` checks and rebuilds it).
-    var positions: [String: Int] = [:]
     /// The event stream (`watch`, and in-process subscribers such as the web dashboard).
     public private(set) lazy var events = EventLog(store: store)
     /// What the loop keeps for the event stream (``serviceWatch()``).
@@ -146,7 +144,7 @@ public final class Daemon {
         self.logger = logger
         self.store = store
         self.scheduler = scheduler
-        self.persisted = (scheduler.state.freeLedger, scheduler.state.apps)
+        self.persisted = (scheduler.freeLedger, scheduler.apps)
         self.workers = workers
         self.instances = Dictionary(uniqueKeysWithValues: configuration.instances.map { ($0.id, $0) })
         self.completions = try Mailbox()

@@ -476,6 +476,72 @@ public struct ReloadScheduler: Sendable {
         position(of: id).map { state.instances[$0] }
     }
 
+    // MARK: Reading the instances
+
+    // What the daemon, the store and `simulate` read, asked of the
+    // scheduler rather than read from ``state``: how the scheduler keeps an
+    // instance is its own business (``state`` is the whole state as one
+    // value, for a full write).
+
+    /// How many instances there are; positions run from 0 to `instanceCount - 1`.
+    public var instanceCount: Int { state.instances.count }
+
+    /// The position of instance `id` (its place in the order instances
+    /// were added), nil if there is none. Positions move when an instance
+    /// is removed.
+    public func instancePosition(of id: String) -> Int? { position(of: id) }
+
+    /// The instance at `position` (its id, plugin, kind, app, family,
+    /// configuration and visibility), without the rest of its state.
+    /// `position` must be below ``instanceCount``.
+    public func instance(at position: Int) -> WidgetInstance {
+        Self.withInstance(state.instances, position) { $0.pointee.instance }
+    }
+
+    /// The whole state of the instance at `position`.
+    /// `position` must be below ``instanceCount``.
+    public func instanceState(at position: Int) -> InstanceState { state.instances[position] }
+
+    /// Whether a reload of the instance at `position` is in flight.
+    public func isInFlight(at position: Int) -> Bool {
+        Self.withInstance(state.instances, position) { $0.pointee.isInFlight }
+    }
+
+    /// Failed reloads in a row of the instance at `position`.
+    public func consecutiveFailures(at position: Int) -> Int {
+        Self.withInstance(state.instances, position) { $0.pointee.consecutiveFailures }
+    }
+
+    /// The host-wide ledger of capped free reloads.
+    public var freeLedger: RollingLedger { state.freeLedger }
+
+    /// The apps' foreground and session states.
+    public var apps: [String: AppState] { state.apps }
+
+    /// The latest time the scheduler was told about.
+    public var now: Double? { state.now }
+
+    /// Replaces instance `id` by `widget` (same id; another configuration,
+    /// family, kind, app or plugin), keeping its ledger, timeline and
+    /// history, and asks for a free reload (`.added`) at `time`, as
+    /// WidgetKit does for an edited widget. The visibility stays the
+    /// instance's own. True if the instance changed; false if it is the
+    /// same, or there is no instance `id`, or `widget` has another id.
+    @discardableResult
+    public mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
+        guard let p = position(of: id), widget.id == id else { return false }
+        var changed = widget
+        changed.isVisible = state.instances[p].instance.isVisible
+        guard state.instances[p].instance != changed else { return false }
+        var newState = state
+        newState.instances[p].instance = changed
+        newState.instances[p].request = PendingRequest(
+            trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
+        replaceState(newState)
+        touch(p)
+        return true
+    }
+
     /// The instances' ids, in the order they were added.
     public var instanceIDs: [String] {
         // In place: mapping the instances would copy each one's whole state.
