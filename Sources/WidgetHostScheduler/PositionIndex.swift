@@ -26,18 +26,18 @@ struct PositionIndex: Sendable {
     init() {}
 
     /// The table of every instance of `instances`, at its position.
-    init(_ instances: UnsafeBufferPointer<InstanceState>) {
+    init(_ instances: UnsafeBufferPointer<ColdRecord>) {
         reserve(instances.count)
         for position in instances.indices { insert(position: position, of: instances) }
     }
 
     /// The position of the instance `id` in `instances`, nil if none.
-    func find(_ id: String, in instances: UnsafeBufferPointer<InstanceState>) -> Int? {
+    func find(_ id: String, in instances: UnsafeBufferPointer<ColdRecord>) -> Int? {
         find(id, hash: StableJitter.fnv1a64(id), in: instances)
     }
 
     /// ``find(_:in:)`` with the id's `StableJitter.fnv1a64` already computed.
-    func find(_ id: String, hash: UInt64, in instances: UnsafeBufferPointer<InstanceState>) -> Int? {
+    func find(_ id: String, hash: UInt64, in instances: UnsafeBufferPointer<ColdRecord>) -> Int? {
         guard !buckets.isEmpty else { return nil }
         let mask = buckets.count - 1
         var bucket = Int(truncatingIfNeeded: hash) & mask
@@ -51,7 +51,7 @@ struct PositionIndex: Sendable {
 
     /// Records the instance at `position` of `instances` (its id must not be
     /// recorded yet).
-    mutating func insert(position: Int, of instances: UnsafeBufferPointer<InstanceState>) {
+    mutating func insert(position: Int, of instances: UnsafeBufferPointer<ColdRecord>) {
         if (count + 1) * 2 > buckets.count {
             let old = buckets
             buckets = []
@@ -67,7 +67,7 @@ struct PositionIndex: Sendable {
     /// from `instances`: the bucket is emptied by shifting back the entries
     /// after it that may move (linear probing has no tombstones), and the
     /// renumbering touches integers only, no id.
-    mutating func remove(position: Int, of instances: UnsafeBufferPointer<InstanceState>) {
+    mutating func remove(position: Int, of instances: UnsafeBufferPointer<ColdRecord>) {
         guard !buckets.isEmpty else { return }
         let mask = buckets.count - 1
         func home(_ p: Int32) -> Int {

@@ -1,27 +1,36 @@
 /// What the scheduler's hot paths read of an instance position besides its
 /// queued time: the coalescing deadline of its queued plan, its plugin-and-
 /// kind group (batching without hashing strings), its app's number (its
-/// charge without hashing the app's name) and whether its plan has a
-/// candidate under the host-wide free-reload cap.
+/// charge without hashing the app's name), whether its plan has a
+/// candidate under the host-wide free-reload cap and whether it is queued
+/// for a recheck.
 ///
 /// 16 bytes, one record per position: as four arrays, an event read four
 /// cache lines at random places (at 100,000 instances, each a miss).
 struct PositionInfo: Sendable, Hashable {
     /// The coalescing deadline of the plan queued in the due queue.
     var latest: Double = .infinity
-    /// The plugin-and-kind group.
-    private var storedGroup: Int32
+    /// The plugin-and-kind group; the sign bit is `hasRecheck`.
+    private var storedGroup: UInt32
     /// The app's number; the sign bit is `underFreeCap`.
     private var storedApp: UInt32
 
     init(group: Int32, app: Int32) {
         precondition(group >= 0 && app >= 0, "group and app numbers are counts, never negative")
-        storedGroup = group
+        storedGroup = UInt32(group)
         storedApp = UInt32(app)
     }
 
     /// The plugin-and-kind group, an index.
-    var group: Int { Int(storedGroup) }
+    var group: Int { Int(storedGroup & 0x7FFF_FFFF) }
+
+    /// Whether the position is queued in the scheduler's rechecks (so that
+    /// planning an instance with none, nearly all of them, reads nothing of
+    /// that queue: its slot for the position is a cache miss of its own).
+    var hasRecheck: Bool {
+        get { storedGroup & 0x8000_0000 != 0 }
+        set { storedGroup = newValue ? storedGroup | 0x8000_0000 : storedGroup & 0x7FFF_FFFF }
+    }
 
     /// The app's number, an index.
     var app: Int { Int(storedApp & 0x7FFF_FFFF) }

@@ -15,13 +15,13 @@ struct ReloadRules {
     let freeLedger: RollingLedger
 
     /// Whether a candidate of `s` is a free reload under the host-wide cap.
-    func hasCappedCandidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge) -> Bool {
+    func hasCappedCandidate(_ s: InstanceView, appCharge: ReloadCharge) -> Bool {
         if configuration.developerMode { return false }
-        if let r = s.pointee.request, case .free(let reason) = r.charge, reason.isCapped {
+        if let r = s.request, case .free(let reason) = r.charge, reason.isCapped {
             return true
         }
-        if s.pointee.locationChangeAt != nil { return true }
-        return s.pointee.policyDue != nil && !appCharge.isCounted
+        if s.locationChangeAt != nil { return true }
+        return s.policyDue != nil && !appCharge.isCounted
     }
 
     /// When the plan of `s` can change with no event but the passing of
@@ -29,29 +29,29 @@ struct ReloadRules {
     /// planned with the allowance of the viewing tier at `now`, which
     /// changes only at whole hours and at the end of the learning period.
     /// `.infinity` when the plan does not depend on `now`.
-    func recheckTime(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, now: Double) -> Double {
-        if s.pointee.isInFlight { return .infinity }
-        let spacing = s.pointee.ledger.last.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
-        let backoff = s.pointee.backoffUntil ?? -Double.infinity
+    func recheckTime(_ s: InstanceView, appCharge: ReloadCharge, now: Double) -> Double {
+        if s.isInFlight { return .infinity }
+        let spacing = s.ledgerLast.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
+        let backoff = s.backoffUntil ?? -Double.infinity
         func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
         var sensitive = false
-        if let r = s.pointee.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
-        if !sensitive, let due = s.pointee.policyDue, heldBefore(due), appCharge.isCounted,
-            !(configuration.deferPolicyReloadsWhileHidden && !s.pointee.instance.isVisible)
+        if let r = s.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
+        if !sensitive, let due = s.policyDue, heldBefore(due), appCharge.isCounted,
+            !(configuration.deferPolicyReloadsWhileHidden && !s.isVisible)
         {
             sensitive = true
         }
         guard sensitive else { return .infinity }
         var end = ((now / 3600).rounded(.down) + 1) * 3600
-        let learningEnds = s.pointee.addedAt + configuration.learningPeriod
+        let learningEnds = s.addedAt + configuration.learningPeriod
         if learningEnds > now && learningEnds < end { end = learningEnds }
         return end
     }
 
-    func tier(_ s: UnsafePointer<InstanceState>, at time: Double) -> ViewTier {
-        if time - s.pointee.addedAt < configuration.learningPeriod { return .learning }
-        var views = s.pointee.views
-        if s.pointee.instance.isVisible { views.markVisible(from: s.pointee.visibleSince ?? time, to: time) }
+    func tier(_ s: InstanceView, at time: Double) -> ViewTier {
+        if time - s.addedAt < configuration.learningPeriod { return .learning }
+        var views = s.views
+        if s.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
         let hours = views.visibleHours(at: time)
         if hours >= configuration.frequentVisibleHours { return .frequent }
         if hours >= configuration.occasionalVisibleHours { return .occasional }
@@ -85,14 +85,14 @@ struct ReloadRules {
 
     /// The plan of `s` at `now`: the earliest of its candidates (a free one
     /// on a tie), every limit applied; nil when none.
-    func plan(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
+    func plan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> PlannedReload? {
         candidate(s, appCharge: appCharge, at: now).map { $0.planned(s) }
     }
 
     /// `plan` as plain values: what the hot paths read (the time and the
     /// coalescing deadline) costs no copy of a trigger's strings.
-    func candidate(_ s: UnsafePointer<InstanceState>, appCharge: ReloadCharge, at now: Double) -> Candidate? {
-        if s.pointee.isInFlight { return nil }
+    func candidate(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> Candidate? {
+        if s.isInFlight { return nil }
         var best: Candidate?
         func consider(_ candidate: Candidate?) {
             guard let c = candidate else { return }
@@ -102,25 +102,25 @@ struct ReloadRules {
             }
             if c.time < b.time || (c.time == b.time && !c.charge.isCounted && b.charge.isCounted) { best = c }
         }
-        if let r = s.pointee.request {
+        if let r = s.request {
             consider(
                 constrain(
                     s, source: .request, isPolicy: r.trigger == .policy, charge: r.charge, base: r.requestedAt,
                     hiddenBound: nil, now: now))
         }
-        if let loc = s.pointee.locationChangeAt, s.pointee.instance.isVisible {
-            let base = max(loc, s.pointee.visibleSince ?? loc)
+        if let loc = s.locationChangeAt, s.isVisible {
+            let base = max(loc, s.visibleSince ?? loc)
             consider(
                 constrain(
                     s, source: .location, isPolicy: false, charge: .free(.significantLocationChange), base: base,
                     hiddenBound: nil, now: now))
         }
-        if let due = s.pointee.policyDue {
+        if let due = s.policyDue {
             var hidden: Double?? = nil  // nil: no bound; .some(nil): hidden now; .some(t): shown at t
             if configuration.deferPolicyReloadsWhileHidden {
-                if !s.pointee.instance.isVisible {
+                if !s.isVisible {
                     hidden = .some(nil)
-                } else if let shown = s.pointee.visibleSince, shown > due {
+                } else if let shown = s.visibleSince, shown > due {
                     hidden = .some(shown)
                 }
             }
@@ -132,7 +132,7 @@ struct ReloadRules {
     }
 
     func constrain(
-        _ s: UnsafePointer<InstanceState>, source: Candidate.Source, isPolicy: Bool, charge: ReloadCharge,
+        _ s: InstanceView, source: Candidate.Source, isPolicy: Bool, charge: ReloadCharge,
         base: Double, hiddenBound: Double??, now: Double
     ) -> Candidate? {
         let developer = configuration.developerMode
@@ -143,13 +143,13 @@ struct ReloadRules {
         var limited = base
         var limitedCause: DeferralCause?
         var limitedUnknown = false
-        if let until = s.pointee.backoffUntil, until > actual {
+        if let until = s.backoffUntil, until > actual {
             actual = until
             actualCause = .backoff
         }
         limited = actual
         limitedCause = actualCause
-        if developer, isPolicy, let received = s.pointee.timelineReceivedAt,
+        if developer, isPolicy, let received = s.timelineReceivedAt,
             received + configuration.minimumReloadInterval > limited
         {
             // The floor under policy reloads that developer mode lifted.
@@ -168,22 +168,22 @@ struct ReloadRules {
             }
         }
         if !limitedUnknown && charge.isCounted {
-            if let last = s.pointee.ledger.last, last + configuration.minimumReloadInterval > limited {
+            if let last = s.ledgerLast, last + configuration.minimumReloadInterval > limited {
                 limited = last + configuration.minimumReloadInterval
                 limitedCause = .spacing
             }
             let window = configuration.budgetWindow
             let back = configuration.budgetReturn(
-                from: limited, learningEnds: s.pointee.addedAt + configuration.learningPeriod,
+                from: limited, learningEnds: s.addedAt + configuration.learningPeriod,
                 allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
-                nextAllowed: { s.pointee.ledger.nextAllowed(from: $0, limit: $1, window: window) })
+                nextAllowed: { s.cold.pointee.ledger.nextAllowed(from: $0, limit: $1, window: window) })
             if back > limited {
                 limited = back
                 limitedCause = .budget
             }
         }
         if !limitedUnknown && charge == .free(.push) {
-            let back = s.pointee.pushLedger.nextAllowed(
+            let back = s.cold.pointee.pushLedger.nextAllowed(
                 from: limited, limit: configuration.pushAllowance, window: configuration.budgetWindow)
             if back > limited {
                 limited = back
@@ -221,7 +221,7 @@ struct ReloadRules {
         if actual > base, let cause = actualCause {
             deferral = Deferral(from: base, until: actual, cause: cause)
         } else if isPolicy {
-            let ahead = max(0, base - (s.pointee.timelineReceivedAt ?? base))
+            let ahead = max(0, base - (s.timelineReceivedAt ?? base))
             latest = actual + min(configuration.coalescingCap, configuration.coalescingFraction * ahead)
         }
         return Candidate(
@@ -252,15 +252,15 @@ struct Candidate {
     var wouldHaveBeenDeferred: Deferral?
 
     /// The plan, with its trigger read from `s` (the instance it was made for).
-    func planned(_ s: UnsafePointer<InstanceState>) -> PlannedReload {
+    func planned(_ s: InstanceView) -> PlannedReload {
         let trigger: ReloadTrigger =
             switch source {
-            case .request: s.pointee.request?.trigger ?? .policy
+            case .request: s.request?.trigger ?? .policy
             case .location: .significantLocationChange
             case .policy: .policy
             }
         return PlannedReload(
-            time: time, latest: latest, trigger: trigger, charge: charge, attempt: s.pointee.consecutiveFailures,
+            time: time, latest: latest, trigger: trigger, charge: charge, attempt: s.consecutiveFailures,
             deferral: deferral, wouldHaveBeenDeferred: wouldHaveBeenDeferred)
     }
 }

@@ -29,8 +29,26 @@ public struct ReloadScheduler: Sendable {
         willSet { journalWhole() }
         didSet { rebuildIndex() }
     }
-    /// Everything to persist; restore with `init(configuration:state:)`.
-    public private(set) var state: SchedulerState
+    /// Everything to persist, made on demand (every instance's state: O(N),
+    /// for a full write or a test); restore with `init(configuration:state:)`.
+    /// The daemon and `simulate` ask for what they read instead
+    /// (``instanceState(at:)``, ``instance(at:)``, ``freeLedger``...).
+    public var state: SchedulerState {
+        var state = SchedulerState()
+        state.instances = instances.states
+        state.apps = apps
+        state.freeLedger = freeLedger
+        state.now = latestTime
+        return state
+    }
+    /// The instances by position, as hot and cold records.
+    private var instances = InstanceRecords()
+    /// The apps' foreground and session states.
+    public private(set) var apps: [String: AppState] = [:]
+    /// The host-wide ledger of capped free reloads.
+    public private(set) var freeLedger = RollingLedger()
+    /// The latest time the scheduler was told about.
+    public private(set) var latestTime: Double?
     /// The ids of the instances whose state changed since the last
     /// ``takeTouched()``, recorded while ``tracksTouched`` is on: a driver
     /// that persists writes only these (every place that changes an instance
@@ -42,14 +60,14 @@ public struct ReloadScheduler: Sendable {
     /// Instance positions by id.
     private var index = PositionIndex()
     /// Per instance position: the time its next reload is due, as planned at
-    /// `state.now` (never later than the truth: the free-reload cap can only
+    /// `latestTime` (never later than the truth: the free-reload cap can only
     /// move a plan later after it was made).
     private var reloads = DueQueue()
     /// Instances whose plan depends on the hour `now` is in (a counted reload
     /// overdue and waiting for budget: the allowance follows the viewing tier
     /// at `now`), keyed by when that hour (or the learning period) ends.
     private var rechecks = DueQueue()
-    /// Per instance position: its next entry date after `state.now`.
+    /// Per instance position: its next entry date after `latestTime`.
     private var entryChanges = DueQueue()
     /// Per position: the index in its timeline of the entry queued in
     /// `entryChanges`, where the search for the next one starts. A hint
@@ -163,14 +181,22 @@ public struct ReloadScheduler: Sendable {
         configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState()
     ) {
         self.configuration = configuration
-        self.state = state
+        adopt(state)
         rebuildIndex()
+    }
+
+    /// Takes `state` as this scheduler's (the index is rebuilt after).
+    private mutating func adopt(_ state: SchedulerState) {
+        instances = InstanceRecords(state.instances)
+        apps = state.apps
+        freeLedger = state.freeLedger
+        latestTime = state.now
     }
 
     // MARK: Index
 
     private mutating func rebuildIndex() {
-        index = state.instances.withUnsafeBufferPointer { PositionIndex($0) }
+        index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
         reloads = DueQueue()
         rechecks = DueQueue()
         entryChanges = DueQueue()
@@ -182,8 +208,8 @@ public struct ReloadScheduler: Sendable {
         groups = [:]
         appNumbers = [:]
         appCharges = []
-        for app in state.apps.keys.sorted() { _ = number(ofApp: app) }
-        for position in state.instances.indices {
+        for app in apps.keys.sorted() { _ = number(ofApp: app) }
+        for position in instances.indices {
             enter(position)
         }
         touched = []
@@ -192,13 +218,13 @@ public struct ReloadScheduler: Sendable {
     /// The position of the instance `id`, nil if there is none.
     @inline(__always)
     private func position(of id: String) -> Int? {
-        state.instances.withUnsafeBufferPointer { index.find(id, in: $0) }
+        instances.cold.withUnsafeBufferPointer { index.find(id, in: $0) }
     }
 
     /// Records that the instance at `p` changed (``touched``).
     @inline(__always)
     private mutating func touch(_ p: Int) {
-        if tracksTouched { touched.insert(state.instances[p].instance.id) }
+        if tracksTouched { touched.insert(instances[cold: p].instance.id) }
     }
 
     /// The instances touched since the last call (``touched``), forgotten.
@@ -222,7 +248,7 @@ public struct ReloadScheduler: Sendable {
     /// if store.commit(batches) { scheduler.endJournal() } else { scheduler.rollBackJournal() }
     /// ```
     public mutating func beginJournal() {
-        journal = Journal(freeLedger: state.freeLedger, apps: state.apps)
+        journal = Journal(freeLedger: freeLedger, apps: apps)
     }
 
     /// Whether a journal is being recorded (``beginJournal()``).
@@ -233,7 +259,7 @@ public struct ReloadScheduler: Sendable {
         journal = nil
     }
 
-    /// Undoes every change since ``beginJournal()`` (`state.now` stays: time
+    /// Undoes every change since ``beginJournal()`` (`latestTime` stays: time
     /// does not go back) and stops recording; ``touched`` is left as it is.
     public mutating func rollBackJournal() {
         guard let journal else { return }
@@ -247,7 +273,7 @@ public struct ReloadScheduler: Sendable {
         guard let journal else { return instanceState(id) }
         if let whole = journal.whole.first { return whole.instanceState(id) }
         guard let p = position(of: id) else { return nil }
-        return journal.instances[p] ?? state.instances[p]
+        return journal.instances[p] ?? instances[p]
     }
 
     /// Replaces the whole state (say, an instance reconfigured in place),
@@ -256,7 +282,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func replaceState(_ newState: SchedulerState) {
         journalWhole()
         let touched = self.touched
-        state = newState
+        adopt(newState)
         rebuildIndex()
         self.touched = touched
     }
@@ -265,7 +291,7 @@ public struct ReloadScheduler: Sendable {
     @inline(__always)
     private mutating func willChange(_ p: Int) {
         if journal != nil, journal!.whole.isEmpty, journal!.instances[p] == nil {
-            journal!.instances[p] = state.instances[p]
+            journal!.instances[p] = instances[p]
         }
     }
 
@@ -289,21 +315,21 @@ public struct ReloadScheduler: Sendable {
             return
         }
         var replanned: [Int] = []
-        if state.apps != journal.apps {
-            let apps = Set(state.apps.keys).union(journal.apps.keys)
-            state.apps = journal.apps
-            for app in apps {
+        if apps != journal.apps {
+            let changed = Set(apps.keys).union(journal.apps.keys)
+            apps = journal.apps
+            for app in changed {
                 appChanged(app)
                 replanned += (byApp[app] ?? []).map(Int.init)
             }
         }
-        if state.freeLedger != journal.freeLedger {
+        if freeLedger != journal.freeLedger {
             // A shorter free ledger can move plans under its cap earlier.
-            state.freeLedger = journal.freeLedger
+            freeLedger = journal.freeLedger
             replanned += info.indices.filter { info[$0].underFreeCap }
         }
         for (p, s) in journal.instances {
-            state.instances[p] = s
+            instances[p] = s
             replanned.append(p)
             replanEntry(p)
         }
@@ -312,7 +338,7 @@ public struct ReloadScheduler: Sendable {
 
     /// Puts the instance at `position` in the groups and queues.
     private mutating func enter(_ position: Int) {
-        let instance = state.instances[position].instance
+        let instance = instances[cold: position].instance
         byApp[instance.app, default: []].append(Int32(position))
         byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(Int32(position))
         if instance.usesLocation { locationUsers.append(Int32(position)) }
@@ -345,29 +371,15 @@ public struct ReloadScheduler: Sendable {
     }
 
     /// The rules with the state they read: two fields copied, not the scheduler.
-    private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: state.freeLedger) }
+    private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: freeLedger) }
 
-    /// Calls `body` with the address of the state of the instance at
-    /// `position`, to read it in place (`state.instances[position]`, even
-    /// passed straight to a function, copies the whole value: its strings,
-    /// timeline and ledger retained and released again). The pointer is valid
-    /// inside `body` only.
-    /// `body` must not capture `self` (a closure that does makes the caller
-    /// copy the whole scheduler): pass it what it needs.
-    @inline(__always)
-    private static func withInstance<R>(
-        _ instances: [InstanceState], _ position: Int, _ body: (UnsafePointer<InstanceState>) -> R
-    ) -> R {
-        instances.withUnsafeBufferPointer { body($0.baseAddress.unsafelyUnwrapped + position) }
-    }
-
-    /// Plans the instance at `position` again, as of `state.now`.
+    /// Plans the instance at `position` again, as of `latestTime`.
     private mutating func replan(_ position: Int) {
-        let stateNow = state.now ?? -Double.greatestFiniteMagnitude
+        let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
         let rules = self.rules
         let charge = appCharges[info[position].app]
-        let (planned, capped, recheck) = Self.withInstance(state.instances, position) { s in
-            let now = max(stateNow, s.pointee.addedAt)
+        let (planned, capped, recheck) = instances.withView(position) { s in
+            let now = max(stateNow, s.addedAt)
             let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
@@ -377,19 +389,29 @@ public struct ReloadScheduler: Sendable {
         reloads.set(position, to: planned.time)
         info[position].latest = planned.latest
         info[position].underFreeCap = capped
-        rechecks.set(position, to: recheck)
+        setRecheck(position, recheck)
     }
 
-    /// Queues the next entry date after `state.now` of the instance at
+    /// Queues the instance at `position` for a recheck at `time` (none
+    /// when infinite), touching the queue only when it is or was queued.
+    @inline(__always)
+    private mutating func setRecheck(_ position: Int, _ time: Double) {
+        let queued = time < .infinity
+        guard queued || info[position].hasRecheck else { return }
+        rechecks.set(position, to: time)
+        info[position].hasRecheck = queued
+    }
+
+    /// Queues the next entry date after `latestTime` of the instance at
     /// `position`, searching from its cursor (an entry change moves one
     /// entry on: the search reads the entry after the last one shown, not
     /// the timeline's half-way points, which were most of the time of an
     /// entry change, one cache miss after another).
     private mutating func replanEntry(_ position: Int) {
-        let now = state.now ?? -Double.greatestFiniteMagnitude
+        let now = latestTime ?? -Double.greatestFiniteMagnitude
         let cursor = Int(entryCursors[position])
-        let (next, index) = Self.withInstance(state.instances, position) { s -> (Double, Int) in
-            guard let entries = s.pointee.timeline?.entries else { return (.infinity, 0) }
+        let (next, index) = instances.withView(position) { s -> (Double, Int) in
+            guard let entries = s.cold.pointee.timeline?.entries else { return (.infinity, 0) }
             return entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: cursor) }
         }
         entryCursors[position] = Int32(clamping: index)
@@ -436,9 +458,9 @@ public struct ReloadScheduler: Sendable {
         observe(time)
         var entry = InstanceState(instance: instance, addedAt: time)
         entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
-        let position = state.instances.count
-        state.instances.append(entry)
-        state.instances.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
+        let position = instances.count
+        instances.append(entry)
+        instances.cold.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
         enter(position)
         touch(position)
         return true
@@ -449,8 +471,8 @@ public struct ReloadScheduler: Sendable {
     public mutating func remove(_ id: String) -> Bool {
         guard let position = position(of: id) else { return false }
         journalWhole()
-        state.instances.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
-        let removed = state.instances.remove(at: position).instance
+        instances.cold.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
+        let removed = instances.remove(at: position).instance
         reloads.removePosition(position)
         info.remove(at: position)
         entryCursors.remove(at: position)
@@ -473,7 +495,7 @@ public struct ReloadScheduler: Sendable {
 
     /// The state of one instance.
     public func instanceState(_ id: String) -> InstanceState? {
-        position(of: id).map { state.instances[$0] }
+        position(of: id).map { instances[$0] }
     }
 
     // MARK: Reading the instances
@@ -484,7 +506,7 @@ public struct ReloadScheduler: Sendable {
     // value, for a full write).
 
     /// How many instances there are; positions run from 0 to `instanceCount - 1`.
-    public var instanceCount: Int { state.instances.count }
+    public var instanceCount: Int { instances.count }
 
     /// The position of instance `id` (its place in the order instances
     /// were added), nil if there is none. Positions move when an instance
@@ -495,31 +517,22 @@ public struct ReloadScheduler: Sendable {
     /// configuration and visibility), without the rest of its state.
     /// `position` must be below ``instanceCount``.
     public func instance(at position: Int) -> WidgetInstance {
-        Self.withInstance(state.instances, position) { $0.pointee.instance }
+        instances.withView(position) { $0.cold.pointee.instance }
     }
 
     /// The whole state of the instance at `position`.
     /// `position` must be below ``instanceCount``.
-    public func instanceState(at position: Int) -> InstanceState { state.instances[position] }
+    public func instanceState(at position: Int) -> InstanceState { instances[position] }
 
     /// Whether a reload of the instance at `position` is in flight.
     public func isInFlight(at position: Int) -> Bool {
-        Self.withInstance(state.instances, position) { $0.pointee.isInFlight }
+        instances.withView(position) { $0.isInFlight }
     }
 
     /// Failed reloads in a row of the instance at `position`.
     public func consecutiveFailures(at position: Int) -> Int {
-        Self.withInstance(state.instances, position) { $0.pointee.consecutiveFailures }
+        instances.withView(position) { $0.consecutiveFailures }
     }
-
-    /// The host-wide ledger of capped free reloads.
-    public var freeLedger: RollingLedger { state.freeLedger }
-
-    /// The apps' foreground and session states.
-    public var apps: [String: AppState] { state.apps }
-
-    /// The latest time the scheduler was told about.
-    public var now: Double? { state.now }
 
     /// Replaces instance `id` by `widget` (same id; another configuration,
     /// family, kind, app or plugin), keeping its ledger, timeline and
@@ -531,8 +544,8 @@ public struct ReloadScheduler: Sendable {
     public mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
         guard let p = position(of: id), widget.id == id else { return false }
         var changed = widget
-        changed.isVisible = state.instances[p].instance.isVisible
-        guard state.instances[p].instance != changed else { return false }
+        changed.isVisible = instances[hot: p].isVisible
+        guard instances[cold: p].instance != changed else { return false }
         var newState = state
         newState.instances[p].instance = changed
         newState.instances[p].request = PendingRequest(
@@ -542,10 +555,13 @@ public struct ReloadScheduler: Sendable {
         return true
     }
 
+    /// Whether every instance's hot flags say what its cold record holds (for the tests).
+    var recordsAreInStep: Bool { instances.flagsAreInStep }
+
     /// The instances' ids, in the order they were added.
     public var instanceIDs: [String] {
         // In place: mapping the instances would copy each one's whole state.
-        state.instances.withUnsafeBufferPointer { all in
+        instances.cold.withUnsafeBufferPointer { all in
             var ids: [String] = []
             ids.reserveCapacity(all.count)
             for index in all.indices { ids.append(all[index].instance.id) }
@@ -556,7 +572,7 @@ public struct ReloadScheduler: Sendable {
     /// WidgetCenter's `getCurrentConfigurations()`: the placed instances, of
     /// one app or of all.
     public func getCurrentConfigurations(app: String? = nil) -> [WidgetInfo] {
-        state.instances.compactMap { entry in
+        instances.cold.compactMap { entry in
             let i = entry.instance
             guard app == nil || i.app == app else { return nil }
             return WidgetInfo(
@@ -572,47 +588,47 @@ public struct ReloadScheduler: Sendable {
         observe(time)
         switch event {
         case .instanceShown(let id):
-            guard let p = position(of: id), !state.instances[p].instance.isVisible else { return }
+            guard let p = position(of: id), !instances[hot: p].isVisible else { return }
             willChange(p)
-            state.instances[p].instance.isVisible = true
-            state.instances[p].visibleSince = time
+            instances[p].instance.isVisible = true
+            instances[p].visibleSince = time
             touch(p)
             replan(p)
         case .instanceHidden(let id):
-            guard let p = position(of: id), state.instances[p].instance.isVisible else { return }
+            guard let p = position(of: id), instances[hot: p].isVisible else { return }
             willChange(p)
-            state.instances[p].views.markVisible(from: state.instances[p].visibleSince ?? time, to: time)
-            state.instances[p].instance.isVisible = false
-            state.instances[p].visibleSince = nil
+            instances[p].views.markVisible(from: instances[p].visibleSince ?? time, to: time)
+            instances[p].instance.isVisible = false
+            instances[p].visibleSince = nil
             touch(p)
             replan(p)
         case .appForeground(let app):
-            state.apps[app, default: AppState()].foreground = true
+            apps[app, default: AppState()].foreground = true
             appChanged(app)
             // A counted WidgetCenter request of this app still waiting (for the
             // spacing or the budget) is served now as the foreground makes it: free.
             for p in (byApp[app] ?? []).lazy.map(Int.init) {
-                guard var pending = state.instances[p].request, pending.charge.isCounted else { continue }
+                guard var pending = instances.withView(p, { $0.request }), pending.charge.isCounted else { continue }
                 switch pending.trigger {
                 case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
                     pending.charge = .free(.appForeground)
                     willChange(p)
-                    state.instances[p].request = pending
+                    instances[p].request = pending
                     touch(p)
                 default: break
                 }
             }
             replan(byApp[app])
         case .appBackground(let app):
-            state.apps[app, default: AppState()].foreground = false
+            apps[app, default: AppState()].foreground = false
             appChanged(app)
             replan(byApp[app])
         case .sessionStarted(let app, let kind):
-            state.apps[app, default: AppState()].sessions.insert(kind)
+            apps[app, default: AppState()].sessions.insert(kind)
             appChanged(app)
             replan(byApp[app])
         case .sessionEnded(let app, let kind):
-            state.apps[app, default: AppState()].sessions.remove(kind)
+            apps[app, default: AppState()].sessions.remove(kind)
             appChanged(app)
             replan(byApp[app])
         case .appIntent(let id):
@@ -625,13 +641,13 @@ public struct ReloadScheduler: Sendable {
                 case .accessibility: .accessibilityChange
                 case .timeZone: .timeZoneChange
                 }
-            for p in state.instances.indices {
+            for p in instances.indices {
                 request(p, PendingRequest(trigger: .systemChange(change), charge: .free(reason), requestedAt: time))
             }
         case .significantLocationChange:
-            for p in locationUsers.lazy.map(Int.init) where state.instances[p].locationChangeAt == nil {
+            for p in locationUsers.lazy.map(Int.init) where instances.withView(p, { $0.locationChangeAt }) == nil {
                 willChange(p)
-                state.instances[p].locationChangeAt = time
+                instances[p].locationChangeAt = time
                 touch(p)
                 replan(p)
             }
@@ -671,7 +687,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func push(kind: String, plugin: String? = nil, at time: Double) -> [PushDecision] {
         handle(.push(kind: kind, plugin: plugin), at: time)
         return positions(ofKind: kind, plugin: plugin).map { p in
-            let s = state.instances[p]
+            let s = instances[p]
             return PushDecision(instanceID: s.instance.id, reload: s.isInFlight ? nil : plan(s, at: time))
         }
     }
@@ -680,7 +696,7 @@ public struct ReloadScheduler: Sendable {
     private func positions(ofKind kind: String, plugin: String?) -> [Int] {
         var found: [Int] = []
         for (key, positions) in byAppAndKind where key.kind == kind { found += positions.lazy.map(Int.init) }
-        if let plugin { found.removeAll { state.instances[$0].instance.plugin != plugin } }
+        if let plugin { found.removeAll { instances[cold: $0].instance.plugin != plugin } }
         return found.sorted()
     }
 
@@ -696,7 +712,7 @@ public struct ReloadScheduler: Sendable {
 
     /// Free while the app is in the foreground or in a session, counted otherwise.
     public func appCharge(_ app: String) -> ReloadCharge {
-        guard let s = state.apps[app] else { return .counted }
+        guard let s = apps[app] else { return .counted }
         if s.foreground { return .free(.appForeground) }
         if s.sessions.contains(.audio) { return .free(.audioSession) }
         if s.sessions.contains(.navigation) { return .free(.navigationSession) }
@@ -706,18 +722,18 @@ public struct ReloadScheduler: Sendable {
     private mutating func request(_ p: Int, _ new: PendingRequest) {
         // One pending request per instance: a free one replaces a counted one;
         // otherwise the older one stays (one reload serves both).
-        if let old = state.instances[p].request, !old.isReplaced(by: new) { return }
+        if let old = instances.withView(p, { $0.request }), !old.isReplaced(by: new) { return }
         willChange(p)
-        state.instances[p].request = new
+        instances[p].request = new
         touch(p)
         replan(p)
     }
 
-    /// Moves `state.now` forward to `time`: plans that depend on the hour
+    /// Moves `latestTime` forward to `time`: plans that depend on the hour
     /// are made again, entries whose date passed give way to the next.
     private mutating func observe(_ time: Double) {
-        if let now = state.now, now >= time { return }
-        state.now = time
+        if let now = latestTime, now >= time { return }
+        latestTime = time
         while rechecks.minimumKey <= time, let p = rechecks.minimumPosition { replan(p) }
         while entryChanges.minimumKey <= time, let p = entryChanges.minimumPosition { replanEntry(p) }
     }
@@ -726,17 +742,17 @@ public struct ReloadScheduler: Sendable {
 
     /// The viewing tier of an instance at `time`.
     public func tier(of id: String, at time: Double) -> ViewTier? {
-        position(of: id).map { tier(state.instances[$0], at: time) }
+        position(of: id).map { tier(instances[$0], at: time) }
     }
 
     func tier(_ s: InstanceState, at time: Double) -> ViewTier {
-        withUnsafePointer(to: s) { rules.tier($0, at: time) }
+        InstanceView.of(s) { rules.tier($0, at: time) }
     }
 
     /// The plan of `s` as of `now` (off the hot paths: hashes the app's name).
     func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
         let charge = appCharge(s.instance.app)
-        return withUnsafePointer(to: s) { rules.plan($0, appCharge: charge, at: now) }
+        return InstanceView.of(s) { rules.plan($0, appCharge: charge, at: now) }
     }
 
     /// Counted reloads allowed in the 24 h window for this instance at `time`.
@@ -754,7 +770,7 @@ public struct ReloadScheduler: Sendable {
     /// The next reload of an instance, with every rule applied, as of `time`;
     /// nil if nothing is due (or it is in flight, or waits to be shown).
     public func plannedReload(of id: String, at time: Double) -> PlannedReload? {
-        position(of: id).flatMap { plan(state.instances[$0], at: time) }
+        position(of: id).flatMap { plan(instances[$0], at: time) }
     }
 
     // MARK: Driving
@@ -764,10 +780,10 @@ public struct ReloadScheduler: Sendable {
     /// Never earlier than the latest time the scheduler was told about. Nil
     /// when nothing is scheduled.
     public func nextWakeup() -> Double? {
-        let now = state.now ?? -Double.greatestFiniteMagnitude
+        let now = latestTime ?? -Double.greatestFiniteMagnitude
         let result = min(coalescedWake(now: now) ?? .infinity, entryChanges.minimumKey)
         guard result.isFinite else { return nil }
-        return max(result, state.now ?? result)
+        return max(result, latestTime ?? result)
     }
 
     /// The time of the next reload batch: greedy batching (Android's alarm
@@ -837,10 +853,14 @@ public struct ReloadScheduler: Sendable {
     @inline(__always)
     private func withQueuedPlans<R>(now: Double, _ body: (QueuedPlans) -> R) -> R {
         withUnsafePointer(to: rules) { rules in
-            state.instances.withUnsafeBufferPointer { instances in
-                info.withUnsafeBufferPointer { info in
-                    appCharges.withUnsafeBufferPointer { charges in
-                        body(QueuedPlans(rules: rules, instances: instances, info: info, appCharges: charges, now: now))
+            instances.hot.withUnsafeBufferPointer { hot in
+                instances.cold.withUnsafeBufferPointer { cold in
+                    info.withUnsafeBufferPointer { info in
+                        appCharges.withUnsafeBufferPointer { charges in
+                            body(
+                                QueuedPlans(
+                                    rules: rules, hot: hot, cold: cold, info: info, appCharges: charges, now: now))
+                        }
                     }
                 }
             }
@@ -860,7 +880,8 @@ public struct ReloadScheduler: Sendable {
     /// quarter of the scheduler's work.
     private struct QueuedPlans {
         let rules: UnsafePointer<ReloadRules>
-        let instances: UnsafeBufferPointer<InstanceState>
+        let hot: UnsafeBufferPointer<HotRecord>
+        let cold: UnsafeBufferPointer<ColdRecord>
         let info: UnsafeBufferPointer<PositionInfo>
         let appCharges: UnsafeBufferPointer<ReloadCharge>
         let now: Double
@@ -868,8 +889,9 @@ public struct ReloadScheduler: Sendable {
         func plan(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? {
             let info = info[position]
             guard info.underFreeCap else { return (key, info.latest) }
-            let s = instances.baseAddress.unsafelyUnwrapped + position
-            return rules.pointee.candidate(s, appCharge: appCharges[info.app], at: max(now, s.pointee.addedAt))
+            let s = InstanceView(
+                hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position)
+            return rules.pointee.candidate(s, appCharge: appCharges[info.app], at: max(now, s.addedAt))
                 .map { ($0.time, $0.latest) }
         }
     }
@@ -965,8 +987,8 @@ public struct ReloadScheduler: Sendable {
             let charge = appCharges[info[p].app]
             // Only a reload issued has its plan made (with its trigger).
             guard
-                let plan = Self.withInstance(
-                    state.instances, p,
+                let plan = instances.withView(
+                    p,
                     { s in
                         rules.candidate(s, appCharge: charge, at: now).flatMap { $0.time <= now ? $0.planned(s) : nil }
                     }
@@ -991,7 +1013,7 @@ public struct ReloadScheduler: Sendable {
                 // What `replan` would find for an instance in flight: no plan, no recheck.
                 reloads.set(~p, to: .infinity)
                 info[~p].latest = .infinity
-                rechecks.set(~p, to: .infinity)
+                setRecheck(~p, .infinity)
                 batchOfGroup[info[~p].group] = -1
             } else {
                 replan(p)
@@ -1042,24 +1064,27 @@ public struct ReloadScheduler: Sendable {
         switch plan.charge {
         case .counted:
             let window = configuration.budgetWindow
-            state.instances[p].ledger.record(now, window: window)
+            instances.recordCounted(p, at: now, window: window)
             let rules = self.rules
-            let (viewTier, counted) = Self.withInstance(state.instances, p) { s in
-                (rules.tier(s, at: now), s.pointee.ledger.count(at: now, window: window))
+            let (viewTier, counted) = instances.withView(p) { s in
+                (rules.tier(s, at: now), s.cold.pointee.ledger.count(at: now, window: window))
             }
             record.allowance = configuration.allowance(for: viewTier)
             record.countedInWindow = counted
         case .free(.push):
-            state.instances[p].pushLedger.record(now, window: configuration.budgetWindow)
+            instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
-            if reason.isCapped { state.freeLedger.record(now, window: configuration.freeReloadWindow) }
+            if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
         // The record holds no names: the decision takes the instance's.
-        let decision = Self.withInstance(state.instances, p) { record.decision(of: $0.pointee.instance) }
-        state.instances[p].setInFlight(record, reusing: &spareInFlight)
-        state.instances[p].lastReloadAt = now
-        state.instances[p].request = nil
-        state.instances[p].locationChangeAt = nil
+        let decision = instances.withView(p) { record.decision(of: $0.cold.pointee.instance) }
+        instances[cold: p].setInFlight(record, reusing: &spareInFlight)
+        instances[hot: p].isInFlight = true
+        instances[cold: p].lastReloadAt = now
+        if instances[hot: p].hasRare {
+            instances[p].request = nil
+            instances[p].locationChangeAt = nil
+        }
         touch(p)
         return decision
     }
@@ -1070,8 +1095,8 @@ public struct ReloadScheduler: Sendable {
         observe(time)
         // One hash of the id, for its position and its jitter.
         let hash = StableJitter.fnv1a64(id)
-        guard let p = state.instances.withUnsafeBufferPointer({ index.find(id, hash: hash, in: $0) }),
-            Self.withInstance(state.instances, p, { $0.pointee.isInFlight })
+        guard let p = instances.cold.withUnsafeBufferPointer({ index.find(id, hash: hash, in: $0) }),
+            instances.withView(p, { $0.isInFlight })
         else { return }
         willChange(p)
         touch(p)
@@ -1087,18 +1112,21 @@ public struct ReloadScheduler: Sendable {
             let jitter = StableJitter.fraction(fromHash: hash)
             let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
             if scratch.keeps(capacity: spareInFlight.count + 1) {
-                state.instances[p].clearInFlight(into: &spareInFlight)
+                instances[cold: p].clearInFlight(into: &spareInFlight)
             } else {
-                state.instances[p].inFlight = nil
+                instances[cold: p].inFlight = nil
             }
-            state.instances[p].timeline = timeline
-            state.instances[p].timelineReceivedAt = time
-            state.instances[p].policyDue = due
-            state.instances[p].consecutiveFailures = 0
-            state.instances[p].backoffUntil = nil
-            state.instances[p].lastFailure = nil
+            instances[cold: p].timeline = timeline
+            instances[hot: p].isInFlight = false
+            instances[hot: p].timelineReceivedAt = time
+            instances[hot: p].policyDue = due
+            instances[hot: p].consecutiveFailures = 0
+            if instances[hot: p].hasRare {
+                instances[p].backoffUntil = nil
+                instances[p].lastFailure = nil
+            }
         case .failure, .timedOut:
-            var s = state.instances[p]
+            var s = instances[p]
             let flight = s.inFlightRecord!
             s.inFlight = nil
             let reason: String =
@@ -1114,7 +1142,7 @@ public struct ReloadScheduler: Sendable {
             } else if s.policyDue == nil {
                 s.policyDue = flight.dueSince
             }
-            state.instances[p] = s
+            instances[p] = s
         }
     }
 
@@ -1122,19 +1150,19 @@ public struct ReloadScheduler: Sendable {
 
     /// The entry an instance shows at `time` (the last whose date has passed).
     public func displayedEntry(of id: String, at time: Double) -> EntryRecord? {
-        position(of: id).flatMap { state.instances[$0].timeline?.entry(at: time) }
+        position(of: id).flatMap { instances[cold: $0].timeline?.entry(at: time) }
     }
 
     /// The next time after `time` at which the instance's displayed entry changes.
     public func nextEntryChange(of id: String, after time: Double) -> Double? {
-        position(of: id).flatMap { state.instances[$0].timeline?.entries.first(where: { $0.date > time })?.date }
+        position(of: id).flatMap { instances[cold: $0].timeline?.entries.first(where: { $0.date > time })?.date }
     }
 
     /// The relevance score in force for an instance at `time`: the displayed
     /// entry's score while its duration holds (duration 0: while it is
     /// displayed), else 0.
     public func relevanceScore(of id: String, at time: Double) -> Double {
-        guard let p = position(of: id), let entry = state.instances[p].timeline?.entry(at: time),
+        guard let p = position(of: id), let entry = instances[cold: p].timeline?.entry(at: time),
             let relevance = entry.relevance, time >= entry.date
         else { return 0 }
         if relevance.duration > 0 && time >= entry.date + relevance.duration { return 0 }
@@ -1157,7 +1185,7 @@ public struct ReloadScheduler: Sendable {
     /// Why an instance is or is not being reloaded, with exact times.
     public func explain(_ id: String, at time: Double) -> ReloadExplanation? {
         guard let p = position(of: id) else { return nil }
-        let s = state.instances[p]
+        let s = instances[p]
         let tier = tier(s, at: time)
         let allowance = configuration.allowance(for: tier)
         let waiting =

@@ -37,193 +37,157 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 /// Everything the scheduler knows about one instance. Plain Codable values:
 /// the daemon persists them (ledger, last good timeline, backoff).
 ///
-/// Compact (issue 17, state per instance): optional times are stored as a
-/// `Double` with NaN for `nil` (a NaN time is never valid: reading one gives
-/// `nil`), and the values most instances never have (a pending request, a
-/// location change, backoff, the last failure, push reloads) live in one
-/// shared box, copied on write and dropped when empty. The properties, their
-/// Codable keys and their equality are those of the plain struct.
+/// Two records (issue 17): ``HotRecord``, the plain numbers the rules read
+/// on every plan in one 64-byte line, and ``ColdRecord``, the rest (names,
+/// timeline, ledger, the boxes). The scheduler keeps them in two arrays and
+/// makes an `InstanceState` on demand; here they are one value. Optional
+/// times are stored as a `Double` with NaN for `nil` (a NaN time is never
+/// valid: reading one gives `nil`), and the values most instances never
+/// have (a pending request, a location change, backoff, the last failure,
+/// push reloads) live in one shared box, copied on write and dropped when
+/// empty. The properties, their Codable keys and their equality are those
+/// of the plain struct.
 public struct InstanceState: Sendable, Hashable, Codable {
+    /// What the rules read on every plan.
+    var hot: HotRecord
+    /// The rest.
+    var cold: ColdRecord
+
+    init(hot: HotRecord, cold: ColdRecord) {
+        self.hot = hot
+        self.cold = cold
+    }
+
     /// The instance. Its id, plugin and kind are also the in-flight
     /// decision's (the record does not repeat them): changed while a reload
     /// is in flight, the record keeps the names it was issued with.
     public var instance: WidgetInstance {
-        get { storedInstance }
+        get { cold.instance }
         _modify {
-            guard let box = inFlightBox, box.record.names == nil else {
-                yield &storedInstance
-                return
-            }
-            let names = InFlightRecord.Names(
-                instanceID: storedInstance.id, plugin: storedInstance.plugin, kind: storedInstance.kind)
-            // In a `defer`: an access that throws after changing the names
-            // ends the yield without running the code after it.
-            defer {
-                if names.instanceID != storedInstance.id || names.plugin != storedInstance.plugin
-                    || names.kind != storedInstance.kind
-                {
-                    var record = box.record
-                    record.names = names
-                    inFlightBox = InFlightBox(record)
-                }
-            }
-            yield &storedInstance
+            defer { hot.isVisible = cold.instance.isVisible }
+            yield &cold.instanceKeepingNames
         }
     }
-    private var storedInstance: WidgetInstance
-    public var addedAt: Double
+    public var addedAt: Double {
+        get { hot.addedAt }
+        set { hot.addedAt = newValue }
+    }
     /// The last good timeline (kept across failures).
-    public var timeline: TimelineRecord?
-    private var storedTimelineReceivedAt = Double.nan
-    private var storedPolicyDue = Double.nan
+    public var timeline: TimelineRecord? {
+        get { cold.timeline }
+        set { cold.timeline = newValue }
+    }
     /// Counted reload times (rolling window).
-    public var ledger = RollingLedger()
-    private var storedLastReloadAt = Double.nan
-    private var storedVisibleSince = Double.nan
-    public var views = ViewHistory()
-    /// `consecutiveFailures`, in the 4 bytes after `views` that were padding.
-    private var storedFailures: Int32 = 0
-    /// The reload issued and not yet completed, boxed: few instances have
-    /// one at a time. The box holds the decision without the instance's
-    /// names (``InFlightRecord``), so issuing a reload copies no string into
-    /// it. The scheduler reuses the boxes of completed reloads
-    /// (``setInFlight(_:reusing:)``, ``clearInFlight(into:)``), so that a
-    /// steady-state reload allocates none.
-    private var inFlightBox: InFlightBox?
+    public var ledger: RollingLedger {
+        get { cold.ledger }
+        _modify {
+            defer { hot.ledgerLast = cold.ledger.last }
+            yield &cold.ledger
+        }
+    }
+    public var views: ViewHistory {
+        get { hot.views }
+        set { hot.views = newValue }
+    }
     public var inFlight: InFlightReload? {
-        get { inFlightBox.map { $0.record.reload(of: storedInstance) } }
+        get { cold.inFlight }
         set {
-            if let newValue {
-                let record = InFlightRecord(newValue, of: storedInstance)
-                if isKnownUniquelyReferenced(&inFlightBox) {
-                    inFlightBox!.record = record
-                } else {
-                    inFlightBox = InFlightBox(record)
-                }
-            } else {
-                inFlightBox = nil
-            }
+            cold.inFlight = newValue
+            hot.isInFlight = newValue != nil
         }
     }
     /// Whether a reload is in flight, without copying the record.
-    public var isInFlight: Bool { inFlightBox != nil }
+    public var isInFlight: Bool { hot.isInFlight }
 
     /// The in-flight record as kept (no names).
-    var inFlightRecord: InFlightRecord? { inFlightBox?.record }
+    var inFlightRecord: InFlightRecord? { cold.inFlightRecord }
 
     /// Sets the in-flight record, in a box taken from `spares` when this
     /// state has none of its own (no allocation while spares last).
     mutating func setInFlight(_ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
-        if isKnownUniquelyReferenced(&inFlightBox) {
-            inFlightBox!.record = record
-        } else if var spare = spares.popLast(), isKnownUniquelyReferenced(&spare) {
-            // Unique: no copy of a scheduler that shared the spares holds it.
-            spare.record = record
-            inFlightBox = spare
-        } else {
-            inFlightBox = InFlightBox(record)
-        }
+        cold.setInFlight(record, reusing: &spares)
+        hot.isInFlight = true
     }
 
     /// Clears the in-flight record and, when no copy of this state shares
     /// its box, hands the box to `spares` for the next reload.
     mutating func clearInFlight(into spares: inout [InFlightBox]) {
-        guard inFlightBox != nil else { return }
-        if isKnownUniquelyReferenced(&inFlightBox) { spares.append(inFlightBox!) }
-        inFlightBox = nil
+        cold.clearInFlight(into: &spares)
+        hot.isInFlight = false
     }
     /// Failed reloads in a row (kept up to `Int32.max`).
     public var consecutiveFailures: Int {
-        get { Int(storedFailures) }
-        set { storedFailures = Int32(clamping: newValue) }
+        get { hot.consecutiveFailures }
+        set { hot.consecutiveFailures = newValue }
     }
-    /// The rarely set values; `nil` when all are empty.
-    private var rare: RareInstanceState?
+
+    /// Whether the hot record's flags say what the cold one holds.
+    var flagsAreInStep: Bool {
+        hot.isVisible == cold.instance.isVisible && hot.isInFlight == (cold.inFlightRecord != nil)
+            && hot.hasRare == cold.hasRare && hot.ledgerLast == cold.ledger.last
+    }
 
     public init(instance: WidgetInstance, addedAt: Double) {
-        storedInstance = instance
-        self.addedAt = addedAt
+        hot = HotRecord(addedAt: addedAt, isVisible: instance.isVisible)
+        cold = ColdRecord(instance: instance)
         self.visibleSince = instance.isVisible ? addedAt : nil
     }
 
-    @inline(__always)
-    private static func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
-
     public var timelineReceivedAt: Double? {
-        get { Self.optional(storedTimelineReceivedAt) }
-        set { storedTimelineReceivedAt = newValue ?? .nan }
+        get { hot.timelineReceivedAt }
+        set { hot.timelineReceivedAt = newValue }
     }
     /// When the timeline's policy makes the instance due (jitter and the
     /// minimum interval applied); `nil` for `never` or before the first timeline.
     public var policyDue: Double? {
-        get { Self.optional(storedPolicyDue) }
-        set { storedPolicyDue = newValue ?? .nan }
+        get { hot.policyDue }
+        set { hot.policyDue = newValue }
     }
     public var lastReloadAt: Double? {
-        get { Self.optional(storedLastReloadAt) }
-        set { storedLastReloadAt = newValue ?? .nan }
+        get { cold.lastReloadAt }
+        set { cold.lastReloadAt = newValue }
     }
     /// When the instance was last shown, while it is visible.
     public var visibleSince: Double? {
-        get { Self.optional(storedVisibleSince) }
-        set { storedVisibleSince = newValue ?? .nan }
-    }
-
-    /// The box, made unique (copied if shared, made if absent) for a change.
-    private mutating func uniqueRare() -> RareInstanceState {
-        if rare == nil {
-            rare = RareInstanceState()
-        } else if !isKnownUniquelyReferenced(&rare) {
-            rare = rare?.copy()
-        }
-        return rare!
-    }
-
-    /// Drops the box when nothing is left in it.
-    private mutating func dropRareIfEmpty() {
-        if rare?.isEmpty == true { rare = nil }
+        get { hot.visibleSince }
+        set { hot.visibleSince = newValue }
     }
 
     /// Push reloads (rolling window of `budgetWindow`), for the push budget.
     public var pushLedger: RollingLedger {
-        get { rare?.pushLedger ?? RollingLedger() }
+        get { cold.pushLedger }
         _modify {
-            let box = uniqueRare()
-            yield &box.pushLedger
-            dropRareIfEmpty()
+            defer { hot.hasRare = cold.hasRare }
+            yield &cold.pushLedger
         }
     }
     public var request: PendingRequest? {
-        get { rare?.request }
+        get { cold.request }
         set {
-            guard newValue != nil || rare?.request != nil else { return }
-            uniqueRare().request = newValue
-            dropRareIfEmpty()
+            cold.request = newValue
+            hot.hasRare = cold.hasRare
         }
     }
     /// A significant location change not yet served (reload when next viewed).
     public var locationChangeAt: Double? {
-        get { rare?.locationChangeAt }
+        get { cold.locationChangeAt }
         set {
-            guard newValue != nil || rare?.locationChangeAt != nil else { return }
-            uniqueRare().locationChangeAt = newValue
-            dropRareIfEmpty()
+            cold.locationChangeAt = newValue
+            hot.hasRare = cold.hasRare
         }
     }
     public var backoffUntil: Double? {
-        get { rare?.backoffUntil }
+        get { cold.backoffUntil }
         set {
-            guard newValue != nil || rare?.backoffUntil != nil else { return }
-            uniqueRare().backoffUntil = newValue
-            dropRareIfEmpty()
+            cold.backoffUntil = newValue
+            hot.hasRare = cold.hasRare
         }
     }
     public var lastFailure: FailureRecord? {
-        get { rare?.lastFailure }
+        get { cold.lastFailure }
         set {
-            guard newValue != nil || rare?.lastFailure != nil else { return }
-            uniqueRare().lastFailure = newValue
-            dropRareIfEmpty()
+            cold.lastFailure = newValue
+            hot.hasRare = cold.hasRare
         }
     }
 
@@ -235,8 +199,9 @@ public struct InstanceState: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        storedInstance = try c.decode(WidgetInstance.self, forKey: .instance)
-        addedAt = try c.decode(Double.self, forKey: .addedAt)
+        let instance = try c.decode(WidgetInstance.self, forKey: .instance)
+        let addedAt = try c.decode(Double.self, forKey: .addedAt)
+        self.init(instance: instance, addedAt: addedAt)
         timeline = try c.decodeIfPresent(TimelineRecord.self, forKey: .timeline)
         ledger = try c.decode(RollingLedger.self, forKey: .ledger)
         views = try c.decode(ViewHistory.self, forKey: .views)
@@ -247,7 +212,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
                 forKey: .consecutiveFailures, in: c,
                 debugDescription: "consecutiveFailures is \(failures), expected a whole number from 0 to \(Int32.max)")
         }
-        storedFailures = stored
+        hot.storedFailures = stored
         timelineReceivedAt = try c.decodeIfPresent(Double.self, forKey: .timelineReceivedAt)
         policyDue = try c.decodeIfPresent(Double.self, forKey: .policyDue)
         lastReloadAt = try c.decodeIfPresent(Double.self, forKey: .lastReloadAt)
@@ -305,6 +270,220 @@ public struct InstanceState: Sendable, Hashable, Codable {
         hasher.combine(locationChangeAt)
         hasher.combine(backoffUntil)
         hasher.combine(lastFailure)
+    }
+}
+
+/// What the rules read of an instance on every plan, as plain numbers in
+/// one 64-byte record (with ``ColdRecord``, an ``InstanceState``): its
+/// times, the last time in its ledger (the spacing rule's), its view
+/// history, its failures and flags that say whether the cold record need
+/// be read at all (a reload in flight, a rare value). Optional times are
+/// NaN for `nil`.
+struct HotRecord: Sendable {
+    var addedAt: Double
+    var storedTimelineReceivedAt = Double.nan
+    var storedPolicyDue = Double.nan
+    var storedVisibleSince = Double.nan
+    /// The cold record's `ledger.last`.
+    var storedLedgerLast = Double.nan
+    var views = ViewHistory()
+    var storedFailures: Int32 = 0
+    /// The instance's `isVisible` (its ``ColdRecord/instance`` says the same).
+    var isVisible: Bool
+    /// Whether the cold record holds an in-flight record.
+    var isInFlight = false
+    /// Whether the cold record holds a box of rare values.
+    var hasRare = false
+
+    init(addedAt: Double, isVisible: Bool) {
+        self.addedAt = addedAt
+        self.isVisible = isVisible
+    }
+
+    @inline(__always)
+    private static func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
+
+    var timelineReceivedAt: Double? {
+        get { Self.optional(storedTimelineReceivedAt) }
+        set { storedTimelineReceivedAt = newValue ?? .nan }
+    }
+    var policyDue: Double? {
+        get { Self.optional(storedPolicyDue) }
+        set { storedPolicyDue = newValue ?? .nan }
+    }
+    var visibleSince: Double? {
+        get { Self.optional(storedVisibleSince) }
+        set { storedVisibleSince = newValue ?? .nan }
+    }
+    var ledgerLast: Double? {
+        get { Self.optional(storedLedgerLast) }
+        set { storedLedgerLast = newValue ?? .nan }
+    }
+    var consecutiveFailures: Int {
+        get { Int(storedFailures) }
+        set { storedFailures = Int32(clamping: newValue) }
+    }
+}
+
+/// What the rules rarely read of an instance (with ``HotRecord``, an
+/// ``InstanceState``): its names, its timeline, its ledgers, the reload in
+/// flight and the rare values. The flags of its hot record say whether a
+/// box is here; ``InstanceState`` keeps them in step.
+struct ColdRecord: Sendable {
+    // In the order a reload reads and writes them (the ledger, the box, the
+    // timeline, then the id, plugin and kind), so that they share lines.
+    var ledger = RollingLedger()
+    var storedLastReloadAt = Double.nan
+    /// The reload issued and not yet completed, boxed: few instances have
+    /// one at a time. The box holds the decision without the instance's
+    /// names (``InFlightRecord``), so issuing a reload copies no string into
+    /// it. The scheduler reuses the boxes of completed reloads
+    /// (``setInFlight(_:reusing:)``, ``clearInFlight(into:)``), so that a
+    /// steady-state reload allocates none.
+    private var inFlightBox: InFlightBox?
+    /// The rarely set values; `nil` when all are empty.
+    private var rare: RareInstanceState?
+    var timeline: TimelineRecord?
+    var instance: WidgetInstance
+
+    init(instance: WidgetInstance) {
+        self.instance = instance
+    }
+
+    /// A record that holds nothing, to stand in an array while its own is moved out.
+    static let placeholder = ColdRecord(
+        instance: WidgetInstance(id: "", plugin: "", kind: "", app: "", isVisible: false))
+
+    var lastReloadAt: Double? {
+        get { storedLastReloadAt.isNaN ? nil : storedLastReloadAt }
+        set { storedLastReloadAt = newValue ?? .nan }
+    }
+
+    /// The instance, with its id, plugin and kind as the in-flight record
+    /// needs them: changed while a reload is in flight, the record keeps the
+    /// names it was issued with.
+    var instanceKeepingNames: WidgetInstance {
+        get { instance }
+        _modify {
+            guard let box = inFlightBox, box.record.names == nil else {
+                yield &instance
+                return
+            }
+            let names = InFlightRecord.Names(instanceID: instance.id, plugin: instance.plugin, kind: instance.kind)
+            // In a `defer`: an access that throws after changing the names
+            // ends the yield without running the code after it.
+            defer {
+                if names.instanceID != instance.id || names.plugin != instance.plugin || names.kind != instance.kind {
+                    var record = box.record
+                    record.names = names
+                    inFlightBox = InFlightBox(record)
+                }
+            }
+            yield &instance
+        }
+    }
+
+    var inFlight: InFlightReload? {
+        get { inFlightBox.map { $0.record.reload(of: instance) } }
+        set {
+            if let newValue {
+                let record = InFlightRecord(newValue, of: instance)
+                if isKnownUniquelyReferenced(&inFlightBox) {
+                    inFlightBox!.record = record
+                } else {
+                    inFlightBox = InFlightBox(record)
+                }
+            } else {
+                inFlightBox = nil
+            }
+        }
+    }
+
+    /// The in-flight record as kept (no names).
+    var inFlightRecord: InFlightRecord? { inFlightBox?.record }
+
+    /// Sets the in-flight record, in a box taken from `spares` when this
+    /// record has none of its own (no allocation while spares last).
+    mutating func setInFlight(_ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
+        if isKnownUniquelyReferenced(&inFlightBox) {
+            inFlightBox!.record = record
+        } else if var spare = spares.popLast(), isKnownUniquelyReferenced(&spare) {
+            // Unique: no copy of a scheduler that shared the spares holds it.
+            spare.record = record
+            inFlightBox = spare
+        } else {
+            inFlightBox = InFlightBox(record)
+        }
+    }
+
+    /// Clears the in-flight record and, when no copy of this record shares
+    /// its box, hands the box to `spares` for the next reload.
+    mutating func clearInFlight(into spares: inout [InFlightBox]) {
+        guard inFlightBox != nil else { return }
+        if isKnownUniquelyReferenced(&inFlightBox) { spares.append(inFlightBox!) }
+        inFlightBox = nil
+    }
+
+    /// Whether the box of rare values is here.
+    var hasRare: Bool { rare != nil }
+
+    /// The box's identity (for the tests: a change in place keeps it).
+    var rareIdentity: ObjectIdentifier? { rare.map(ObjectIdentifier.init) }
+
+    /// The box, made unique (copied if shared, made if absent) for a change.
+    private mutating func uniqueRare() -> RareInstanceState {
+        if rare == nil {
+            rare = RareInstanceState()
+        } else if !isKnownUniquelyReferenced(&rare) {
+            rare = rare?.copy()
+        }
+        return rare!
+    }
+
+    /// Drops the box when nothing is left in it.
+    private mutating func dropRareIfEmpty() {
+        if rare?.isEmpty == true { rare = nil }
+    }
+
+    var pushLedger: RollingLedger {
+        get { rare?.pushLedger ?? RollingLedger() }
+        _modify {
+            let box = uniqueRare()
+            yield &box.pushLedger
+            dropRareIfEmpty()
+        }
+    }
+    var request: PendingRequest? {
+        get { rare?.request }
+        set {
+            guard newValue != nil || rare?.request != nil else { return }
+            uniqueRare().request = newValue
+            dropRareIfEmpty()
+        }
+    }
+    var locationChangeAt: Double? {
+        get { rare?.locationChangeAt }
+        set {
+            guard newValue != nil || rare?.locationChangeAt != nil else { return }
+            uniqueRare().locationChangeAt = newValue
+            dropRareIfEmpty()
+        }
+    }
+    var backoffUntil: Double? {
+        get { rare?.backoffUntil }
+        set {
+            guard newValue != nil || rare?.backoffUntil != nil else { return }
+            uniqueRare().backoffUntil = newValue
+            dropRareIfEmpty()
+        }
+    }
+    var lastFailure: FailureRecord? {
+        get { rare?.lastFailure }
+        set {
+            guard newValue != nil || rare?.lastFailure != nil else { return }
+            uniqueRare().lastFailure = newValue
+            dropRareIfEmpty()
+        }
     }
 }
 

@@ -31,7 +31,7 @@ struct InstanceReadingTests {
         #expect(s.consecutiveFailures(at: s.instancePosition(of: "a")!) == 1)
         #expect(s.freeLedger == s.state.freeLedger)
         #expect(s.apps == s.state.apps)
-        #expect(s.now == t0)
+        #expect(s.latestTime == t0)
         // Removing one moves the later positions down.
         let removed = s.remove("a")
         #expect(removed)

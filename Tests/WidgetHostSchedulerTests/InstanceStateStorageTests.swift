@@ -52,6 +52,61 @@ struct InstanceStateStorageTests {
         #expect(fresh.visibleSince == (s.instance.isVisible ? 1 : nil))
     }
 
+    /// The hot record's flags (visible, in flight, rare values held) follow
+    /// every change made through the state, so the rules may read them
+    /// instead of the cold record.
+    @Test func hotFlagsFollowTheColdRecord() {
+        var s = InstanceState(
+            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "a", isVisible: false), addedAt: 1)
+        #expect(s.flagsAreInStep && !s.hot.isVisible && !s.hot.isInFlight && !s.hot.hasRare)
+        s.instance.isVisible = true
+        #expect(s.flagsAreInStep && s.hot.isVisible)
+        s.request = PendingRequest(trigger: .appIntent, charge: .free(.appIntent), requestedAt: 2)
+        #expect(s.flagsAreInStep && s.hot.hasRare)
+        s.request = nil
+        #expect(s.flagsAreInStep && !s.hot.hasRare)
+        s.pushLedger.record(3, window: 86_400)
+        #expect(s.flagsAreInStep && s.hot.hasRare)
+        s.pushLedger = RollingLedger()
+        #expect(s.flagsAreInStep && !s.hot.hasRare)
+        s.backoffUntil = 4
+        s.lastFailure = FailureRecord(time: 4, reason: "x", consecutiveFailures: 1, retryAt: 5)
+        s.locationChangeAt = 6
+        #expect(s.flagsAreInStep && s.hot.hasRare)
+        s.backoffUntil = nil
+        s.lastFailure = nil
+        #expect(s.flagsAreInStep && s.hot.hasRare)
+        s.locationChangeAt = nil
+        #expect(s.flagsAreInStep && !s.hot.hasRare)
+        var spares: [InFlightBox] = []
+        s.setInFlight(InFlightRecord(Self.flight(s), of: s.instance), reusing: &spares)
+        #expect(s.flagsAreInStep && s.hot.isInFlight && s.isInFlight)
+        s.clearInFlight(into: &spares)
+        #expect(s.flagsAreInStep && !s.isInFlight && spares.count == 1)
+        s.inFlight = Self.flight(s)
+        #expect(s.flagsAreInStep && s.isInFlight)
+        s.inFlight = nil
+        #expect(s.flagsAreInStep && !s.isInFlight)
+        // Decoded: the flags are made from the values.
+        let decoded = try! JSONDecoder().decode(InstanceState.self, from: JSONEncoder().encode(Self.full()))
+        #expect(decoded.flagsAreInStep && decoded.hot.hasRare && decoded == Self.full())
+    }
+
+    /// A change through the records' subscript moves the cold record out
+    /// and back: its box stays uniquely referenced and is changed in place,
+    /// not copied.
+    @Test func aChangeInTheRecordsKeepsTheBox() {
+        var records = InstanceRecords([Self.full(), Self.full()])
+        let box = records[cold: 1].rareIdentity
+        #expect(box != nil)
+        records[1].backoffUntil = 500
+        records[1].pushLedger.record(600, window: 86_400)
+        #expect(records[cold: 1].rareIdentity == box)
+        #expect(records[1].backoffUntil == 500 && records[1].pushLedger.times == [110, 600])
+        #expect(records[0] == Self.full())
+        #expect(records.flagsAreInStep)
+    }
+
     @Test func copiesAreIndependent() {
         let original = Self.full()
         var copy = original

@@ -96,6 +96,10 @@ struct OracleComparison {
                 difference = "seed \(seed): state differs \(at)"
                 return false
             }
+            guard fast.recordsAreInStep else {
+                difference = "seed \(seed): a hot record's flags differ from its cold record \(at)"
+                return false
+            }
             return true
         }
         func reloadDue(at now: Double) -> Bool {

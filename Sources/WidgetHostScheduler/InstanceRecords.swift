@@ -1,0 +1,98 @@
+/// The scheduler's instances, by position, as two arrays: the hot records
+/// (what the rules read on every plan, 64 bytes each) and the cold ones
+/// (names, timeline, ledgers, boxes). An ``InstanceState`` is made on
+/// demand; the hot paths read and write the records in place.
+struct InstanceRecords: Sendable {
+    private(set) var hot: [HotRecord] = []
+    private(set) var cold: [ColdRecord] = []
+
+    init() {}
+
+    init(_ states: [InstanceState]) {
+        hot.reserveCapacity(states.count)
+        cold.reserveCapacity(states.count)
+        for s in states { append(s) }
+    }
+
+    /// Every instance's state, in position order.
+    var states: [InstanceState] { indices.map { self[$0] } }
+
+    var count: Int { hot.count }
+    var indices: Range<Int> { 0..<hot.count }
+
+    /// The state of the instance at `p`. Changed in place, its cold record
+    /// is moved out of the array while it changes (not copied), so that its
+    /// ledger and boxes stay uniquely referenced and change without a copy.
+    subscript(p: Int) -> InstanceState {
+        get { InstanceState(hot: hot[p], cold: cold[p]) }
+        set {
+            hot[p] = newValue.hot
+            cold[p] = newValue.cold
+        }
+        _modify {
+            var taken = ColdRecord.placeholder
+            swap(&taken, &cold[p])
+            var s = InstanceState(hot: hot[p], cold: consume taken)
+            defer {
+                hot[p] = s.hot
+                swap(&s.cold, &cold[p])
+            }
+            yield &s
+        }
+    }
+
+    // Read with `get`, not a `_read` coroutine: Swift 6.3.1 freed the
+    // coroutine's frame before the caller was done with the value it
+    // yielded (AddressSanitizer: a heap use after free in `reconfigure`,
+    // 2026-11-27).
+
+    /// The hot record at `p`, to read or change in place.
+    subscript(hot p: Int) -> HotRecord {
+        get { hot[p] }
+        _modify { yield &hot[p] }
+    }
+
+    /// The cold record at `p`, to read or change in place. A change that
+    /// adds or drops a box must keep the hot record's flags in step: change
+    /// those through the ``InstanceState`` (`self[p]`) instead.
+    subscript(cold p: Int) -> ColdRecord {
+        get { cold[p] }
+        _modify { yield &cold[p] }
+    }
+
+    /// Whether every hot record's flags say what its cold record holds
+    /// (``InstanceState`` keeps them in step; the tests check).
+    var flagsAreInStep: Bool {
+        indices.allSatisfy { InstanceState(hot: hot[$0], cold: cold[$0]).flagsAreInStep }
+    }
+
+    /// Records a counted reload at `time` in the ledger of the instance at `p`.
+    mutating func recordCounted(_ p: Int, at time: Double, window: Double) {
+        cold[p].ledger.record(time, window: window)
+        hot[p].ledgerLast = cold[p].ledger.last
+    }
+
+    mutating func append(_ s: InstanceState) {
+        hot.append(s.hot)
+        cold.append(s.cold)
+    }
+
+    mutating func remove(at p: Int) -> InstanceState {
+        InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p))
+    }
+
+    /// Calls `body` with a view of the instance at `p`, read in place (no
+    /// copy of its records; valid inside `body` only). `body` must not
+    /// capture the scheduler (a closure that does makes the caller copy the
+    /// whole scheduler): pass it what it needs.
+    @inline(__always)
+    func withView<R>(_ p: Int, _ body: (InstanceView) -> R) -> R {
+        hot.withUnsafeBufferPointer { hot in
+            cold.withUnsafeBufferPointer { cold in
+                body(
+                    InstanceView(
+                        hot: hot.baseAddress.unsafelyUnwrapped + p, cold: cold.baseAddress.unsafelyUnwrapped + p))
+            }
+        }
+    }
+}
