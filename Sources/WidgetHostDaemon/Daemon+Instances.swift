@@ -262,7 +262,7 @@ extension Daemon {
             return .failure(id: request.id, .unknownInstance, "no instance \"\(record.id)\"", field: "widget.id")
         }
         var changed = placed.widget
-        changed.isVisible = scheduler.instance(at: position).isVisible
+        changed.isVisible = scheduler.isVisible(at: position)
         var instance = placed.instance
         let reconfigured = scheduler.reconfigure(record.id, as: changed, at: now)
         if let visible = spec.visible, visible != changed.isVisible {

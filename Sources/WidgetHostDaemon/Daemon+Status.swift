@@ -128,7 +128,7 @@ extension Daemon {
             var counts = SummaryCounts()
             counts.instances = scheduler.instanceCount
             for position in 0..<scheduler.instanceCount {
-                if scheduler.instance(at: position).isVisible { counts.visible += 1 }
+                if scheduler.isVisible(at: position) { counts.visible += 1 }
                 if scheduler.isInFlight(at: position) { counts.inFlight += 1 }
                 if scheduler.consecutiveFailures(at: position) > 0 { counts.failing += 1 }
             }

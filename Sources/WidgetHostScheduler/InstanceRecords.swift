@@ -66,6 +66,29 @@ struct InstanceRecords: Sendable {
         indices.allSatisfy { InstanceState(hot: hot[$0], cold: cold[$0]).flagsAreInStep }
     }
 
+    // The changes a reload makes, on the records in place, each keeping the
+    // hot record's copy of what it changes in the cold one.
+
+    /// Sets the in-flight record of the instance at `p`, in a box from
+    /// `spares` when it has none (``ColdRecord/setInFlight(_:reusing:)``).
+    mutating func setInFlight(_ p: Int, _ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
+        cold[p].setInFlight(record, reusing: &spares)
+        hot[p].isInFlight = true
+    }
+
+    /// Clears the in-flight record of the instance at `p`, its box handed
+    /// to `spares` when given (and not shared).
+    mutating func clearInFlight(_ p: Int, into spares: inout [InFlightBox]) {
+        cold[p].clearInFlight(into: &spares)
+        hot[p].isInFlight = false
+    }
+
+    /// Clears the in-flight record of the instance at `p`, its box let go.
+    mutating func clearInFlight(_ p: Int) {
+        cold[p].inFlight = nil
+        hot[p].isInFlight = false
+    }
+
     /// Records a counted reload at `time` in the ledger of the instance at `p`.
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) {
         cold[p].ledger.record(time, window: window)

@@ -524,6 +524,11 @@ public struct ReloadScheduler: Sendable {
     /// `position` must be below ``instanceCount``.
     public func instanceState(at position: Int) -> InstanceState { instances[position] }
 
+    /// Whether the instance at `position` is shown.
+    public func isVisible(at position: Int) -> Bool {
+        instances.withView(position) { $0.isVisible }
+    }
+
     /// Whether a reload of the instance at `position` is in flight.
     public func isInFlight(at position: Int) -> Bool {
         instances.withView(position) { $0.isInFlight }
@@ -540,18 +545,34 @@ public struct ReloadScheduler: Sendable {
     /// WidgetKit does for an edited widget. The visibility stays the
     /// instance's own. True if the instance changed; false if it is the
     /// same, or there is no instance `id`, or `widget` has another id.
+    ///
+    /// A new configuration or family changes the instance in place; a new
+    /// app, kind, plugin or use of location moves it between the per-app,
+    /// per-kind and location lists, which are made again (as
+    /// ``replaceState(_:)`` does).
     @discardableResult
     public mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
         guard let p = position(of: id), widget.id == id else { return false }
         var changed = widget
         changed.isVisible = instances[hot: p].isVisible
-        guard instances[cold: p].instance != changed else { return false }
-        var newState = state
-        newState.instances[p].instance = changed
-        newState.instances[p].request = PendingRequest(
-            trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
-        replaceState(newState)
-        touch(p)
+        let old = instances[cold: p].instance
+        guard old != changed else { return false }
+        let request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
+        if old.app == changed.app && old.kind == changed.kind && old.plugin == changed.plugin
+            && old.usesLocation == changed.usesLocation
+        {
+            willChange(p)
+            instances[p].instance = changed
+            instances[p].request = request
+            touch(p)
+            replan(p)
+        } else {
+            var newState = state
+            newState.instances[p].instance = changed
+            newState.instances[p].request = request
+            replaceState(newState)
+            touch(p)
+        }
         return true
     }
 
@@ -597,7 +618,8 @@ public struct ReloadScheduler: Sendable {
         case .instanceHidden(let id):
             guard let p = position(of: id), instances[hot: p].isVisible else { return }
             willChange(p)
-            instances[p].views.markVisible(from: instances[p].visibleSince ?? time, to: time)
+            let since = instances[hot: p].visibleSince ?? time
+            instances[p].views.markVisible(from: since, to: time)
             instances[p].instance.isVisible = false
             instances[p].visibleSince = nil
             touch(p)
@@ -1078,8 +1100,7 @@ public struct ReloadScheduler: Sendable {
         }
         // The record holds no names: the decision takes the instance's.
         let decision = instances.withView(p) { record.decision(of: $0.cold.pointee.instance) }
-        instances[cold: p].setInFlight(record, reusing: &spareInFlight)
-        instances[hot: p].isInFlight = true
+        instances.setInFlight(p, record, reusing: &spareInFlight)
         instances[cold: p].lastReloadAt = now
         if instances[hot: p].hasRare {
             instances[p].request = nil
@@ -1112,12 +1133,11 @@ public struct ReloadScheduler: Sendable {
             let jitter = StableJitter.fraction(fromHash: hash)
             let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
             if scratch.keeps(capacity: spareInFlight.count + 1) {
-                instances[cold: p].clearInFlight(into: &spareInFlight)
+                instances.clearInFlight(p, into: &spareInFlight)
             } else {
-                instances[cold: p].inFlight = nil
+                instances.clearInFlight(p)
             }
             instances[cold: p].timeline = timeline
-            instances[hot: p].isInFlight = false
             instances[hot: p].timelineReceivedAt = time
             instances[hot: p].policyDue = due
             instances[hot: p].consecutiveFailures = 0

@@ -279,6 +279,10 @@ public struct InstanceState: Sendable, Hashable, Codable {
 /// history, its failures and flags that say whether the cold record need
 /// be read at all (a reload in flight, a rare value). Optional times are
 /// NaN for `nil`.
+/// A stored optional time: NaN is `nil` (a NaN time is never valid).
+@inline(__always)
+private func optionalTime(_ value: Double) -> Double? { value.isNaN ? nil : value }
+
 struct HotRecord: Sendable {
     var addedAt: Double
     var storedTimelineReceivedAt = Double.nan
@@ -300,23 +304,20 @@ struct HotRecord: Sendable {
         self.isVisible = isVisible
     }
 
-    @inline(__always)
-    private static func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
-
     var timelineReceivedAt: Double? {
-        get { Self.optional(storedTimelineReceivedAt) }
+        get { optionalTime(storedTimelineReceivedAt) }
         set { storedTimelineReceivedAt = newValue ?? .nan }
     }
     var policyDue: Double? {
-        get { Self.optional(storedPolicyDue) }
+        get { optionalTime(storedPolicyDue) }
         set { storedPolicyDue = newValue ?? .nan }
     }
     var visibleSince: Double? {
-        get { Self.optional(storedVisibleSince) }
+        get { optionalTime(storedVisibleSince) }
         set { storedVisibleSince = newValue ?? .nan }
     }
     var ledgerLast: Double? {
-        get { Self.optional(storedLedgerLast) }
+        get { optionalTime(storedLedgerLast) }
         set { storedLedgerLast = newValue ?? .nan }
     }
     var consecutiveFailures: Int {
@@ -344,7 +345,8 @@ struct ColdRecord: Sendable {
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
     var timeline: TimelineRecord?
-    var instance: WidgetInstance
+    /// Changed only through ``instanceKeepingNames``.
+    private(set) var instance: WidgetInstance
 
     init(instance: WidgetInstance) {
         self.instance = instance
@@ -355,7 +357,7 @@ struct ColdRecord: Sendable {
         instance: WidgetInstance(id: "", plugin: "", kind: "", app: "", isVisible: false))
 
     var lastReloadAt: Double? {
-        get { storedLastReloadAt.isNaN ? nil : storedLastReloadAt }
+        get { optionalTime(storedLastReloadAt) }
         set { storedLastReloadAt = newValue ?? .nan }
     }
 

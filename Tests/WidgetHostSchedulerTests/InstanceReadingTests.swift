@@ -25,6 +25,7 @@ struct InstanceReadingTests {
             #expect(s.instance(at: p) == s.state.instances[p].instance)
             #expect(s.instanceState(at: p) == s.state.instances[p])
             #expect(s.isInFlight(at: p) == s.state.instances[p].isInFlight)
+            #expect(s.isVisible(at: p) == s.state.instances[p].instance.isVisible)
             #expect(s.consecutiveFailures(at: p) == s.state.instances[p].consecutiveFailures)
         }
         #expect(s.isInFlight(at: s.instancePosition(of: "c")!))
@@ -69,5 +70,36 @@ struct InstanceReadingTests {
         #expect(decisions.first?.kind == "k2")
         #expect(decisions.first?.charge == .free(.instanceAdded))
         #expect(s.getCurrentConfigurations().map(\.kind) == ["k2", "k1"])
+    }
+
+    /// A new configuration changes the instance in place (no new lists):
+    /// the same result as the rebuild, and the undo journal takes it back.
+    @Test func aNewConfigurationChangesTheInstanceInPlace() {
+        var s = ReloadScheduler(configuration: testConfig())
+        _ = s.add(instance("a", kind: "k1"), at: t0)
+        _ = s.add(instance("b", kind: "k1", visible: false), at: t0)
+        _ = drive(&s, until: t0 + 2 * hour) { _ in .success(timeline([t0 + 3 * hour], .atEnd)) }
+        let later = t0 + 2 * hour + 10
+        let before = s.state
+        var edited = instance("b", kind: "k1")
+        edited.configuration = "{\"city\":\"Oslo\"}"
+        edited.family = .systemLarge
+        s.beginJournal()
+        let changed = s.reconfigure("b", as: edited, at: later)
+        #expect(changed)
+        let after = s.instanceState("b")!
+        #expect(after.instance.configuration == edited.configuration && after.instance.family == .systemLarge)
+        #expect(!after.instance.isVisible, "the visibility stays the instance's own")
+        #expect(after.ledger == before.instances[1].ledger && after.timeline == before.instances[1].timeline)
+        #expect(after.request == PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: later))
+        #expect(s.recordsAreInStep)
+        // As the rebuild would have it: the same plans from here on.
+        var rebuilt = ReloadScheduler(configuration: testConfig(), state: s.state)
+        #expect(s.dueReloads(at: later) == rebuilt.dueReloads(at: later))
+        #expect(s.nextWakeup() == rebuilt.nextWakeup())
+        // Rolled back (with the reloads issued above): every instance as it was.
+        s.rollBackJournal()
+        #expect(s.state.instances == before.instances)
+        #expect(s.recordsAreInStep)
     }
 }
