@@ -28,7 +28,7 @@ extension Daemon {
         let count = scheduler.instanceCount
         var start = 0
         if let after {
-            guard let index = position(of: after) else {
+            guard let index = scheduler.instancePosition(of: after) else {
                 return .failure(
                     ControlErrorBody(
                         .badArgument, "\"after\": no instance \"\(after)\" (it was removed?); start again without it"))
@@ -40,7 +40,7 @@ extension Daemon {
         if let only {
             var positions: [Int] = []
             for id in only {
-                guard let position = position(of: id) else {
+                guard let position = scheduler.instancePosition(of: id) else {
                     return .failure(ControlErrorBody(.unknownInstance, "no instance \"\(id)\""))
                 }
                 if position >= start { positions.append(position) }
@@ -91,9 +91,6 @@ extension Daemon {
         status.nextCursor = next
         return .success(status)
     }
-
-    /// The position of instance `id` in the scheduler's (configuration) order.
-    func position(of id: String) -> Int? { scheduler.instancePosition(of: id) }
 
     /// The kinds of the placed instances: of `app`, or of every app when
     /// nil (from a map rebuilt only when the instances change, for `reload`).

@@ -273,16 +273,16 @@ public struct InstanceState: Sendable, Hashable, Codable {
     }
 }
 
+/// A stored optional time: NaN is `nil` (a NaN time is never valid).
+@inline(__always)
+private func optionalTime(_ value: Double) -> Double? { value.isNaN ? nil : value }
+
 /// What the rules read of an instance on every plan, as plain numbers in
 /// one 64-byte record (with ``ColdRecord``, an ``InstanceState``): its
 /// times, the last time in its ledger (the spacing rule's), its view
 /// history, its failures and flags that say whether the cold record need
 /// be read at all (a reload in flight, a rare value). Optional times are
 /// NaN for `nil`.
-/// A stored optional time: NaN is `nil` (a NaN time is never valid).
-@inline(__always)
-private func optionalTime(_ value: Double) -> Double? { value.isNaN ? nil : value }
-
 struct HotRecord: Sendable {
     var addedAt: Double
     var storedTimelineReceivedAt = Double.nan
@@ -447,6 +447,15 @@ struct ColdRecord: Sendable {
         if rare?.isEmpty == true { rare = nil }
     }
 
+    /// Sets one optional rare value; no box is made to hold a `nil`, and
+    /// the box goes when nothing is left in it.
+    private mutating func setRare<Value>(_ field: ReferenceWritableKeyPath<RareInstanceState, Value?>, _ value: Value?)
+    {
+        guard value != nil || rare?[keyPath: field] != nil else { return }
+        uniqueRare()[keyPath: field] = value
+        dropRareIfEmpty()
+    }
+
     var pushLedger: RollingLedger {
         get { rare?.pushLedger ?? RollingLedger() }
         _modify {
@@ -457,35 +466,19 @@ struct ColdRecord: Sendable {
     }
     var request: PendingRequest? {
         get { rare?.request }
-        set {
-            guard newValue != nil || rare?.request != nil else { return }
-            uniqueRare().request = newValue
-            dropRareIfEmpty()
-        }
+        set { setRare(\.request, newValue) }
     }
     var locationChangeAt: Double? {
         get { rare?.locationChangeAt }
-        set {
-            guard newValue != nil || rare?.locationChangeAt != nil else { return }
-            uniqueRare().locationChangeAt = newValue
-            dropRareIfEmpty()
-        }
+        set { setRare(\.locationChangeAt, newValue) }
     }
     var backoffUntil: Double? {
         get { rare?.backoffUntil }
-        set {
-            guard newValue != nil || rare?.backoffUntil != nil else { return }
-            uniqueRare().backoffUntil = newValue
-            dropRareIfEmpty()
-        }
+        set { setRare(\.backoffUntil, newValue) }
     }
     var lastFailure: FailureRecord? {
         get { rare?.lastFailure }
-        set {
-            guard newValue != nil || rare?.lastFailure != nil else { return }
-            uniqueRare().lastFailure = newValue
-            dropRareIfEmpty()
-        }
+        set { setRare(\.lastFailure, newValue) }
     }
 }
 
