@@ -44,6 +44,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tests only: random scenarios that shrink when they fail (the
+        // scheduler's comparison with its oracle).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // The plugin ABI: SDK/include/widgethost/provider.h, plus compile-time
@@ -235,7 +238,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostSchedulerTests",
-            dependencies: ["WidgetHostScheduler", "WidgetHostModel", "CWidgetHostSupport"],
+            dependencies: [
+                "WidgetHostScheduler", "WidgetHostModel", "CWidgetHostSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(
