@@ -114,6 +114,11 @@ struct OracleComparisonTests {
         var reloads = 0
         var wakeups = 0
         await propertyCheck(count: 400, input: OracleScenario.generator) { scenario in
+            // Each scenario is synchronous work of up to a second: without a
+            // suspension between them, the shards held the test pool's
+            // threads and the rest of the suite (tests with time limits,
+            // daemons waiting for answers) waited for all of them.
+            await Task.yield()
             let run = OracleComparison(scenario)
             reloads += run.reloads
             wakeups += run.wakeups
