@@ -25,26 +25,35 @@ struct ReloadRules {
     }
 
     /// When the plan of `s` can change with no event but the passing of
-    /// time: a counted reload already due but held (spacing, budget) is
-    /// planned with the allowance of the viewing tier at `now`, which
-    /// changes only at whole hours and at the end of the learning period.
-    /// `.infinity` when the plan does not depend on `now`.
-    func recheckTime(_ s: InstanceView, appCharge: ReloadCharge, now: Double) -> Double {
+    /// time: a counted reload is planned with the allowance of the viewing
+    /// tier at `now` for the times before `now`, and that tier changes only
+    /// at whole hours and at the end of the learning period. So the plan
+    /// can change at the first such boundary after `now` once the reload is
+    /// due but held (spacing, budget), and, for one planned later than it
+    /// could be, at the first boundary after it came due (`planned`, the
+    /// plan's time): a reload held by the budget until the tier rises at
+    /// the next hour is, at that hour, due since it came due, with the
+    /// coalescing slack of a reload not deferred. `.infinity` when the
+    /// plan does not depend on `now`.
+    func recheckTime(_ s: InstanceView, appCharge: ReloadCharge, now: Double, planned: Double) -> Double {
         if s.isInFlight { return .infinity }
         let spacing = s.ledgerLast.map { $0 + configuration.minimumReloadInterval } ?? -Double.infinity
         let backoff = s.backoffUntil ?? -Double.infinity
-        func heldBefore(_ base: Double) -> Bool { max(base, spacing, backoff) < now }
-        var sensitive = false
-        if let r = s.request, r.charge.isCounted, heldBefore(r.requestedAt) { sensitive = true }
-        if !sensitive, let due = s.policyDue, heldBefore(due), appCharge.isCounted,
+        // The earliest time a counted candidate is due, past spacing and backoff.
+        var due = Double.infinity
+        if let r = s.request, r.charge.isCounted { due = min(due, max(r.requestedAt, spacing, backoff)) }
+        if let policy = s.policyDue, appCharge.isCounted,
             !(configuration.deferPolicyReloadsWhileHidden && !s.isVisible)
         {
-            sensitive = true
+            due = min(due, max(policy, spacing, backoff))
         }
-        guard sensitive else { return .infinity }
-        var end = ((now / 3600).rounded(.down) + 1) * 3600
+        guard due < .infinity else { return .infinity }
+        // Held now, or planned past the first boundary after it comes due.
+        let from = max(now, due)
+        var end = ((from / 3600).rounded(.down) + 1) * 3600
         let learningEnds = s.addedAt + configuration.learningPeriod
-        if learningEnds > now && learningEnds < end { end = learningEnds }
+        if learningEnds > from && learningEnds < end { end = learningEnds }
+        if due >= now && end > planned { return .infinity }
         return end
     }
 

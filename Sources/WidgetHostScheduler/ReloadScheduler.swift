@@ -383,7 +383,8 @@ public struct ReloadScheduler: Sendable {
             let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
-                rules.hasCappedCandidate(s, appCharge: charge), rules.recheckTime(s, appCharge: charge, now: now)
+                rules.hasCappedCandidate(s, appCharge: charge),
+                rules.recheckTime(s, appCharge: charge, now: now, planned: planned?.time ?? .infinity)
             )
         }
         reloads.set(position, to: planned.time)
@@ -793,6 +794,13 @@ public struct ReloadScheduler: Sendable {
     /// nil if nothing is due (or it is in flight, or waits to be shown).
     public func plannedReload(of id: String, at time: Double) -> PlannedReload? {
         position(of: id).flatMap { plan(instances[$0], at: time) }
+    }
+
+    /// The time an instance is queued at and its coalescing deadline, as
+    /// the index holds them (the plan they were made from may be older than
+    /// `now`): what a test reports when the index and the plain scan differ.
+    func queuedReload(of id: String) -> (time: Double, latest: Double)? {
+        position(of: id).map { (reloads.key(of: $0), info[$0].latest) }
     }
 
     // MARK: Driving

@@ -428,4 +428,51 @@ struct RuleTests {
         #expect(reloads.first { $0.instanceID == "b" }?.trigger == .appIntent)
         #expect(reloads.first { $0.instanceID == "b" }?.time == t0 + 60 + day + 20)
     }
+
+    @Test("14. A counted reload held until its tier rises is, at that hour, due since it came due, and coalesces")
+    func heldUntilTheTierRises() {
+        var c = testConfig()
+        c.learningPeriod = 0
+        c.rareAllowance = 1
+        c.occasionalAllowance = 1
+        c.frequentAllowance = 4
+        c.occasionalVisibleHours = 2
+        c.frequentVisibleHours = 4  // visible from t0: frequent from the fourth hour, t0 + 3 h
+        c.coalescingCap = 600
+        c.coalescingFraction = 0.5
+        var s = ReloadScheduler(configuration: c)
+        var scan = ScanScheduler(configuration: c)
+        for id in ["a", "b"] {
+            s.add(instance(id), at: t0)
+            scan.add(instance(id), at: t0)
+        }
+        // a: counted at 20 min (1 of 1), then due at 2 h 57 min, when its
+        // tier (occasional) allows no more: held until the tier rises at 3 h.
+        // b: due at 3 h 1 min 34 s, within a's coalescing slack at 3 h.
+        func provider(_ d: ReloadDecision) -> ReloadOutcome {
+            switch (d.instanceID, d.trigger) {
+            case ("a", .added): .success(timeline([d.time], .after(t0 + 1200)))
+            case ("a", .policy) where d.time < t0 + hour: .success(timeline([d.time], .after(t0 + 3 * hour - 180)))
+            case ("b", .added): .success(timeline([d.time], .after(t0 + 3 * hour + 94)))
+            default: .success(timeline([d.time], .never))
+            }
+        }
+        let decisions = drive(&s, until: t0 + 4 * hour, provider)
+        let a = decisions.filter { $0.instanceID == "a" && $0.charge == .counted }
+        #expect(a.map(\.time) == [t0 + 1200, t0 + 3 * hour + 94])
+        #expect(a.last?.deferral?.cause == .coalescing)
+        #expect(a.last?.deferral?.from == t0 + 3 * hour - 180)
+        #expect(decisions.contains { $0.instanceID == "b" && $0.time == t0 + 3 * hour + 94 })
+        // The plain scan decides the same.
+        var expected: [ReloadDecision] = []
+        while let wake = scan.nextWakeup(), wake <= t0 + 4 * hour {
+            for batch in scan.dueReloads(at: wake) {
+                for d in batch.decisions {
+                    expected.append(d)
+                    scan.complete(d.instanceID, with: provider(d), at: wake)
+                }
+            }
+        }
+        #expect(decisions == expected)
+    }
 }
