@@ -228,7 +228,7 @@ let package = Package(
         // Tests.
         .testTarget(
             name: "WidgetHostKitTests",
-            dependencies: ["WidgetHostKit", "WidgetHostJSON"],
+            dependencies: ["WidgetHostKit", "WidgetHostJSON", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         .testTarget(

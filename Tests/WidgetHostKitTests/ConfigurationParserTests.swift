@@ -1,5 +1,7 @@
 import Testing
 
+import struct WidgetHostModel.SplitMix64
+
 @testable import WidgetHostKit
 
 /// Parses UTF-8 bytes with the new parser, throwing what
@@ -28,7 +30,7 @@ private func parseOld(_ bytes: [UInt8]) -> [String: ConfigurationValue]? {
 /// Random configurations, as values (for JSONEncoder) and as hand-written
 /// text (whitespace, escapes, numbers of every shape).
 private struct Generator {
-    var random: SeededGenerator
+    var random: SplitMix64
     /// Whether hand-written text since the last reset has an object with a
     /// key twice. JSONDecoder never reads the values it discards, so it
     /// accepts bad strings and numbers there, which the new parser refuses.
@@ -222,7 +224,7 @@ private struct Generator {
     private enum Outcome { case equal, refusedByBoth, stricter }
 
     @Test func sameValuesAsJSONDecoder() throws {
-        var generator = Generator(random: SeededGenerator(state: 20_261_121))
+        var generator = Generator(random: SplitMix64(seed: 20_261_121))
         var encoded: [Outcome: Int] = [:]
         var handWritten: [Outcome: Int] = [:]
         var mutated: [Outcome: Int] = [:]

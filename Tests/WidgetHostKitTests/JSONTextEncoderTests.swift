@@ -1,6 +1,8 @@
 import Testing
 import WidgetHostABI
 
+import struct WidgetHostModel.SplitMix64
+
 @testable import WidgetHostJSON
 @testable import WidgetHostKit
 
@@ -54,7 +56,7 @@ private let scalarPool: [Unicode.Scalar] =
         "\u{2028}", "\u{FEFF}", "\u{FFFD}", "\u{10FFFF}", "\u{212B}", "Å", "K", "\u{212A}",
     ]
 
-extension SeededGenerator {
+extension SplitMix64 {
 
     mutating func string(maxLength: Int = 12) -> String {
         var result = String.UnicodeScalarView()
@@ -147,8 +149,8 @@ private struct Integers: Encodable {
     var int: Int, int8: Int8, int16: Int16, int32: Int32, int64: Int64
     var uint: UInt, uint8: UInt8, uint16: UInt16, uint32: UInt32, uint64: UInt64
 
-    init(_ g: inout SeededGenerator) {
-        func pick<T: FixedWidthInteger>(_ g: inout SeededGenerator) -> T {
+    init(_ g: inout SplitMix64) {
+        func pick<T: FixedWidthInteger>(_ g: inout SplitMix64) -> T {
             switch Int.random(in: 0..<5, using: &g) {
             case 0: T.min
             case 1: T.max
@@ -188,7 +190,7 @@ private struct Leaf: Encodable {
     var mood: Mood
     var path: PathEcho
 
-    init(_ g: inout SeededGenerator) {
+    init(_ g: inout SplitMix64) {
         name = g.string()
         score = g.double()
         ratio = g.float()
@@ -227,7 +229,7 @@ private struct Manual: Encodable {
     var inner: [String: [Int]]
     var date: Date
 
-    init(_ g: inout SeededGenerator) {
+    init(_ g: inout SplitMix64) {
         values = (0..<Int.random(in: 0...4, using: &g)).map { _ in g.double() }
         text = g.chance(50) ? g.string() : nil
         flag = g.chance(50)
@@ -317,7 +319,7 @@ private struct RandomEntry: TimelineEntry, Encodable {
     var manual: Manual
     var mood: Mood
 
-    init(_ g: inout SeededGenerator) {
+    init(_ g: inout SplitMix64) {
         date = g.date()
         title = g.string(maxLength: 30)
         target = g.chance(50) ? g.date() : nil
@@ -411,7 +413,7 @@ private struct Field<Value: Encodable>: Encodable {
 
 @Suite struct JSONTextEncoderTests {
     @Test func randomEntriesMatchJSONEncoder() throws {
-        var g = SeededGenerator(state: 0x5EED_2026)
+        var g = SplitMix64(seed: 0x5EED_2026)
         var identical = 0
         var unsupported = 0
         var mismatches: [String] = []
@@ -436,7 +438,7 @@ private struct Field<Value: Encodable>: Encodable {
     }
 
     @Test func scalarsMatchJSONEncoder() throws {
-        var g = SeededGenerator(state: 42)
+        var g = SplitMix64(seed: 42)
         var values: [Double] = [
             0, -0.0, 1, -1, 0.1, 1e-7, 1e21, 1e22, 1e16, 1e15, 999_999_999_999_999, 9_007_199_254_740_994,
             .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double.leastNormalMagnitude.nextDown, 0.1.nextUp,
@@ -472,7 +474,7 @@ private struct Field<Value: Encodable>: Encodable {
     }
 
     @Test func datesMatchJSONEncoder() throws {
-        var g = SeededGenerator(state: 7)
+        var g = SplitMix64(seed: 7)
         var unsupported = 0
         for _ in 0..<20_000 {
             let date = g.date()

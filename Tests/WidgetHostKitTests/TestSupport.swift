@@ -2,6 +2,8 @@ import Synchronization
 import WidgetHostABI
 import WidgetHostKit
 
+import struct WidgetHostModel.SplitMix64
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -141,17 +143,8 @@ func call(
     }
 }
 
-/// A small seeded generator (SplitMix64), so that a failing random test can
-/// be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// What the Kit's random tests ask of their seeded generator.
+extension SplitMix64 {
     /// A number in 0..<bound.
     mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
     /// True `percent` times in 100.

@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import Synchronization
 import Testing
+import WidgetHostModel
 
 /// Runs `check` on `count` random scenarios of `generator` and, when one
 /// fails, has swift-property-based shrink it to a small one that still

@@ -1,4 +1,5 @@
 import Testing
+import WidgetHostModel
 
 @testable import WidgetHostScheduler
 
