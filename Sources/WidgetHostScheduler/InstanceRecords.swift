@@ -71,7 +71,7 @@ struct InstanceRecords: Sendable {
 
     /// Sets the in-flight record of the instance at `p`, in a box from
     /// `spares` when it has none (``ColdRecord/setInFlight(_:reusing:)``).
-    mutating func setInFlight(_ p: Int, _ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
+    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, reusing spares: inout [InFlightBox]) {
         cold[p].setInFlight(record, reusing: &spares)
         hot[p].isInFlight = true
     }

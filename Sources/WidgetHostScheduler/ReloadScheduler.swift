@@ -1108,7 +1108,7 @@ public struct ReloadScheduler: Sendable {
         }
         // The record holds no names: the decision takes the instance's.
         let decision = instances.withView(p) { record.decision(of: $0.cold.pointee.instance) }
-        instances.setInFlight(p, record, reusing: &spareInFlight)
+        instances.setInFlight(p, consume record, reusing: &spareInFlight)
         instances[cold: p].lastReloadAt = now
         if instances[hot: p].hasRare {
             instances[p].request = nil

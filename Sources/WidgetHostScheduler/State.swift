@@ -405,8 +405,11 @@ struct ColdRecord: Sendable {
     var inFlightRecord: InFlightRecord? { inFlightBox?.record }
 
     /// Sets the in-flight record, in a box taken from `spares` when this
-    /// record has none of its own (no allocation while spares last).
-    mutating func setInFlight(_ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
+    /// record has none of its own (no allocation while spares last). The
+    /// record is moved in, not copied (`consuming`: a copy retained and
+    /// released its trigger's and deferrals' parts, 81 instructions of a
+    /// reload's 4,554).
+    mutating func setInFlight(_ record: consuming InFlightRecord, reusing spares: inout [InFlightBox]) {
         if isKnownUniquelyReferenced(&inFlightBox) {
             inFlightBox!.record = record
         } else if var spare = spares.popLast(), isKnownUniquelyReferenced(&spare) {
