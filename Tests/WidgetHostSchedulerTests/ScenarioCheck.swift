@@ -3,6 +3,7 @@ import PropertyBased
 import Synchronization
 import Testing
 import WidgetHostModel
+import WidgetHostScheduler
 
 /// Runs `check` on `count` random scenarios of `generator` and, when one
 /// fails, has swift-property-based shrink it to a small one that still
@@ -39,6 +40,10 @@ func checkScenarios<Value, Shrink: Sequence>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ check: (Value) async -> String?
 ) async -> Bool {
+    if let problem = ScenarioSeeds.problem {
+        Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
+        return false
+    }
     var seeds = ScenarioSeeds(test: Test.current?.name ?? "", shard: shard)
     for i in 0..<count * ScenarioSeeds.scale {
         let seed = seeds.next()
@@ -96,8 +101,7 @@ struct ScenarioSeeds {
 
     init(test: String, shard: Int) {
         // FNV-1a: Swift's own hashing changes from one process to the next.
-        var name: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in test.utf8 { name = (name ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = StableJitter.fnv1a64(test)
         stream = SplitMix64(seed: name ^ Self.base ^ (UInt64(shard) &* 0x9e37_79b9_7f4a_7c15))
     }
 
@@ -105,17 +109,36 @@ struct ScenarioSeeds {
         (stream.next(), stream.next(), stream.next(), stream.next())
     }
 
-    /// `WIDGETHOST_PROPERTY_SEED`: a number, `random`, or 0 when unset.
+    /// `WIDGETHOST_PROPERTY_SEED`: a number, `random`, or 0 when unset
+    /// (or not understood: ``problem`` says so).
     static let base: UInt64 = {
-        let text = ProcessInfo.processInfo.environment["WIDGETHOST_PROPERTY_SEED"] ?? ""
+        let text = ProcessInfo.processInfo.environment["WIDGETHOST_PROPERTY_SEED"] ?? "0"
         if text == "random" { return UInt64.random(in: 1...UInt64.max) }
         return UInt64(text) ?? 0
+    }()
+
+    /// What is wrong with `WIDGETHOST_PROPERTY_SEED` or
+    /// `WIDGETHOST_PROPERTY_SCALE`, if anything: a value not understood
+    /// fails the random checks instead of running the default scenarios
+    /// unnoticed.
+    static let problem: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        if let text = environment["WIDGETHOST_PROPERTY_SEED"], text != "random", UInt64(text) == nil {
+            return "WIDGETHOST_PROPERTY_SEED=\(text): expected a whole number from 0 to \(UInt64.max) "
+                + "(the base printed with a failure) or `random`; unset it for the usual scenarios"
+        }
+        if let text = environment["WIDGETHOST_PROPERTY_SCALE"], !(Int(text).map { 1...1_000 ~= $0 } ?? false) {
+            return "WIDGETHOST_PROPERTY_SCALE=\(text): expected a whole number from 1 to 1000 "
+                + "(how many times the usual number of scenarios to check); unset it for 1"
+        }
+        return nil
     }()
 
     static var baseDescription: String { "WIDGETHOST_PROPERTY_SEED=\(base) runs these scenarios again" }
 
     /// `WIDGETHOST_PROPERTY_SCALE`: how many times the usual number of
-    /// scenarios to check (1 when unset or not a number, at most 1,000).
+    /// scenarios to check, 1 to 1,000 (1 when unset, or not understood:
+    /// ``problem`` says so).
     static let scale: Int = {
         guard let text = ProcessInfo.processInfo.environment["WIDGETHOST_PROPERTY_SCALE"], let value = Int(text)
         else { return 1 }
