@@ -61,7 +61,7 @@ if CommandLine.arguments.contains("--heap") {
     print("last batches:", driver.batches.map { "\($0.decisions.count)/\($0.decisions.capacity)" })
 }
 let trimmedBefore = residentBytes()
-driver.batches = []
+driver.letGoOfBuffers()
 _ = mallocTrim(0)
 let perInstance = (residentBytes() - residentBefore) / instances
 // glibc's view of the heap (system bytes, bytes in use), on stderr.

@@ -151,6 +151,9 @@ struct ScenarioSimulator {
         // only moves forward: older answers can never be asked for again).
         var memo: [CallKey: CallOutput] = [:]
         var memoTime = -Double.infinity
+        /// A batch's results, and its reloads to report after they are given back.
+        var completions: [ReloadCompletion] = []
+        var reported: [(position: Int, reload: Reload)] = []
 
         while true {
             let eventTime = nextEvent < scenario.events.count ? scenario.events[nextEvent].time : .infinity
@@ -184,6 +187,10 @@ struct ScenarioSimulator {
             }
             lastWake = now
             for batch in scheduler.dueReloads(at: now) {
+                // The batch's results are given back together (the scheduler
+                // reads their records ahead), then reported in order.
+                completions.removeAll(keepingCapacity: true)
+                reported.removeAll(keepingCapacity: true)
                 for decision in batch.decisions {
                     guard let position = positions[decision.instanceID] else { continue }
                     let instance = scenario.instances[position]
@@ -219,11 +226,15 @@ struct ScenarioSimulator {
                     } else {
                         outcome = .failure(reason: output.failure?.message ?? "no result")
                     }
-                    scheduler.complete(decision.instanceID, with: outcome, at: now)
+                    completions.append(ReloadCompletion(instanceID: decision.instanceID, outcome: outcome))
                     let reload = Reload(
                         decision: decision, outcome: output.failure?.code ?? "ok",
                         entries: output.result?.entries.count ?? 0, policy: output.result?.policy, visible: visible,
                         failure: output.failure)
+                    reported.append((position, reload))
+                }
+                scheduler.complete(completions, at: now)
+                for (position, reload) in reported {
                     summaries[position].add(reload, window: window)
                     reloads += 1
                     record?(.reload(reload))

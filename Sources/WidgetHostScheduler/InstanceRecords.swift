@@ -95,6 +95,31 @@ struct InstanceRecords: Sendable {
         hot[p].ledgerLast = cold[p].ledger.last
     }
 
+    /// Reads the records of the instances at `positions` (each position
+    /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
+    /// two passes: the records, then the ledger rings they point to (the
+    /// header and the oldest time). The
+    /// loads of one pass do not wait on each other, so the processor has
+    /// many cache misses in flight at once, where the work on one instance
+    /// after another waits on each of its misses in turn (at 100,000
+    /// instances the records are not in the cache). Returns a number made
+    /// from what was read, for the caller to keep, so the reads are made.
+    func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
+        var sum: UInt64 = 0
+        hot.withUnsafeBufferPointer { hot in
+            cold.withUnsafeBufferPointer { cold in
+                for p in positions {
+                    let p = p < 0 ? ~p : p
+                    sum &+= hot[p].addedAt.bitPattern &+ cold[p].storedLastReloadAt.bitPattern
+                }
+                for p in positions {
+                    sum &+= cold[p < 0 ? ~p : p].ledger.readAhead()
+                }
+            }
+        }
+        return sum
+    }
+
     mutating func append(_ s: InstanceState) {
         hot.append(s.hot)
         cold.append(s.cold)

@@ -44,6 +44,11 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// Whether no time is held.
     public var isEmpty: Bool { count == 0 }
 
+    /// Reads what a count or a search of the ring reads first (its header
+    /// and its oldest time), ahead of the work (see
+    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from them.
+    func readAhead() -> UInt64 { storage?.readAhead ?? 0 }
+
     /// The times the ring holds room for (what it costs, for the profiles).
     var capacity: Int { storage?.room ?? 0 }
 
@@ -183,6 +188,16 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
 
     /// The number of times held.
     var count: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.count) } }
+
+    /// The count and the oldest time's bits, read together: what a search
+    /// of the ring reads first (see ``RollingLedger/readAhead()``).
+    var readAhead: UInt64 {
+        withUnsafeMutablePointers { header, times in
+            let count = header.pointee.count
+            guard count > 0 else { return 0 }
+            return UInt64(truncatingIfNeeded: count) &+ times[Int(header.pointee.start)].bitPattern
+        }
+    }
 
     /// The times there is room for.
     var room: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.capacity) } }

@@ -49,6 +49,24 @@ struct PositionIndex: Sendable {
         }
     }
 
+    /// Reads the first bucket of each hash of `hashes` and the id of the
+    /// instance it holds, ahead of the searches for them (see
+    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from what
+    /// was read.
+    func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) -> UInt64 {
+        guard !buckets.isEmpty else { return 0 }
+        let mask = buckets.count - 1
+        var sum: UInt64 = 0
+        buckets.withUnsafeBufferPointer { buckets in
+            for hash in hashes { sum &+= UInt64(truncatingIfNeeded: buckets[Int(truncatingIfNeeded: hash) & mask]) }
+            for hash in hashes {
+                let position = Int(buckets[Int(truncatingIfNeeded: hash) & mask])
+                if position >= 0 { sum &+= UInt64(truncatingIfNeeded: instances[position].instance.id.utf8.count) }
+            }
+        }
+        return sum
+    }
+
     /// Records the instance at `position` of `instances` (its id must not be
     /// recorded yet).
     mutating func insert(position: Int, of instances: UnsafeBufferPointer<ColdRecord>) {

@@ -288,6 +288,19 @@ public enum ReloadOutcome: Sendable, Hashable, Codable {
     case timedOut
 }
 
+/// How the reload of one instance ended, as ``ReloadScheduler/complete(_:at:)``
+/// takes a batch of them.
+public struct ReloadCompletion: Sendable, Hashable {
+    /// The instance the reload was for (a decision's `instanceID`).
+    public var instanceID: String
+    public var outcome: ReloadOutcome
+
+    public init(instanceID: String, outcome: ReloadOutcome) {
+        self.instanceID = instanceID
+        self.outcome = outcome
+    }
+}
+
 /// The last failure of an instance, kept until the next success.
 public struct FailureRecord: Sendable, Hashable, Codable {
     public var time: Double

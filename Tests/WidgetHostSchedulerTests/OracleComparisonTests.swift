@@ -9,7 +9,8 @@ import WidgetHostModel
 /// (``OracleScenario``) and returns the first difference: every
 /// `nextWakeup()`, every `dueReloads(at:)` (each reload's time, trigger,
 /// counted/free, deferral, would-have-been deferral, budget), and the whole
-/// state after each step.
+/// state after each step. The shipped scheduler gets every other batch's
+/// results in one `complete(_:at:)`, the others one at a time.
 struct OracleComparison {
     var reloads = 0
     var wakeups = 0
@@ -18,6 +19,8 @@ struct OracleComparison {
     init(_ scenario: OracleScenario) {
         let c = scenario.configuration
         var fast = ReloadScheduler(configuration: c)
+        // Every batch read ahead, however small (a scenario has 1-10 instances).
+        fast.readAheadMinimum = 1
         var scan = ScanScheduler(configuration: c)
         let end = scenario.end
         var ids: [String] = []
@@ -51,13 +54,24 @@ struct OracleComparison {
                     + Self.plans(fastBefore, scanBefore, ids, at: now)
                 return false
             }
-            for batch in a {
+            for (n, batch) in a.enumerated() {
+                // Every other batch goes back in one `complete(_:at:)`, with
+                // an id given twice and an id unknown (both ignored, as they
+                // are one at a time), the others one at a time.
+                var results: [ReloadCompletion] = []
                 for d in batch.decisions {
                     let outcome = scenario.outcome(reloads, at: now)
                     reloads += 1
-                    fast.complete(d.instanceID, with: outcome, at: now)
-                    scan.complete(d.instanceID, with: outcome, at: now)
+                    results.append(ReloadCompletion(instanceID: d.instanceID, outcome: outcome))
                 }
+                if n % 2 == 0, let first = results.first {
+                    results.append(ReloadCompletion(instanceID: first.instanceID, outcome: .timedOut))
+                    results.append(ReloadCompletion(instanceID: "unknown", outcome: .timedOut))
+                    fast.complete(results, at: now)
+                } else {
+                    for r in results { fast.complete(r.instanceID, with: r.outcome, at: now) }
+                }
+                for r in results { scan.complete(r.instanceID, with: r.outcome, at: now) }
             }
             return compareState("after the reloads at \(now - t0)")
         }

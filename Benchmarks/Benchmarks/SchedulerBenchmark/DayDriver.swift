@@ -77,7 +77,10 @@ struct DayDriver {
         for i in 0..<count { countEntryChanges(i, until: end) }
     }
 
-    /// Completes `decision` with the instance's next timeline.
+    /// Completes `decision` with the instance's next timeline, one reload
+    /// at a time as the daemon does (the reloads-only `Driver` gives a
+    /// batch's results back together, as `simulate` does; this day's
+    /// batches are a reload or two, too few to read ahead).
     private mutating func reload(_ decision: ReloadDecision, at now: Double) {
         let i = Self.index(of: decision.instanceID)
         countEntryChanges(i, until: now)

@@ -13,14 +13,18 @@ protocol DrivenScheduler {
     /// Every reload due at `now` (the shipped scheduler's `dueReloads(at:limit:)`
     /// without a limit; the oracle's `dueReloads(at:)`).
     mutating func allDueReloads(at now: Double) -> [ReloadBatch]
-    mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double)
+    /// A batch's results (the shipped scheduler's `complete(_:at:)`; the
+    /// oracle completes one after another).
+    mutating func complete(_ completions: [ReloadCompletion], at time: Double)
 }
 
 extension ReloadScheduler: DrivenScheduler {
     mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now, limit: .max) }
 }
-/// Drives a scheduler one event at a time; kept across iterations so that
-/// each iteration continues the same steady state.
+/// Drives a scheduler one batch at a time, as the daemon and `simulate`
+/// do (every reload of a batch issued, then their results given back
+/// together); kept across iterations so that each iteration continues the
+/// same steady state.
 ///
 /// A struct, run by one mutating call per measurement (``run(_:)``): as a
 /// class, every call into the scheduler through its stored property was a
@@ -32,8 +36,12 @@ struct Driver<S: DrivenScheduler> {
     /// The batches of the last wakeup, completed in order.
     var batches: [ReloadBatch] = []
     var batch = 0
+    /// The next decision of the batch to complete.
     var next = 0
     var now = 1_800_000_000.0
+    /// The results of a batch, kept to be filled again (the driver's
+    /// memory, not the scheduler's: ``letGoOfBuffers()``).
+    private var results: [ReloadCompletion] = []
     private(set) var events = 0
 
     init(_ scheduler: S, instances: Int) {
@@ -44,9 +52,11 @@ struct Driver<S: DrivenScheduler> {
         }
     }
 
-    /// One reload issued and completed.
+    /// Reloads of a batch (up to `limit`, the rest of the batch at most)
+    /// issued at the wakeup that found them and completed together, as the
+    /// daemon and `simulate` complete a batch's results: one event per reload.
     @inline(__always)
-    mutating func step() {
+    mutating func step(limit: Int = .max) {
         while batch == batches.count || next == batches[batch].decisions.count {
             if batch < batches.count {
                 batch += 1
@@ -61,16 +71,32 @@ struct Driver<S: DrivenScheduler> {
             now = wake
             batches = scheduler.allDueReloads(at: wake)
         }
-        let id = batches[batch].decisions[next].instanceID
-        next += 1
-        let interval = 900 + StableJitter.fraction(for: id) * 2700
-        scheduler.complete(id, with: .success(TimelineRecord(entries: [], policy: .after(now + interval))), at: now)
-        events += 1
+        results.removeAll(keepingCapacity: true)
+        let decisions = batches[batch].decisions
+        let end = next + min(limit, decisions.count - next)
+        for decision in decisions[next..<end] {
+            let id = decision.instanceID
+            let interval = 900 + StableJitter.fraction(for: id) * 2700
+            results.append(
+                ReloadCompletion(
+                    instanceID: id, outcome: .success(TimelineRecord(entries: [], policy: .after(now + interval)))))
+        }
+        next = end
+        scheduler.complete(results, at: now)
+        events += results.count
     }
 
     /// `count` events.
     mutating func run(_ count: Int) {
-        for _ in 0..<count { step() }
+        let end = events + count
+        while events < end { step(limit: end - events) }
+    }
+
+    /// Drops the driver's own buffers (the last batches and the results
+    /// array), so that what stays resident is the scheduler's.
+    mutating func letGoOfBuffers() {
+        batches = []
+        results = []
     }
 
     /// Runs until every instance had its first reload and then `seconds` of virtual time.

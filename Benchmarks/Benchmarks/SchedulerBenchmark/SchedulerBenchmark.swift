@@ -21,6 +21,10 @@ import WidgetHostScheduler
 
 extension ScanScheduler: DrivenScheduler {
     mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now) }
+    /// One after another: the oracle has no batch form.
+    mutating func complete(_ completions: [ReloadCompletion], at time: Double) {
+        for completion in completions { complete(completion.instanceID, with: completion.outcome, at: time) }
+    }
 }
 
 /// The resident set size now, bytes (/proc/self/statm), 0 where there is none.
