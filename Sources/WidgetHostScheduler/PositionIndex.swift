@@ -50,7 +50,7 @@ struct PositionIndex: Sendable {
     }
 
     /// Reads the first bucket of each hash of `hashes` and the id of the
-    /// instance it holds, ahead of the searches for them (see
+    /// instance it holds (its bytes), ahead of the searches for them (see
     /// ``InstanceRecords/readAhead(_:)``). Returns a number made from what
     /// was read.
     func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) -> UInt64 {
@@ -61,7 +61,9 @@ struct PositionIndex: Sendable {
             for hash in hashes { sum &+= UInt64(truncatingIfNeeded: buckets[Int(truncatingIfNeeded: hash) & mask]) }
             for hash in hashes {
                 let position = Int(buckets[Int(truncatingIfNeeded: hash) & mask])
-                if position >= 0 { sum &+= UInt64(truncatingIfNeeded: instances[position].instance.id.utf8.count) }
+                // The first byte: an id longer than 15 bytes lives in a block
+                // of its own, which the comparison reads.
+                if position >= 0 { sum &+= UInt64(instances[position].instance.id.utf8.first ?? 0) }
             }
         }
         return sum
