@@ -293,8 +293,10 @@ public enum ReloadOutcome: Sendable, Hashable, Codable {
 public struct ReloadCompletion: Sendable, Hashable {
     /// The instance the reload was for (a decision's `instanceID`).
     public var instanceID: String
+    /// How it ended.
     public var outcome: ReloadOutcome
 
+    /// The result of the reload of `instanceID`.
     public init(instanceID: String, outcome: ReloadOutcome) {
         self.instanceID = instanceID
         self.outcome = outcome
