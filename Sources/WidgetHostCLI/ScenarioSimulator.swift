@@ -100,6 +100,10 @@ struct ScenarioSimulator {
 
     /// The one seam between the simulator and the isolation engine: every
     /// plugin call of a run goes through here.
+    /// The most results given back to the scheduler at once: enough to
+    /// read ahead over, few enough that a burst's reloads are not all held.
+    static let completionChunk = 256
+
     static func callPlugin(_ caller: PluginCaller, _ call: PluginCall) -> CallOutput {
         caller.call(call)
     }
@@ -151,9 +155,23 @@ struct ScenarioSimulator {
         // only moves forward: older answers can never be asked for again).
         var memo: [CallKey: CallOutput] = [:]
         var memoTime = -Double.infinity
-        /// A batch's results, and its reloads to report after they are given back.
+        /// Results not yet given back, and their reloads, to report after.
         var completions: [ReloadCompletion] = []
         var reported: [(position: Int, reload: Reload)] = []
+        /// Gives the results gathered back at once (the scheduler reads
+        /// their records ahead), then reports their reloads in order. Called
+        /// every `completionChunk` results and at the end of each batch, so a
+        /// burst (every instance's first reload) is not held whole.
+        func giveBack(at now: Double) {
+            scheduler.complete(completions, at: now)
+            for (position, reload) in reported {
+                summaries[position].add(reload, window: window)
+                reloads += 1
+                record?(.reload(reload))
+            }
+            completions.removeAll(keepingCapacity: true)
+            reported.removeAll(keepingCapacity: true)
+        }
 
         while true {
             let eventTime = nextEvent < scenario.events.count ? scenario.events[nextEvent].time : .infinity
@@ -187,10 +205,6 @@ struct ScenarioSimulator {
             }
             lastWake = now
             for batch in scheduler.dueReloads(at: now) {
-                // The batch's results are given back together (the scheduler
-                // reads their records ahead), then reported in order.
-                completions.removeAll(keepingCapacity: true)
-                reported.removeAll(keepingCapacity: true)
                 for decision in batch.decisions {
                     guard let position = positions[decision.instanceID] else { continue }
                     let instance = scenario.instances[position]
@@ -232,13 +246,9 @@ struct ScenarioSimulator {
                         entries: output.result?.entries.count ?? 0, policy: output.result?.policy, visible: visible,
                         failure: output.failure)
                     reported.append((position, reload))
+                    if completions.count >= Self.completionChunk { giveBack(at: now) }
                 }
-                scheduler.complete(completions, at: now)
-                for (position, reload) in reported {
-                    summaries[position].add(reload, window: window)
-                    reloads += 1
-                    record?(.reload(reload))
-                }
+                giveBack(at: now)
             }
             progress?(now, reloads)
             if trackDisplay {
