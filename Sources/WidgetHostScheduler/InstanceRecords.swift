@@ -98,12 +98,12 @@ struct InstanceRecords: Sendable {
     /// Reads the records of the instances at `positions` (each position
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
     /// two passes: the records, then the ledger rings they point to (the
-    /// header and the oldest time). The
-    /// loads of one pass do not wait on each other, so the processor has
-    /// many cache misses in flight at once, where the work on one instance
-    /// after another waits on each of its misses in turn (at 100,000
-    /// instances the records are not in the cache). Returns a number made
-    /// from what was read, for the caller to keep, so the reads are made.
+    /// header and the oldest time). The loads of one pass do not wait on
+    /// each other, so the processor has many cache misses in flight at
+    /// once, where the work on one instance after another waits on each of
+    /// its misses in turn (at 100,000 instances the records are not in the
+    /// cache). Returns a number made from what was read, for the caller to
+    /// keep, so the reads are made.
     func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
         var sum: UInt64 = 0
         hot.withUnsafeBufferPointer { hot in
