@@ -98,12 +98,12 @@ struct ScenarioSimulator {
     /// streamed report).
     var record: ((Record) -> Void)?
 
-    /// The one seam between the simulator and the isolation engine: every
-    /// plugin call of a run goes through here.
     /// The most results given back to the scheduler at once: enough to
     /// read ahead over, few enough that a burst's reloads are not all held.
     static let completionChunk = 256
 
+    /// The one seam between the simulator and the isolation engine: every
+    /// plugin call of a run goes through here.
     static func callPlugin(_ caller: PluginCaller, _ call: PluginCall) -> CallOutput {
         caller.call(call)
     }

@@ -14,6 +14,8 @@ import WidgetHostModel
 struct OracleComparison {
     var reloads = 0
     var wakeups = 0
+    /// Batches completed, so that every other one goes back at once.
+    var batches = 0
     var difference: String?
 
     init(_ scenario: OracleScenario) {
@@ -54,17 +56,19 @@ struct OracleComparison {
                     + Self.plans(fastBefore, scanBefore, ids, at: now)
                 return false
             }
-            for (n, batch) in a.enumerated() {
-                // Every other batch goes back in one `complete(_:at:)`, with
-                // an id given twice and an id unknown (both ignored, as they
-                // are one at a time), the others one at a time.
+            for batch in a {
+                // Every other batch of the run goes back in one
+                // `complete(_:at:)`, with an id given twice and an id unknown
+                // (both ignored, as they are one at a time), the others one
+                // at a time.
+                batches += 1
                 var results: [ReloadCompletion] = []
                 for d in batch.decisions {
                     let outcome = scenario.outcome(reloads, at: now)
                     reloads += 1
                     results.append(ReloadCompletion(instanceID: d.instanceID, outcome: outcome))
                 }
-                if n % 2 == 0, let first = results.first {
+                if batches % 2 == 0, let first = results.first {
                     results.append(ReloadCompletion(instanceID: first.instanceID, outcome: .timedOut))
                     results.append(ReloadCompletion(instanceID: "unknown", outcome: .timedOut))
                     fast.complete(results, at: now)

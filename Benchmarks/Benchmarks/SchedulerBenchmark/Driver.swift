@@ -21,10 +21,10 @@ protocol DrivenScheduler {
 extension ReloadScheduler: DrivenScheduler {
     mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now, limit: .max) }
 }
-/// Drives a scheduler one batch at a time, as the daemon and `simulate`
-/// do (every reload of a batch issued, then their results given back
-/// together); kept across iterations so that each iteration continues the
-/// same steady state.
+/// Drives a scheduler one batch at a time, as `simulate` does (every
+/// reload of a batch issued, then their results given back together; the
+/// daemon gives each back as its call ends, as `DayDriver` does); kept
+/// across iterations so that each iteration continues the same steady state.
 ///
 /// A struct, run by one mutating call per measurement (``run(_:)``): as a
 /// class, every call into the scheduler through its stored property was a
@@ -53,8 +53,8 @@ struct Driver<S: DrivenScheduler> {
     }
 
     /// Reloads of a batch (up to `limit`, the rest of the batch at most)
-    /// issued at the wakeup that found them and completed together, as the
-    /// daemon and `simulate` complete a batch's results: one event per reload.
+    /// issued at the wakeup that found them and completed together, as
+    /// `simulate` completes a batch's results: one event per reload.
     @inline(__always)
     mutating func step(limit: Int = .max) {
         while batch == batches.count || next == batches[batch].decisions.count {
