@@ -416,7 +416,8 @@ public struct ReloadScheduler: Sendable {
     /// instance entered or put back).
     private mutating func replanEntry(_ position: Int) {
         let now = latestTime ?? -Double.greatestFiniteMagnitude
-        let entries = instances[cold: position].timeline?.entries ?? []
+        // Through the view: a copy of the cold record retained and released all of it.
+        let entries = instances.withView(position) { $0.cold.pointee.timeline?.entries } ?? []
         let (next, index) = entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: 0) }
         entryChanges.set(position, to: next, payload: EntryCursor(entries: entries, index: Int32(clamping: index)))
     }
@@ -1032,9 +1033,13 @@ public struct ReloadScheduler: Sendable {
         }
         // In the order of the instances, as the free-reload cap is consumed.
         due.withUnsafeMutableBufferPointer { $0.sortWithoutAllocating(by: <) }
-        if due.count >= readAheadMinimum {
-            scratch.readAheadSum &+= due.withUnsafeBufferPointer { readAhead($0) }
-        }
+        // Read ahead a chunk at a time, a chunk or two before the issuing
+        // reaches it: at 100,000 instances a wakeup's thousands of due
+        // instances, read ahead all at once, no longer fit in the cache by
+        // the time they were issued.
+        let readsAhead = due.count >= readAheadMinimum
+        var readUpTo = 0
+        if readsAhead { readUpTo = readAhead(due, from: 0, count: 2 * Self.readAheadChunk) }
         var batches = recycledBatches()
         var batchOfGroup = scratch.batchOfGroup
         scratch.batchOfGroup = []
@@ -1047,10 +1052,16 @@ public struct ReloadScheduler: Sendable {
         // them again at every call made a storm of N due reloads, issued
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
-        for (i, p) in due.enumerated() {
+        // By index: iterating `due` while marking it held a second reference,
+        // and the first mark copied the array.
+        for i in due.indices {
+            let p = due[i]
             guard issued < limit else {
                 examined = i
                 break
+            }
+            if readsAhead && i + Self.readAheadChunk >= readUpTo && readUpTo < due.count {
+                readUpTo = readAhead(due, from: readUpTo, count: Self.readAheadChunk)
             }
             let rules = self.rules
             let charge = appCharges[info[p].app]
@@ -1204,13 +1215,34 @@ public struct ReloadScheduler: Sendable {
             }
             // Ids not found (rare) are left out of the reading ahead.
             let ahead = found.allSatisfy { $0 >= 0 } ? found : found.filter { $0 >= 0 }
-            scratch.readAheadSum &+= ahead.withUnsafeBufferPointer { readAhead($0) }
+            var readUpTo = readAhead(ahead, from: 0, count: 2 * Self.readAheadChunk)
+            var j = 0  // the index in `ahead` of the next found position
             for i in results.indices where found[i] >= 0 {
+                if j + Self.readAheadChunk >= readUpTo && readUpTo < ahead.count {
+                    readUpTo = readAhead(ahead, from: readUpTo, count: Self.readAheadChunk)
+                }
+                j += 1
                 complete(at: found[i], hash: hashes[i], with: results[i].outcome, at: time)
             }
         }
         scratch.hashes = scratch.keeps(capacity: hashes.capacity) ? hashes : []
         scratch.found = scratch.keeps(capacity: found.capacity) ? found : []
+    }
+
+    /// How many instances are read ahead together, within a batch: enough
+    /// for many misses in flight at once, few enough that what is read
+    /// stays in the cache until the work reaches it.
+    static let readAheadChunk = 128
+
+    /// Reads ahead over `positions[start..<start + count]` (clamped to the
+    /// array) and returns where that ends.
+    private mutating func readAhead(_ positions: [Int], from start: Int, count: Int) -> Int {
+        let end = min(positions.count, start + count)
+        guard start < end else { return end }
+        scratch.readAheadSum &+= positions.withUnsafeBufferPointer {
+            readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]))
+        }
+        return end
     }
 
     /// Reads ahead what the work on the instances at `positions` (`~p` for
