@@ -108,9 +108,14 @@ struct InstanceRecords: Sendable {
         var sum: UInt64 = 0
         hot.withUnsafeBufferPointer { hot in
             cold.withUnsafeBufferPointer { cold in
+                // Every line of both records: the cold record (152 bytes) spans
+                // three or four, and issuing and completing read or write
+                // fields on each.
+                let (hotBase, coldBase) = (hot.baseAddress.unsafelyUnwrapped, cold.baseAddress.unsafelyUnwrapped)
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    sum &+= hot[p].addedAt.bitPattern &+ cold[p].storedLastReloadAt.bitPattern
+                    sum &+= ReadAhead.lines(hotBase + p, bytes: MemoryLayout<HotRecord>.size)
+                    sum &+= ReadAhead.lines(coldBase + p, bytes: MemoryLayout<ColdRecord>.size)
                 }
                 for p in positions {
                     sum &+= cold[p < 0 ? ~p : p].ledger.readAhead()

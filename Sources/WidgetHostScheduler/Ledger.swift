@@ -192,10 +192,14 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     /// The count and the oldest time's bits, read together: what a search
     /// of the ring reads first (see ``RollingLedger/readAhead()``).
     var readAhead: UInt64 {
-        withUnsafeMutablePointers { header, times in
+        // The object's first line (its reference count, read by the
+        // uniqueness check before a time is recorded), then the header's and
+        // the oldest time's.
+        let first = ReadAhead.lines(of: self, bytes: 1)
+        return withUnsafeMutablePointers { header, times in
             let count = header.pointee.count
-            guard count > 0 else { return 0 }
-            return UInt64(truncatingIfNeeded: count) &+ times[Int(header.pointee.start)].bitPattern
+            guard count > 0 else { return first }
+            return first &+ UInt64(truncatingIfNeeded: count) &+ times[Int(header.pointee.start)].bitPattern
         }
     }
 

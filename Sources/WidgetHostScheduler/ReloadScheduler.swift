@@ -1039,7 +1039,10 @@ public struct ReloadScheduler: Sendable {
         // the time they were issued.
         let readsAhead = due.count >= readAheadMinimum
         var readUpTo = 0
-        if readsAhead { readUpTo = readAhead(due, from: 0, count: 2 * Self.readAheadChunk) }
+        if readsAhead {
+            readUpTo = readAhead(due, from: 0, count: 2 * Self.readAheadChunk)
+            readAheadSpares(skipping: 0, count: readUpTo)
+        }
         var batches = recycledBatches()
         var batchOfGroup = scratch.batchOfGroup
         scratch.batchOfGroup = []
@@ -1061,6 +1064,7 @@ public struct ReloadScheduler: Sendable {
                 break
             }
             if readsAhead && i + Self.readAheadChunk >= readUpTo && readUpTo < due.count {
+                readAheadSpares(skipping: readUpTo - i, count: Self.readAheadChunk)
                 readUpTo = readAhead(due, from: readUpTo, count: Self.readAheadChunk)
             }
             let rules = self.rules
@@ -1243,6 +1247,28 @@ public struct ReloadScheduler: Sendable {
             readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]))
         }
         return end
+    }
+
+    /// Reads ahead every line of the spare in-flight boxes that the next
+    /// `count` reloads issued will take (from the end of the spares), after
+    /// the `skipping` taken before them: each is checked for uniqueness
+    /// (its header) and then written (its record). Read through the
+    /// array's memory, so that no box is retained.
+    private mutating func readAheadSpares(skipping: Int, count: Int) {
+        let end = spareInFlight.count - skipping
+        let start = max(0, end - count)
+        guard start < end else { return }
+        // A Swift object's header (its type and reference count) is two words.
+        let bytes = 2 * MemoryLayout<Int>.size + MemoryLayout<InFlightRecord>.size
+        var sum: UInt64 = 0
+        spareInFlight.withUnsafeBufferPointer { spares in
+            let base = UnsafeRawPointer(spares.baseAddress.unsafelyUnwrapped)
+            for i in start..<end {
+                let box = base.load(fromByteOffset: i * MemoryLayout<InFlightBox>.stride, as: UnsafeRawPointer.self)
+                sum &+= ReadAhead.lines(box, bytes: bytes)
+            }
+        }
+        scratch.readAheadSum &+= sum
     }
 
     /// Reads ahead what the work on the instances at `positions` (`~p` for
