@@ -97,8 +97,9 @@ struct InstanceRecords: Sendable {
 
     /// Reads the records of the instances at `positions` (each position
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
-    /// two passes: the records, then the ledger rings they point to (the
-    /// header and the oldest time). The loads of one pass do not wait on
+    /// two passes: every line of the records, then the blocks they point
+    /// to (the ledger ring's first line, header, oldest and newest times;
+    /// the in-flight box's first line). The loads of one pass do not wait on
     /// each other, so the processor has many cache misses in flight at
     /// once, where the work on one instance after another waits on each of
     /// its misses in turn (at 100,000 instances the records are not in the
@@ -118,7 +119,8 @@ struct InstanceRecords: Sendable {
                     sum &+= ReadAhead.lines(coldBase + p, bytes: MemoryLayout<ColdRecord>.size)
                 }
                 for p in positions {
-                    sum &+= cold[p < 0 ? ~p : p].ledger.readAhead()
+                    let p = p < 0 ? ~p : p
+                    sum &+= cold[p].ledger.readAhead() &+ cold[p].readAheadInFlight()
                 }
             }
         }

@@ -194,12 +194,16 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     var readAhead: UInt64 {
         // The object's first line (its reference count, read by the
         // uniqueness check before a time is recorded), then the header's and
-        // the oldest time's.
+        // the oldest and newest times'.
         let first = ReadAhead.lines(of: self, bytes: 1)
         return withUnsafeMutablePointers { header, times in
             let count = header.pointee.count
             guard count > 0 else { return first }
-            return first &+ UInt64(truncatingIfNeeded: count) &+ times[Int(header.pointee.start)].bitPattern
+            // The newest time too: recording compares with it and writes beside it.
+            let (start, capacity) = (Int(header.pointee.start), Int(header.pointee.capacity))
+            let newest = start + Int(count) - 1
+            return first &+ times[start].bitPattern
+                &+ times[newest < capacity ? newest : newest - capacity].bitPattern
         }
     }
 

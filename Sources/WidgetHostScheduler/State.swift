@@ -421,6 +421,14 @@ struct ColdRecord: Sendable {
         }
     }
 
+    /// Reads the first line of the in-flight box, if any (its reference
+    /// count, which clearing it checks), ahead of the completion (see
+    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from it.
+    func readAheadInFlight() -> UInt64 {
+        guard let box = inFlightBox else { return 0 }
+        return ReadAhead.lines(of: box, bytes: 1)
+    }
+
     /// Clears the in-flight record and, when no copy of this record shares
     /// its box, hands the box to `spares` for the next reload.
     mutating func clearInFlight(into spares: inout [InFlightBox]) {
