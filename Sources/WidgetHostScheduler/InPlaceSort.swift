@@ -47,3 +47,45 @@ extension UnsafeMutableBufferPointer {
         }
     }
 }
+
+extension UnsafeMutableBufferPointer where Element == Int {
+    /// Sorts distinct positions in `0..<bound` ascending. Many of them
+    /// (at least `bound / 1024`, and 32) are marked in `bitmap` (one bit
+    /// per position, kept by the caller between calls and left all zero) and
+    /// read back in order: no comparison, no branch that guesses wrong, one
+    /// word read per 64 positions; a few are sorted by
+    /// ``sortWithoutAllocating(by:)``, where reading the whole bitmap would
+    /// cost more. The scheduler sorts a wakeup's due instances this way: at
+    /// 100,000 instances, thousands at a time.
+    ///
+    /// ```swift
+    /// var bitmap: [UInt64] = []
+    /// var due = [7, 3, 5]
+    /// due.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: 8, bitmap: &bitmap) }  // [3, 5, 7]
+    /// ```
+    mutating func sortDistinctPositions(below bound: Int, bitmap: inout [UInt64]) {
+        let words = (bound + 63) / 64
+        guard count >= 32 && count * 16 >= words else {
+            sortWithoutAllocating(by: <)
+            return
+        }
+        if bitmap.count < words { bitmap.append(contentsOf: repeatElement(0, count: words - bitmap.count)) }
+        bitmap.withUnsafeMutableBufferPointer { bits in
+            for p in self {
+                precondition(p >= 0 && p < bound, "a position out of range")
+                bits[p &>> 6] |= 1 &<< UInt64(p & 63)
+            }
+            var k = 0
+            for w in 0..<words where bits[w] != 0 {
+                var word = bits[w]
+                bits[w] = 0
+                while word != 0 {
+                    self[k] = w &<< 6 | word.trailingZeroBitCount
+                    k += 1
+                    word &= word &- 1
+                }
+            }
+            precondition(k == count, "positions given twice")
+        }
+    }
+}

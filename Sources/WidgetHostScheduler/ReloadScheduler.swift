@@ -155,6 +155,9 @@ public struct ReloadScheduler: Sendable {
         /// What ``InstanceRecords/readAhead(_:)`` returned, kept so that its
         /// reads are made (a number of no meaning).
         var readAheadSum: UInt64 = 0
+        /// One bit per position, all zero between calls: how `dueReloads`
+        /// sorts its due instances when there are many.
+        var dueBitmap: [UInt64] = []
         /// The ids' hashes and positions of a ``complete(_:at:)``.
         var hashes: [UInt64] = []
         var found: [Int] = []
@@ -1032,7 +1035,10 @@ public struct ReloadScheduler: Sendable {
             return []
         }
         // In the order of the instances, as the free-reload cap is consumed.
-        due.withUnsafeMutableBufferPointer { $0.sortWithoutAllocating(by: <) }
+        var bitmap = scratch.dueBitmap
+        scratch.dueBitmap = []
+        due.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: instances.count, bitmap: &bitmap) }
+        scratch.dueBitmap = bitmap
         // Read ahead a chunk at a time, a chunk or two before the issuing
         // reaches it: at 100,000 instances a wakeup's thousands of due
         // instances, read ahead all at once, no longer fit in the cache by

@@ -17,4 +17,23 @@ struct InPlaceSortTests {
             #expect(values == expected.reversed(), "\(size) elements, descending")
         }
     }
+
+    /// Distinct positions, few and many (the bitmap's way), against the
+    /// standard library's sort; the bitmap is left all zero for the next call.
+    @Test func sortsDistinctPositionsByBitmapOrHeap() {
+        var random = SplitMix64(seed: 9)
+        var bitmap: [UInt64] = []
+        for _ in 0..<300 {
+            let bound = 1 + Int(random.next() % 5_000)
+            let size = Int(random.next() % UInt64(min(bound, 600) + 1))
+            var all = Array(0..<bound)
+            for i in 0..<size { all.swapAt(i, i + Int(random.next() % UInt64(bound - i))) }
+            var positions = Array(all[0..<size])
+            let expected = positions.sorted()
+            positions.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: bound, bitmap: &bitmap) }
+            #expect(positions == expected, "\(size) of \(bound)")
+            #expect(bitmap.allSatisfy { $0 == 0 })
+        }
+        #expect(!bitmap.isEmpty, "no case took the bitmap's way")
+    }
 }
