@@ -226,14 +226,15 @@ let package = Package(
             path: "Tests/Fixtures/CenterAppCorpus", swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // Tests.
+        .target(name: "WidgetHostTestSupport", path: "Tests/Support", swiftSettings: strictSwift),
         .testTarget(
             name: "WidgetHostKitTests",
-            dependencies: ["WidgetHostKit", "WidgetHostJSON", "WidgetHostModel"],
+            dependencies: ["WidgetHostTestSupport", "WidgetHostKit", "WidgetHostJSON", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "WidgetHostIsolationTests",
-            dependencies: ["WidgetHostIsolation", "WidgetHostModel"],
+            dependencies: ["WidgetHostTestSupport", "WidgetHostIsolation", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -246,26 +247,29 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostStoreTests",
-            dependencies: ["WidgetHostStore", "WidgetHostScheduler", "WidgetHostModel"],
+            dependencies: ["WidgetHostTestSupport", "WidgetHostStore", "WidgetHostScheduler", "WidgetHostModel"],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "WidgetHostDaemonTests",
             dependencies: [
-                "WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore", "WidgetHostModel", "WidgetHostIsolation",
+                "WidgetHostTestSupport", "WidgetHostDaemon", "WidgetHostScheduler", "WidgetHostStore",
+                "WidgetHostModel", "WidgetHostIsolation",
             ],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "WidgetHostWebTests",
-            dependencies: ["WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation", "WidgetHostControl"],
+            dependencies: [
+                "WidgetHostTestSupport", "WidgetHostWeb", "WidgetHostModel", "WidgetHostIsolation", "WidgetHostControl",
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "WidgetHostCLITests",
             dependencies: [
-                "WidgetHostCLI", "WidgetHostControl", "WidgetHostCenter", "WidgetHostStore", "WidgetHostScheduler",
-                "CenterAppCorpus",
+                "WidgetHostTestSupport", "WidgetHostCLI", "WidgetHostControl", "WidgetHostCenter", "WidgetHostStore",
+                "WidgetHostScheduler", "CenterAppCorpus",
             ],
             swiftSettings: strictSwift
         ),

@@ -268,12 +268,17 @@ static void probe_pidns(int fd) {
     _exit(0);
 }
 
+/* The mount probe's data directory: made and removed by wh_sandbox_check
+ * around the probes (the probe ends inside its view, where the directory is
+ * a mount point it cannot remove). */
+static char g_probe_data[64];
+
 static void probe_mountns(int fd) {
     const char *how = NULL;
     int rc = wh_unshare(CLONE_NEWNS | CLONE_NEWPID, &how);
-    char data[] = "/tmp/widgethost-check-XXXXXX", error[256] = "";
-    if (rc != 0 || !mkdtemp(data)) {
-        say(fd, "unshare(CLONE_NEWNS): %s", strerror(rc ? -rc : errno));
+    char *data = g_probe_data, error[256] = "";
+    if (rc != 0 || !data[0]) {
+        say(fd, "unshare(CLONE_NEWNS): %s", rc ? strerror(-rc) : "no data directory could be made in /tmp");
         _exit(1);
     }
     wh_sandbox_policy p = {0};
@@ -283,7 +288,6 @@ static void probe_mountns(int fd) {
     if (wh_pidns_split(error, sizeof error) != 0 || wh_apply_view(&p, 1, error, sizeof error, &skipped) != 0 ||
         skipped) {
         say(fd, "%s", skipped ? "mounts refused: no private mount namespace" : error);
-        rmdir(data);
         _exit(1);
     }
     /* Outside the view nothing is there; inside, only the data directory
@@ -325,6 +329,8 @@ int wh_sandbox_check(FILE *out, int json) {
     /* schemaVersion 2: an object with the layers and the holes (1 was the
      * bare array of layers). */
     if (json) fprintf(out, "{\"schemaVersion\":2,\"layers\":[");
+    snprintf(g_probe_data, sizeof g_probe_data, "/tmp/widgethost-check-XXXXXX");
+    if (!mkdtemp(g_probe_data)) g_probe_data[0] = 0;
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
         check_result r = run_probe(layers[i].probe);
         all &= r.active;
@@ -337,6 +343,7 @@ int wh_sandbox_check(FILE *out, int json) {
             fprintf(out, "%-13s %-12s %s\n", layers[i].name, r.active ? "active" : "unavailable", r.detail);
         }
     }
+    if (g_probe_data[0]) rmdir(g_probe_data);
     fflush(out);
     wh_hole_result holes[16];
     int count = wh_check_holes(holes, sizeof holes / sizeof holes[0]);

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WidgetHostTestSupport
 
 /// Runs the real `widgethost` executable, as users do.
 enum CLI {
@@ -62,9 +63,7 @@ enum CLI {
     }
 
     static func temporaryDirectory(_ name: String) -> String {
-        let path = NSTemporaryDirectory() + "widgethost-cli-tests-\(getpid())-\(name)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        ScratchDirectory.make(name, unique: false)
     }
 
     /// The faulty fixtures, built once.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WidgetHostStore
+import WidgetHostTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -293,7 +294,7 @@ struct CenterSandbox {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     init() throws {
-        var template = Array("/tmp/whc-XXXXXX".utf8CString)
+        var template = Array((ScratchDirectory.root + "/whc-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard let made else { throw CenterBuildError(output: "mkdtemp failed") }
         directory = String(cString: made)

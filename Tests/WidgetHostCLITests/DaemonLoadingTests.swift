@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WidgetHostStore
+import WidgetHostTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +23,7 @@ struct DaemonLoadingTests {
 
     @Test func aPluginLoadingAgainDoesNotBlockTheLoopAndItsReloadsWait() throws {
         // The plugin's file is in the daemon's directory (DaemonProcess makes it afresh).
-        let plugin = "/tmp/wh-\(getpid())-loading/late.so"
+        let plugin = ScratchDirectory.path("loading") + "/late.so"
         let daemon = try DaemonProcess(
             "loading",
             configuration: """

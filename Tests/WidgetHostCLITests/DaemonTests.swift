@@ -3,6 +3,7 @@ import Testing
 import WidgetHostCenter
 import WidgetHostControl
 import WidgetHostScheduler
+import WidgetHostTestSupport
 
 @testable import WidgetHostStore
 
@@ -19,7 +20,7 @@ final class DaemonProcess {
     /// `@FIXTURES@` by the faulty fixtures' directory).
     /// `stateDirectory`: a subdirectory (created) for the state file, e.g. to mount a small file system on.
     init(_ name: String, configuration: String, stateDirectory: String? = nil) throws {
-        directory = "/tmp/wh-\(getpid())-\(name)"
+        directory = ScratchDirectory.path(name)
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         config = directory + "/host.json"

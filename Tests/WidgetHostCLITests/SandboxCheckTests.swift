@@ -7,6 +7,7 @@ import Testing
 @Suite("sandbox-check")
 struct SandboxCheckTests {
     @Test func reportsEveryLayerAndHoleAndExitsZeroOnlyIfAllAreActiveAndClosed() throws {
+        let before = Self.checkDirectories()
         let result = try CLI.run(["sandbox-check", "--json"])
         let report = try #require(
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -34,5 +35,13 @@ struct SandboxCheckTests {
         #expect(text.status == result.status)
         #expect(text.stdout.split(separator: "\n").count >= 16)
         #expect(text.stdout.contains("holes, each tried live from inside the sandbox:"))
+        // The probes' directories in /tmp are gone (the mount probe's was
+        // left behind at every run; only this suite runs the check).
+        #expect(Self.checkDirectories().subtracting(before).isEmpty)
+    }
+
+    static func checkDirectories() -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        return Set(names.filter { $0.hasPrefix("widgethost-check-") })
     }
 }

@@ -2,13 +2,14 @@ import Foundation
 import Testing
 import WidgetHostIsolation
 import WidgetHostModel
+import WidgetHostTestSupport
 
 @testable import WidgetHostDaemon
 
 @Suite("The daemon's configuration file")
 struct DaemonConfigurationTests {
     func write(_ text: String, files: [String] = []) throws -> String {
-        let directory = NSTemporaryDirectory() + "widgethost-config-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = ScratchDirectory.path("config-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(atPath: directory + "/plugins", withIntermediateDirectories: true)
         for file in files { _ = FileManager.default.createFile(atPath: directory + "/" + file, contents: Data()) }
         try text.write(toFile: directory + "/host.json", atomically: true, encoding: .utf8)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WidgetHostControl
 import WidgetHostModel
+import WidgetHostTestSupport
 
 @testable import WidgetHostDaemon
 @testable import WidgetHostStore
@@ -13,7 +14,7 @@ struct EventLogTests {
     let directory: String
 
     init() throws {
-        directory = "/tmp/wh-eventlog-\(getpid())-\(UUID().uuidString.prefix(8))"
+        directory = ScratchDirectory.path("eventlog-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WidgetHostIsolation
 import WidgetHostModel
+import WidgetHostTestSupport
 
 /// Paths and builds shared by the isolation tests: the real fixture plugins
 /// are compiled once per test run, into a temporary directory.
@@ -15,9 +16,7 @@ enum TestSupport {
 
     /// A fresh temporary directory.
     static func temporaryDirectory(_ name: String) -> String {
-        let path = NSTemporaryDirectory() + "widgethost-tests-\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        ScratchDirectory.make(name)
     }
 
     /// Runs a command, returning its exit status and combined output.

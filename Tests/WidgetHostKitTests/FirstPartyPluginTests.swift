@@ -1,5 +1,6 @@
 import Testing
 import WidgetHostKit
+import WidgetHostTestSupport
 
 // The first-party plugins' provider files are compiled into this test target
 // through the symlinks in FirstPartyPlugins/ (their Export.swift files are
@@ -47,7 +48,7 @@ private func utc(_ text: String) throws -> Date { try Date(text, strategy: .iso8
     }
 
     @Test func leaderboardReadsItsDataDirectory() async throws {
-        let directory = "/tmp/widgethost-kit-tests-\(UUID().uuidString)-leaderboard"
+        let directory = ScratchDirectory.path("kit-tests-\(UUID().uuidString)-leaderboard")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let builtIn = try await HeroLeaderboardProvider().timeline(in: context(directory: directory))
@@ -141,7 +142,7 @@ private func utc(_ text: String) throws -> Date { try Date(text, strategy: .iso8
     }
 
     @Test func malformedFileIsAnErrorNamingTheFileAndTheProblem() async throws {
-        let directory = "/tmp/widgethost-kit-tests-\(UUID().uuidString)-market"
+        let directory = ScratchDirectory.path("kit-tests-\(UUID().uuidString)-market")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(#"{"exchange": "X", "open": "9h30", "close": "16:00"}"#.utf8)

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import WidgetHostABI
 import WidgetHostKit
+import WidgetHostTestSupport
 
 /// What the handler was given, call by call.
 private let handedOver = Mutex<[(token: Data, widgets: [WidgetInfo])]>([])
@@ -37,7 +38,7 @@ struct PushHandlerTests {
             ])
         let kind = kind(pushed, 0)
         #expect(kind.flags & WH_KIND_PUSH.rawValue != 0)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("push-\(UUID().uuidString)").path
+        let directory = ScratchDirectory.path("push-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = String(repeating: "0a", count: 32)

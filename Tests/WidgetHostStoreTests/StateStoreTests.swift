@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import WidgetHostModel
 import WidgetHostScheduler
+import WidgetHostTestSupport
 
 @testable import WidgetHostStore
 
@@ -11,7 +12,7 @@ let hour = 3600.0
 let day = 86_400.0
 
 func temporaryPath(_ name: String) -> String {
-    NSTemporaryDirectory() + "widgethost-store-\(getpid())-\(UUID().uuidString.prefix(8))/\(name).sqlite"
+    ScratchDirectory.path("store-\(UUID().uuidString.prefix(8))/\(name).sqlite")
 }
 
 /// A scheduler run for a virtual day: policy reloads, failures, explicit
@@ -187,7 +188,7 @@ func simulatedDay() -> ReloadScheduler {
         #expect(try store.unquarantine(path: file.path, at: t0 + 30))
         #expect(try store.quarantined().isEmpty)
 
-        let real = NSTemporaryDirectory() + "widgethost-store-\(getpid())-file.so"
+        let real = ScratchDirectory.make("store-file") + "/file.so"
         try Data("x".utf8).write(to: URL(fileURLWithPath: real))
         let identity = try #require(PluginFileIdentity.of(path: real))
         #expect(identity.size == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import WidgetHostTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -37,6 +38,11 @@ final class Browser {
             process = Process()
             process.executableURL = URL(fileURLWithPath: driver)
             process.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
+            // Chromium's profile directories in this run's scratch
+            // directory, removed with it (a session not quit left them in /tmp).
+            var environment = ProcessInfo.processInfo.environment
+            environment["TMPDIR"] = ScratchDirectory.make("chromium")
+            process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
