@@ -9,6 +9,7 @@ enum ReadAhead {
     /// `pointer` touch, and returns their sum.
     @inline(__always)
     static func lines(_ pointer: UnsafeRawPointer, bytes: Int) -> UInt64 {
+        guard bytes > 0 else { return 0 }
         var sum: UInt64 = 0
         var offset = 0
         while offset < bytes {
