@@ -93,13 +93,21 @@ extension IsolationMode: CustomTestStringConvertible {
 struct ForgedChildStartedTests {
     @Test(arguments: [IsolationMode.worker, .forkServer, .spawn])
     func aForgedAnnouncementKillsNothing(mode: IsolationMode) throws {
-        // The decoy: `sleep` in a session (and process group) of its own.
+        // The decoy: `sleep` in a session (and process group) of its own,
+        // holding none of this process's descriptors: holding the write end
+        // of another test's pipe (spawned while that test's command ran),
+        // it kept that test's read waiting for its 600 s, and the run with it.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc), not imported as a macro
         var group: pid_t = 0
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("600"), nil]
-        let spawned = posix_spawn(&group, "/bin/sleep", nil, &attributes, arguments, environ)
+        let closeAllAndSleep =
+            #"for fd in /proc/self/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-" 2>/dev/null; done; "#
+            + "exec /bin/sleep 600"
+        let arguments: [UnsafeMutablePointer<CChar>?] = [
+            strdup("/bin/bash"), strdup("-c"), strdup(closeAllAndSleep), nil,
+        ]
+        let spawned = posix_spawn(&group, "/bin/bash", nil, &attributes, arguments, environ)
         posix_spawnattr_destroy(&attributes)
         for argument in arguments { free(argument) }
         try #require(spawned == 0)
