@@ -82,9 +82,10 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
     }
 
     /// Calls `body` with the payload of the position with the smallest key
-    /// (the queue must not be empty), in place: no copy of it is made.
+    /// (the queue must carry payloads and not be empty), in place: no copy
+    /// of it is made.
     mutating func withMinimumPayload<R>(_ body: (inout Payload) -> R) -> R {
-        precondition(!keys.isEmpty, "the queue is empty")
+        precondition(Self.carriesPayload && !keys.isEmpty, "no payload: the queue carries none, or is empty")
         return body(&payloads[0])
     }
 

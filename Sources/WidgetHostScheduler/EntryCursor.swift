@@ -11,7 +11,7 @@ import WidgetHostModel
 /// cursor cost two cache misses one after the other.
 struct EntryCursor: Sendable, Hashable {
     /// The timeline's entries, sorted by date.
-    var entries: [EntryRecord]
+    let entries: [EntryRecord]
     /// The index of the queued entry in `entries` (a hint:
     /// ``ReloadScheduler/nextEntry(after:in:from:)`` checks it).
     var index: Int32

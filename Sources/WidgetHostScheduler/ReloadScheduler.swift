@@ -1045,10 +1045,6 @@ public struct ReloadScheduler: Sendable {
         // the time they were issued.
         let readsAhead = due.count >= readAheadMinimum
         var readUpTo = 0
-        if readsAhead {
-            readUpTo = readAhead(due, from: 0, count: 2 * Self.readAheadChunk)
-            readAheadSpares(skipping: 0, count: readUpTo)
-        }
         var batches = recycledBatches()
         var batchOfGroup = scratch.batchOfGroup
         scratch.batchOfGroup = []
@@ -1069,9 +1065,11 @@ public struct ReloadScheduler: Sendable {
                 examined = i
                 break
             }
-            if readsAhead && i + Self.readAheadChunk >= readUpTo && readUpTo < due.count {
-                readAheadSpares(skipping: readUpTo - i, count: Self.readAheadChunk)
-                readUpTo = readAhead(due, from: readUpTo, count: Self.readAheadChunk)
+            if readsAhead {
+                let end = readAhead(due, aheadOf: i, readUpTo: readUpTo)
+                // The spare boxes the reloads read ahead will take.
+                readAheadSpares(skipping: readUpTo - i, count: end - readUpTo)
+                readUpTo = end
             }
             let rules = self.rules
             let charge = appCharges[info[p].app]
@@ -1190,9 +1188,10 @@ public struct ReloadScheduler: Sendable {
 
     /// Records how several reloads ended, at `time`: the same as
     /// ``complete(_:with:at:)`` for each in turn, faster for many (a batch's
-    /// results). The instances' records are read ahead, all at once, before
-    /// each is completed: at 100,000 instances they are not in the cache,
-    /// and the misses of one completion after another were most of its time.
+    /// results). The instances' records are read ahead, a chunk at a time,
+    /// before they are completed: at 100,000 instances they are not in the
+    /// cache, and the misses of one completion after another were most of
+    /// its time.
     ///
     /// ```swift
     /// let batch = scheduler.dueReloads(at: now)[0]
@@ -1225,12 +1224,10 @@ public struct ReloadScheduler: Sendable {
             }
             // Ids not found (rare) are left out of the reading ahead.
             let ahead = found.allSatisfy { $0 >= 0 } ? found : found.filter { $0 >= 0 }
-            var readUpTo = readAhead(ahead, from: 0, count: 2 * Self.readAheadChunk)
+            var readUpTo = 0
             var j = 0  // the index in `ahead` of the next found position
             for i in results.indices where found[i] >= 0 {
-                if j + Self.readAheadChunk >= readUpTo && readUpTo < ahead.count {
-                    readUpTo = readAhead(ahead, from: readUpTo, count: Self.readAheadChunk)
-                }
+                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo)
                 j += 1
                 complete(at: found[i], hash: hashes[i], with: results[i].outcome, at: time)
             }
@@ -1244,11 +1241,14 @@ public struct ReloadScheduler: Sendable {
     /// stays in the cache until the work reaches it.
     static let readAheadChunk = 128
 
-    /// Reads ahead over `positions[start..<start + count]` (clamped to the
-    /// array) and returns where that ends.
-    private mutating func readAhead(_ positions: [Int], from start: Int, count: Int) -> Int {
-        let end = min(positions.count, start + count)
-        guard start < end else { return end }
+    /// Keeps the reading ahead over `positions` a chunk or two before the
+    /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
+    /// read; when `i` comes within a chunk of that end, reads the next
+    /// chunk (two at the start). Returns the new end.
+    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int) -> Int {
+        guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
+        let start = readUpTo
+        let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
         scratch.readAheadSum &+= positions.withUnsafeBufferPointer {
             readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]))
         }
@@ -1261,6 +1261,7 @@ public struct ReloadScheduler: Sendable {
     /// (its header) and then written (its record). Read through the
     /// array's memory, so that no box is retained.
     private mutating func readAheadSpares(skipping: Int, count: Int) {
+        guard count > 0 else { return }
         let end = spareInFlight.count - skipping
         let start = max(0, end - count)
         guard start < end else { return }

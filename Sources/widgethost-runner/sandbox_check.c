@@ -272,13 +272,19 @@ static void probe_pidns(int fd) {
  * around the probes (the probe ends inside its view, where the directory is
  * a mount point it cannot remove). */
 static char g_probe_data[64];
+static int g_probe_data_errno;
 
 static void probe_mountns(int fd) {
     const char *how = NULL;
     int rc = wh_unshare(CLONE_NEWNS | CLONE_NEWPID, &how);
     char *data = g_probe_data, error[256] = "";
-    if (rc != 0 || !data[0]) {
-        say(fd, "unshare(CLONE_NEWNS): %s", rc ? strerror(-rc) : "no data directory could be made in /tmp");
+    if (rc != 0) {
+        say(fd, "unshare(CLONE_NEWNS): %s", strerror(-rc));
+        _exit(1);
+    }
+    if (!data[0]) {
+        say(fd, "mkdtemp(/tmp/widgethost-check-XXXXXX) for the probe's data directory: %s",
+            strerror(g_probe_data_errno));
         _exit(1);
     }
     wh_sandbox_policy p = {0};
@@ -330,7 +336,10 @@ int wh_sandbox_check(FILE *out, int json) {
      * bare array of layers). */
     if (json) fprintf(out, "{\"schemaVersion\":2,\"layers\":[");
     snprintf(g_probe_data, sizeof g_probe_data, "/tmp/widgethost-check-XXXXXX");
-    if (!mkdtemp(g_probe_data)) g_probe_data[0] = 0;
+    if (!mkdtemp(g_probe_data)) {
+        g_probe_data_errno = errno;
+        g_probe_data[0] = 0;
+    }
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
         check_result r = run_probe(layers[i].probe);
         all &= r.active;
