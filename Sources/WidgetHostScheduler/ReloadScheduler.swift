@@ -68,7 +68,7 @@ public struct ReloadScheduler: Sendable {
     /// Per instance position: the time its next reload is due, as planned at
     /// `latestTime` (never later than the truth: the free-reload cap can only
     /// move a plan later after it was made).
-    private var reloads = DueQueue<NoPayload>()
+    private var reloads = ReloadWheel()
     /// Instances whose plan depends on the hour `now` is in (a counted reload
     /// overdue and waiting for budget: the allowance follows the viewing tier
     /// at `now`), keyed by when that hour (or the learning period) ends.
@@ -210,7 +210,7 @@ public struct ReloadScheduler: Sendable {
 
     private mutating func rebuildIndex() {
         index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
-        reloads = DueQueue()
+        reloads = ReloadWheel()
         rechecks = DueQueue()
         entryChanges = DueQueue()
         byApp = [:]
@@ -854,7 +854,7 @@ public struct ReloadScheduler: Sendable {
         return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
     }
 
-    private static func coalescedWake(_ reloads: DueQueue<NoPayload>, _ queued: QueuedPlans, slack: Double, now: Double)
+    private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
         -> Double?
     {
         var bound = reloads.minimumKey + slack

@@ -1,0 +1,341 @@
+/// The instance positions queued by the time their next reload is due: a
+/// timing wheel of one-second buckets (a calendar queue), with a 4-ary heap
+/// (``DueQueue``) for the times past its horizon.
+///
+/// The reload queue sees every reload twice (taken out when issued, queued
+/// again when it completes), almost always within the next hour. In a heap
+/// each of those moves sifts through the levels and writes, at each level,
+/// the new slot of the position it passed (a random cache line per level at
+/// 100,000 instances); here a move unlinks the position from one bucket's
+/// list and links it into another: a few writes, none of them per level.
+///
+/// - **Buckets.** A key `t` belongs to bucket `⌊t⌋`; the ring holds the
+///   8,192 buckets from `base` on (2 h 16 min), each a doubly linked list
+///   threaded through the per-position nodes (key, next, previous: 16 bytes
+///   per position), with a bitmap of the buckets that are not empty. Keys
+///   from `base + 8192` on wait in `far`, and come into the ring as `base`
+///   moves up to them; a key before `base` moves `base` down, and whatever
+///   then falls past the ring's end goes to `far`.
+/// - **The earliest.** `minimumKey` and `minimumPosition` are kept as the
+///   queue changes, so reading them costs nothing: a key below the earliest
+///   becomes the earliest; when the earliest moves later or leaves, the
+///   first bucket that is not empty (found in the bitmap) is read through,
+///   and `base` moves up to it. Taken out in random order, the k instances
+///   of a batch cost about ln k such reads of one bucket.
+/// - **Walks.** ``collect(upTo:_:)`` visits the buckets up to the bound's,
+///   skipping empty ones by the bitmap, then `far` if the bound is past the
+///   ring: every position it finds is due, and it finds them in no
+///   particular order (the scheduler sorts what it issues).
+///
+/// ```swift
+/// var wheel = ReloadWheel()
+/// wheel.set(3, to: 1_800_000_600)
+/// wheel.set(5, to: 1_800_000_030.5)
+/// wheel.minimumKey  // 1_800_000_030.5
+/// wheel.collect(upTo: 1_800_000_600, into: &buffer)  // [5, 3] (any order)
+/// ```
+struct ReloadWheel: Sendable, Equatable {
+    /// A position's queued key and its neighbours in its bucket's list.
+    struct Node: Sendable {
+        /// `.infinity`: not queued.
+        var key: Double = .infinity
+        /// The next position in the bucket, or -1.
+        var next: Int32 = -1
+        /// The previous position in the bucket, -1 for the first, or
+        /// ``ReloadWheel/inFar`` when the key waits in `far`.
+        var previous: Int32 = -1
+    }
+
+    /// The ring's size, in buckets of one second.
+    static let ringSize = 8192
+    private static let mask = Int64(ringSize - 1)
+    /// `Node.previous` of a position whose key is in `far`.
+    static let inFar: Int32 = -2
+    /// A bucket number for keys too large for an `Int64` of seconds (far past
+    /// any ring): they stay in `far`.
+    private static let farBucket = Int64(1) << 60
+
+    private var nodes: [Node] = []
+    /// Per ring slot: the first position of its bucket, or -1.
+    private var heads = [Int32](repeating: -1, count: ringSize)
+    /// One bit per ring slot: whether its bucket has a position.
+    private var occupied = [UInt64](repeating: 0, count: ringSize / 64)
+    /// The bucket of the ring's first slot; every key in the ring is in
+    /// `base ..< base + ringSize`, every key in `far` past it.
+    private var base: Int64 = 0
+    /// Keys past the ring.
+    private var far = DueQueue<NoPayload>()
+    /// The number of queued positions.
+    private(set) var count = 0
+    /// The smallest key, `.infinity` when empty.
+    private(set) var minimumKey = Double.infinity
+    private var minimum: Int32 = -1
+
+    init() {}
+
+    /// The position with the smallest key.
+    var minimumPosition: Int? { minimum >= 0 ? Int(minimum) : nil }
+
+    /// The key of `position`, `.infinity` if not queued.
+    func key(of position: Int) -> Double {
+        position < nodes.count ? nodes[position].key : .infinity
+    }
+
+    /// Makes room for positions up to `count - 1` (new positions are not queued).
+    mutating func reserve(positions count: Int) {
+        if nodes.count < count { nodes.append(contentsOf: repeatElement(Node(), count: count - nodes.count)) }
+    }
+
+    /// Queues `position` at `key`, moves it, or (for an infinite or NaN key)
+    /// takes it out.
+    mutating func set(_ position: Int, to key: Double) {
+        reserve(positions: position + 1)
+        let key = key < .infinity ? key : .infinity
+        let old = nodes[position].key
+        guard key != old else { return }
+        if old < .infinity {
+            unlink(position)
+            count -= 1
+        }
+        if key < .infinity {
+            if count == 0 { base = Self.bucket(key) }
+            link(position, key)
+            count += 1
+        } else {
+            nodes[position].key = .infinity
+        }
+        if key < minimumKey {
+            minimumKey = key
+            minimum = Int32(position)
+        } else if Int32(position) == minimum {
+            findMinimum()
+        }
+    }
+
+    /// Calls `body` with every position whose key is `≤ bound`, and its key,
+    /// in no particular order.
+    func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
+        guard minimumKey <= bound else { return }
+        let last = Self.bucket(bound)
+        let end = min(last, base + Int64(Self.ringSize) - 1)
+        nodes.withUnsafeBufferPointer { nodes in
+            heads.withUnsafeBufferPointer { heads in
+                forEachOccupied(from: base, through: end) { slot in
+                    var p = heads[slot]
+                    while p >= 0 {
+                        let node = nodes[Int(p)]
+                        if node.key <= bound { body(Int(p), node.key) }
+                        p = node.next
+                    }
+                }
+            }
+        }
+        if last >= base + Int64(Self.ringSize) { far.collect(upTo: bound, body) }
+    }
+
+    /// Appends every position whose key is `≤ bound` to `buffer`, in no
+    /// particular order.
+    func collect(upTo bound: Double, into buffer: inout [Int]) {
+        collect(upTo: bound) { position, _ in buffer.append(position) }
+    }
+
+    /// Forgets `position` and renumbers every later position one down (an
+    /// instance removed from the middle of the scheduler's array). O(N).
+    mutating func removePosition(_ position: Int) {
+        guard position < nodes.count else { return }
+        set(position, to: .infinity)
+        nodes.remove(at: position)
+        let p = Int32(position)
+        func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }
+        for i in nodes.indices {
+            nodes[i].next = renumbered(nodes[i].next)
+            if nodes[i].previous >= 0 { nodes[i].previous = renumbered(nodes[i].previous) }
+        }
+        for i in heads.indices { heads[i] = renumbered(heads[i]) }
+        minimum = renumbered(minimum)
+        far.removePosition(position)
+    }
+
+    /// Reads, for each position of `positions` (`~p` for negative ones), its
+    /// node and its neighbours' (what taking it out of its bucket writes),
+    /// ahead of the moves: see ``InstanceRecords/readAhead(_:)``. Returns a
+    /// number made from what was read.
+    func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
+        var sum: UInt64 = 0
+        nodes.withUnsafeBufferPointer { nodes in
+            for p in positions {
+                let p = p < 0 ? ~p : p
+                guard p < nodes.count else { continue }
+                let node = nodes[p]
+                sum &+= node.key.bitPattern
+                if node.next >= 0 { sum &+= nodes[Int(node.next)].key.bitPattern }
+                if node.previous >= 0 { sum &+= nodes[Int(node.previous)].key.bitPattern }
+            }
+        }
+        return sum
+    }
+
+    /// Two wheels are equal when they queue the same positions at the same
+    /// keys (however their buckets are laid out).
+    static func == (a: ReloadWheel, b: ReloadWheel) -> Bool {
+        guard a.count == b.count, a.minimumKey == b.minimumKey else { return false }
+        for p in 0..<max(a.nodes.count, b.nodes.count) where a.key(of: p) != b.key(of: p) { return false }
+        return true
+    }
+
+    // MARK: - Buckets
+
+    /// The bucket of a finite key.
+    @inline(__always)
+    private static func bucket(_ key: Double) -> Int64 {
+        let seconds = key.rounded(.down)
+        guard seconds < Double(farBucket) else { return farBucket }
+        guard seconds > -Double(farBucket) else { return -farBucket }
+        return Int64(seconds)
+    }
+
+    @inline(__always)
+    private static func slot(_ bucket: Int64) -> Int { Int(bucket & mask) }
+
+    /// Puts `position` (not queued) at `key`: in its bucket's list when in
+    /// the ring, in `far` past it; a key before `base` moves `base` down first.
+    private mutating func link(_ position: Int, _ key: Double) {
+        let b = Self.bucket(key)
+        if b < base { moveBase(down: b) }
+        guard b < base + Int64(Self.ringSize) else {
+            nodes[position] = Node(key: key, next: -1, previous: Self.inFar)
+            far.set(position, to: key)
+            return
+        }
+        let s = Self.slot(b)
+        let head = heads[s]
+        nodes[position] = Node(key: key, next: head, previous: -1)
+        if head >= 0 {
+            nodes[Int(head)].previous = Int32(position)
+        } else {
+            occupied[s >> 6] |= 1 << UInt64(s & 63)
+        }
+        heads[s] = Int32(position)
+    }
+
+    /// Takes `position` (queued) out of its bucket's list or `far`; its
+    /// node's key is left for the caller to set.
+    private mutating func unlink(_ position: Int) {
+        let node = nodes[position]
+        if node.previous == Self.inFar {
+            far.set(position, to: .infinity)
+            return
+        }
+        if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
+        if node.previous >= 0 {
+            nodes[Int(node.previous)].next = node.next
+        } else {
+            let s = Self.slot(Self.bucket(node.key))
+            heads[s] = node.next
+            if node.next < 0 { occupied[s >> 6] &= ~(1 << UInt64(s & 63)) }
+        }
+    }
+
+    /// Moves `base` down to `b`: the buckets that no longer fit the ring
+    /// (from `b + ringSize` on) go to `far`.
+    private mutating func moveBase(down b: Int64) {
+        let ringEnd = base + Int64(Self.ringSize)
+        let keepEnd = b + Int64(Self.ringSize)
+        if keepEnd < ringEnd {
+            var evicted: [Int32] = []
+            heads.withUnsafeBufferPointer { heads in
+                forEachOccupied(from: max(keepEnd, base), through: ringEnd - 1) { slot in
+                    var p = heads[slot]
+                    while p >= 0 {
+                        evicted.append(p)
+                        p = nodes[Int(p)].next
+                    }
+                }
+            }
+            for p in evicted {
+                unlink(Int(p))
+                nodes[Int(p)] = Node(key: nodes[Int(p)].key, next: -1, previous: Self.inFar)
+                far.set(Int(p), to: nodes[Int(p)].key)
+            }
+        }
+        base = b
+    }
+
+    /// Finds the smallest key again (the earliest moved later or left):
+    /// moves `base` up to the first bucket that is not empty (bringing the
+    /// keys of `far` now within the ring in) and reads that bucket through.
+    private mutating func findMinimum() {
+        minimumKey = .infinity
+        minimum = -1
+        guard count > 0 else { return }
+        if let slot = firstOccupied() {
+            base += (Int64(slot) - base) & Self.mask
+        } else {
+            base = Self.bucket(far.minimumKey)
+        }
+        // Keys of `far` now within the ring come in (in order of key).
+        let ringEnd = base + Int64(Self.ringSize)
+        while let p = far.minimumPosition, Self.bucket(far.minimumKey) < ringEnd {
+            let key = far.minimumKey
+            far.set(p, to: .infinity)
+            let s = Self.slot(Self.bucket(key))
+            let head = heads[s]
+            nodes[p] = Node(key: key, next: head, previous: -1)
+            if head >= 0 {
+                nodes[Int(head)].previous = Int32(p)
+            } else {
+                occupied[s >> 6] |= 1 << UInt64(s & 63)
+            }
+            heads[s] = Int32(p)
+        }
+        var p = heads[Self.slot(base)]
+        while p >= 0 {
+            let node = nodes[Int(p)]
+            if node.key < minimumKey {
+                minimumKey = node.key
+                minimum = p
+            }
+            p = node.next
+        }
+    }
+
+    /// The ring slot of the first bucket from `base` on that is not empty.
+    private func firstOccupied() -> Int? {
+        let start = Self.slot(base)
+        let words = occupied.count
+        var word = start >> 6
+        var bits = occupied[word] & (~0 << UInt64(start & 63))
+        for _ in 0...words {
+            if bits != 0 { return word << 6 + bits.trailingZeroBitCount }
+            word = (word + 1) % words
+            bits = occupied[word]
+        }
+        return nil
+    }
+
+    /// Calls `body` with the ring slot of every bucket in `from ... through`
+    /// (within the ring) that is not empty, in order of bucket.
+    @inline(__always)
+    private func forEachOccupied(from: Int64, through: Int64, _ body: (Int) -> Void) {
+        guard through >= from else { return }
+        let span = Int(min(through - from + 1, Int64(Self.ringSize)))
+        var s = Self.slot(from)
+        var left = span
+        occupied.withUnsafeBufferPointer { occupied in
+            while left > 0 {
+                let word = s >> 6
+                let bit = s & 63
+                let take = min(64 - bit, left)
+                var bits = occupied[word] >> UInt64(bit)
+                if take < 64 { bits &= (1 << UInt64(take)) - 1 }
+                while bits != 0 {
+                    let i = bits.trailingZeroBitCount
+                    body(s + i)
+                    bits &= bits - 1
+                }
+                left -= take
+                s = (s + take) & Int(Self.mask)
+            }
+        }
+    }
+}

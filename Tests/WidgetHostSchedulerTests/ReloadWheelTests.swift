@@ -1,0 +1,119 @@
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// The reload wheel against a plain table of positions and keys, through
+/// random moves whose keys fall in the same bucket, across the ring's end,
+/// before its start, past any ring, and on fractions of a second: the
+/// earliest, every key and every walk agree with the table at every step.
+@Suite("Reload wheel")
+struct ReloadWheelTests {
+    /// A key around `now`: mostly within the next hour (one bucket shared by
+    /// many), sometimes before `now` (the ring's start moves down), hours
+    /// or days later (in `far`, brought in as the ring moves), or huge.
+    static func key(around now: Double, _ random: inout SplitMix64) -> Double {
+        switch random.next() % 20 {
+        case 0..<10: return now + Double(random.next() % 3600)
+        case 10..<13: return now + Double(random.next() % 8) + 0.25 * Double(random.next() % 4)
+        case 13..<15: return now - Double(random.next() % 20_000)
+        case 15..<18: return now + Double(random.next() % 400_000)
+        case 18: return now + Double(ReloadWheel.ringSize) + Double(random.next() % 3)
+        default: return random.next() % 2 == 0 ? 1e300 : -1e300
+        }
+    }
+
+    @Test(arguments: [1, 7, 23])
+    func matchesAPlainTable(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var wheel = ReloadWheel()
+        var table: [Int: Double] = [:]
+        var positions = 300
+        var now = 1_800_000_000.0
+        for step in 0..<30_000 {
+            let p = Int(random.next() % UInt64(positions))
+            switch random.next() % 12 {
+            case 0..<6:
+                let key = Self.key(around: now, &random)
+                wheel.set(p, to: key)
+                table[p] = key
+            case 6:
+                wheel.set(p, to: random.next() % 2 == 0 ? .infinity : .nan)
+                table[p] = nil
+            case 7..<10 where !table.isEmpty:
+                // Time moves on to the earliest, which moves later or
+                // leaves (a reload issued).
+                let minimum = wheel.minimumPosition!
+                now = max(now, min(wheel.minimumKey, 1e12))
+                let moved = random.next() % 3 == 0 ? Double.infinity : Self.key(around: now, &random)
+                wheel.set(minimum, to: moved)
+                table[minimum] = moved < .infinity ? moved : nil
+            case 10:
+                // A batch: every key up to a bound taken out, in the
+                // order of the positions.
+                let bound = now + Double(random.next() % 120)
+                var due: [Int] = []
+                wheel.collect(upTo: bound, into: &due)
+                #expect(Set(due) == Set(table.filter { $0.value <= bound }.keys), "step \(step)")
+                #expect(due.count == Set(due).count, "step \(step): a position found twice")
+                for q in due.sorted() {
+                    wheel.set(q, to: .infinity)
+                    table[q] = nil
+                }
+            case 11 where positions > 50 && step % 40 == 0:
+                // An instance removed: later positions move down one.
+                wheel.removePosition(p)
+                var renumbered: [Int: Double] = [:]
+                for (q, key) in table where q != p { renumbered[q > p ? q - 1 : q] = key }
+                table = renumbered
+                positions -= 1
+            default:
+                break
+            }
+            #expect(wheel.count == table.count, "step \(step)")
+            let expected = table.values.min() ?? .infinity
+            #expect(wheel.minimumKey == expected, "step \(step)")
+            if let minimum = wheel.minimumPosition {
+                #expect(table[minimum] == expected, "step \(step)")
+            } else {
+                #expect(table.isEmpty, "step \(step)")
+            }
+            if step % 53 == 0 {
+                for q in 0..<positions { #expect(wheel.key(of: q) == table[q] ?? .infinity, "step \(step)") }
+                let bound = now + Double(random.next() % 500_000)
+                var found: [Int: Double] = [:]
+                wheel.collect(upTo: bound) { position, key in
+                    #expect(found[position] == nil, "step \(step): \(position) found twice")
+                    found[position] = key
+                }
+                #expect(found == table.filter { $0.value <= bound }, "step \(step)")
+            }
+        }
+        // Emptied from the earliest on, in order.
+        var last = -Double.infinity
+        while let minimum = wheel.minimumPosition {
+            #expect(wheel.minimumKey >= last)
+            last = wheel.minimumKey
+            #expect(table[minimum] == last)
+            table[minimum] = nil
+            wheel.set(minimum, to: .infinity)
+        }
+        #expect(table.isEmpty && wheel.count == 0)
+    }
+
+    /// Equal when the same positions are queued at the same keys, whatever
+    /// the order they came in (and so the buckets' lists).
+    @Test func equalityIsWhatIsQueued() {
+        var a = ReloadWheel()
+        var b = ReloadWheel()
+        let keys: [Double] = [100.5, 100.25, 9000, 50, 100.5]
+        for (p, key) in keys.enumerated() { a.set(p, to: key) }
+        for (p, key) in keys.enumerated().reversed() { b.set(p, to: key) }
+        #expect(a == b)
+        b.set(2, to: 9001)
+        #expect(a != b)
+        b.set(2, to: 9000)
+        b.reserve(positions: 50)
+        #expect(a == b)
+    }
+}
