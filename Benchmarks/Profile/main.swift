@@ -16,6 +16,12 @@ func measuredEvents(_ driver: inout Driver<ReloadScheduler>, _ count: Int) {
     driver.run(count)
 }
 
+/// The measured part of `--floor` (callgrind collects only inside it).
+@inline(never)
+func measuredFloor(_ driver: inout Driver<FloorScheduler>, _ count: Int) {
+    driver.run(count)
+}
+
 /// The measured part of `--day` (callgrind collects only inside it).
 @inline(never)
 func measuredDay(_ day: inout DayDriver) {
@@ -35,6 +41,13 @@ if CommandLine.arguments.contains("--day") {
     exit(0)
 }
 let events = arguments.dropFirst().first ?? 200_000
+if CommandLine.arguments.contains("--floor") {
+    var floor = Driver(FloorScheduler(), instances: instances)
+    floor.warmUp(seconds: 60)
+    let elapsed = ContinuousClock().measure { measuredFloor(&floor, events) }
+    print("API floor, \(instances) instances, \(events) events: \(Int(Double(events) / elapsed.seconds)) events/s")
+    exit(0)
+}
 /// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
 @_silgen_name("malloc_trim") func mallocTrim(_ pad: Int) -> Int32
 

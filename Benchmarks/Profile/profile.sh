@@ -8,6 +8,9 @@
 # With --day, it runs the benchmark's day of mixed widgets (DayDriver) of
 # INSTANCES instead and prints its events/s and reloads/s:
 #   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES --day
+# With --floor, it drives the API's floor (FloorScheduler, a scheduler that
+# decides nothing) instead, for the ceiling of any scheduler behind this API:
+#   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES EVENTS --floor
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,9 +30,10 @@ if [ "$1" = "--callgrind" ]; then callgrind=yes; shift; fi
 cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
     "$root"/Sources/WidgetHostScheduler/*.swift "$root/Benchmarks/Benchmarks/SchedulerBenchmark/Driver.swift" \
     "$root/Benchmarks/Benchmarks/SchedulerBenchmark/DayDriver.swift" \
+    "$root/Benchmarks/Benchmarks/SchedulerBenchmark/FloorScheduler.swift" \
     "$here/main.swift" "$out/WidgetHostModel.o" "$out/WidgetHostJSON.o"
 if [ $callgrind = yes ]; then
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --toggle-collect="*measuredDay*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --toggle-collect="*measuredDay*" --toggle-collect="*measuredFloor*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true
     callgrind_annotate --inclusive=no "$out/callgrind.out" 2>/dev/null | head -60
 else
     "$out/scheduler-profile" "$@"

@@ -132,6 +132,16 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    // The ceiling: the driver and the API's values with a scheduler that
+    // decides nothing (FloorScheduler). No scheduler behind this API goes faster.
+    for count in [10_000, 100_000] {
+        eventsBenchmark(
+            "API floor (a scheduler that decides nothing) events, \(count) instances", count: count,
+            warmUp: 60, scaling: .kilo
+        ) {
+            FloorScheduler()
+        }
+    }
     // The baseline: the plain scan, O(N) per event (at 100k it would take hours).
     eventsBenchmark(
         "ScanScheduler (oracle) events, 1000 instances", count: 1_000, warmUp: steadyState, scaling: .kilo
