@@ -1,18 +1,15 @@
 /// What the scheduler's hot paths read of an instance position besides its
-/// queued time: the coalescing deadline of its queued plan, its plugin-and-
-/// kind group (batching without hashing strings), its app's number (its
-/// charge without hashing the app's name), whether its plan has a
-/// candidate under the host-wide free-reload cap and whether it is queued
-/// for a recheck.
+/// queued reload (whose time, coalescing deadline and free-cap flag the
+/// reload wheel keeps together, ``ReloadWheel/Node``): its plugin-and-kind
+/// group (batching without hashing strings), its app's number (its charge
+/// without hashing the app's name), and whether it is queued for a recheck.
 ///
-/// 16 bytes, one record per position: as four arrays, an event read four
-/// cache lines at random places (at 100,000 instances, each a miss).
+/// 8 bytes, one record per position: as separate arrays, an event read
+/// several cache lines at random places (at 100,000 instances, each a miss).
 struct PositionInfo: Sendable, Hashable {
-    /// The coalescing deadline of the plan queued in the due queue.
-    var latest: Double = .infinity
     /// The plugin-and-kind group; the sign bit is `hasRecheck`.
     private var storedGroup: UInt32
-    /// The app's number; the sign bit is `underFreeCap`.
+    /// The app's number.
     private var storedApp: UInt32
 
     init(group: Int32, app: Int32) {
@@ -33,13 +30,5 @@ struct PositionInfo: Sendable, Hashable {
     }
 
     /// The app's number, an index.
-    var app: Int { Int(storedApp & 0x7FFF_FFFF) }
-
-    /// Whether the queued plan has a candidate under the host-wide free-reload
-    /// cap (which moves it later as other instances consume the cap): such a
-    /// queued time is planned again before it is used.
-    var underFreeCap: Bool {
-        get { storedApp & 0x8000_0000 != 0 }
-        set { storedApp = newValue ? storedApp | 0x8000_0000 : storedApp & 0x7FFF_FFFF }
-    }
+    var app: Int { Int(storedApp) }
 }

@@ -338,7 +338,7 @@ public struct ReloadScheduler: Sendable {
         if freeLedger != journal.freeLedger {
             // A shorter free ledger can move plans under its cap earlier.
             freeLedger = journal.freeLedger
-            replanned += info.indices.filter { info[$0].underFreeCap }
+            replanned += reloads.positionsUnderFreeCap
         }
         for (p, s) in journal.instances {
             instances[p] = s
@@ -398,9 +398,7 @@ public struct ReloadScheduler: Sendable {
                 rules.recheckTime(s, appCharge: charge, now: now, planned: planned?.time ?? .infinity)
             )
         }
-        reloads.set(position, to: planned.time)
-        info[position].latest = planned.latest
-        info[position].underFreeCap = capped
+        reloads.set(position, to: planned.time, latest: planned.latest, underFreeCap: capped)
         setRecheck(position, recheck)
     }
 
@@ -823,7 +821,7 @@ public struct ReloadScheduler: Sendable {
     /// the index holds them (the plan they were made from may be older than
     /// `now`): what a test reports when the index and the plain scan differ.
     func queuedReload(of id: String) -> (time: Double, latest: Double)? {
-        position(of: id).map { (reloads.key(of: $0), info[$0].latest) }
+        position(of: id).map { (reloads.key(of: $0), reloads.node(of: $0).latest) }
     }
 
     // MARK: Driving
@@ -862,9 +860,9 @@ public struct ReloadScheduler: Sendable {
         while true {
             var earliest = Double.infinity
             count = 0
-            reloads.collect(upTo: max(bound, now)) { position, key in
+            reloads.collectNodes(upTo: max(bound, now)) { position, node in
                 count += 1
-                if let t = queued.plan(position, key) { earliest = min(earliest, t.time) }
+                if let t = queued.plan(position, node) { earliest = min(earliest, t.time) }
             }
             if earliest + slack <= bound { break }
             // The earliest queued time was early (the free-reload cap moved
@@ -886,8 +884,8 @@ public struct ReloadScheduler: Sendable {
             let plans = buffer
             var n = 0
             var first = (time: Double.infinity, latest: Double.infinity)
-            reloads.collect(upTo: max(bound, now)) { position, key in
-                if let t = queued.plan(position, key) {
+            reloads.collectNodes(upTo: max(bound, now)) { position, node in
+                if let t = queued.plan(position, node) {
                     plans.initializeElement(at: n, to: t)
                     n += 1
                     if t.time < first.time { first = t }
@@ -940,12 +938,14 @@ public struct ReloadScheduler: Sendable {
         let appCharges: UnsafeBufferPointer<ReloadCharge>
         let now: Double
 
-        func plan(_ position: Int, _ key: Double) -> (time: Double, latest: Double)? {
-            let info = info[position]
-            guard info.underFreeCap else { return (key, info.latest) }
+        /// The plan behind the queued `node` of `position`: the node's own
+        /// time and deadline, read with its key, unless it is under the
+        /// free-reload cap.
+        func plan(_ position: Int, _ node: ReloadWheel.Node) -> (time: Double, latest: Double)? {
+            guard node.underFreeCap else { return (node.key, node.latest) }
             let s = InstanceView(
                 hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position)
-            return rules.pointee.candidate(s, appCharge: appCharges[info.app], at: max(now, s.addedAt))
+            return rules.pointee.candidate(s, appCharge: appCharges[info[position].app], at: max(now, s.addedAt))
                 .map { ($0.time, $0.latest) }
         }
     }
@@ -961,8 +961,8 @@ public struct ReloadScheduler: Sendable {
     /// was an eighth of its work.
     private var earliestPlanHasNoSlack: Bool {
         guard let p = reloads.minimumPosition else { return false }
-        let info = info[p]
-        return !info.underFreeCap && info.latest <= reloads.minimumKey
+        let node = reloads.node(of: p)
+        return !node.underFreeCap && node.latest <= node.key
     }
 
     /// Whether the coalesced batch time is after `now` (`coalescedWake(now:)
@@ -981,8 +981,8 @@ public struct ReloadScheduler: Sendable {
             var tmax = -Double.infinity
             var lmin = Double.infinity
             var anyDue = false
-            reloads.collect(upTo: now) { position, key in
-                guard let plan = queued.plan(position, key), plan.time <= now else { return }
+            reloads.collectNodes(upTo: now) { position, node in
+                guard let plan = queued.plan(position, node), plan.time <= now else { return }
                 anyDue = true
                 tmax = max(tmax, plan.time)
                 lmin = min(lmin, plan.latest)
@@ -992,8 +992,8 @@ public struct ReloadScheduler: Sendable {
             guard anyDue else { return nil }
             if lmin < tmax { return false }
             var later = false
-            reloads.collect(upTo: lmin) { position, key in
-                guard !later, let plan = queued.plan(position, key) else { return }
+            reloads.collectNodes(upTo: lmin) { position, node in
+                guard !later, let plan = queued.plan(position, node) else { return }
                 if plan.time > now && plan.time <= lmin { later = true }
             }
             return later
@@ -1100,7 +1100,6 @@ public struct ReloadScheduler: Sendable {
             if p < 0 {
                 // What `replan` would find for an instance in flight: no plan, no recheck.
                 reloads.set(~p, to: .infinity)
-                info[~p].latest = .infinity
                 setRecheck(~p, .infinity)
                 batchOfGroup[info[~p].group] = -1
             } else {
@@ -1288,7 +1287,7 @@ public struct ReloadScheduler: Sendable {
         info.withUnsafeBufferPointer { info in
             for p in positions {
                 let p = p < 0 ? ~p : p
-                sum &+= info[p].latest.bitPattern
+                sum &+= UInt64(info[p].group)
             }
         }
         sum &+= reloads.readAhead(positions)

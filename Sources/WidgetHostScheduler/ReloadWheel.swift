@@ -35,15 +35,46 @@
 /// wheel.collect(upTo: 1_800_000_600, into: &buffer)  // [5, 3] (any order)
 /// ```
 struct ReloadWheel: Sendable, Equatable {
-    /// A position's queued key and its neighbours in its bucket's list.
+    /// A position's queued key, what the walks read beside it (its plan's
+    /// coalescing deadline, whether it is under the free-reload cap), and
+    /// its neighbours in its bucket's list: 24 bytes, so that a walk reads
+    /// one place per position, not a second record of it.
     struct Node: Sendable {
         /// `.infinity`: not queued.
         var key: Double = .infinity
+        /// The coalescing deadline of the queued plan.
+        var latest: Double = .infinity
         /// The next position in the bucket, or -1.
         var next: Int32 = -1
+        /// The previous position plus 2 (0: in `far`; 1: the first of its
+        /// bucket), and in the top bit whether the plan is under the cap.
+        private var link: UInt32 = 1
+
+        init() {}
+
+        init(key: Double, latest: Double, next: Int32, previous: Int32, underFreeCap: Bool) {
+            self.key = key
+            self.latest = latest
+            self.next = next
+            self.link = UInt32(previous + 2) | (underFreeCap ? 0x8000_0000 : 0)
+        }
+
         /// The previous position in the bucket, -1 for the first, or
         /// ``ReloadWheel/inFar`` when the key waits in `far`.
-        var previous: Int32 = -1
+        var previous: Int32 {
+            get { Int32(link & 0x7FFF_FFFF) - 2 }
+            set { link = (link & 0x8000_0000) | UInt32(newValue + 2) }
+        }
+
+        /// Whether the queued plan has a candidate under the host-wide
+        /// free-reload cap (its queued time may be earlier than the truth).
+        var underFreeCap: Bool { link & 0x8000_0000 != 0 }
+
+        /// Sets what the walks read of the queued plan.
+        mutating func setPlan(latest: Double, underFreeCap: Bool) {
+            self.latest = latest
+            link = (link & 0x7FFF_FFFF) | (underFreeCap ? 0x8000_0000 : 0)
+        }
     }
 
     /// The ring's size, in buckets of one second.
@@ -81,28 +112,43 @@ struct ReloadWheel: Sendable, Equatable {
         position < nodes.count ? nodes[position].key : .infinity
     }
 
+    /// The node of `position` (key, deadline, free-cap flag); a node with
+    /// an infinite key if not queued.
+    func node(of position: Int) -> Node {
+        position < nodes.count ? nodes[position] : Node()
+    }
+
+    /// Every queued position whose plan is under the free-reload cap.
+    var positionsUnderFreeCap: [Int] {
+        nodes.indices.filter { nodes[$0].key < .infinity && nodes[$0].underFreeCap }
+    }
+
     /// Makes room for positions up to `count - 1` (new positions are not queued).
     mutating func reserve(positions count: Int) {
         if nodes.count < count { nodes.append(contentsOf: repeatElement(Node(), count: count - nodes.count)) }
     }
 
-    /// Queues `position` at `key`, moves it, or (for an infinite or NaN key)
-    /// takes it out.
-    mutating func set(_ position: Int, to key: Double) {
+    /// Queues `position` at `key`, with its plan's coalescing deadline
+    /// `latest` and whether it is under the free-reload cap, moves it, or
+    /// (for an infinite or NaN key) takes it out.
+    mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, underFreeCap: Bool = false) {
         reserve(positions: position + 1)
         let key = key < .infinity ? key : .infinity
         let old = nodes[position].key
-        guard key != old else { return }
+        guard key != old else {
+            if key < .infinity { nodes[position].setPlan(latest: latest, underFreeCap: underFreeCap) }
+            return
+        }
         if old < .infinity {
             unlink(position)
             count -= 1
         }
         if key < .infinity {
             if count == 0 { base = Self.bucket(key) }
-            link(position, key)
+            link(position, key, latest: latest, underFreeCap: underFreeCap)
             count += 1
         } else {
-            nodes[position].key = .infinity
+            nodes[position] = Node()
         }
         if key < minimumKey {
             minimumKey = key
@@ -115,6 +161,12 @@ struct ReloadWheel: Sendable, Equatable {
     /// Calls `body` with every position whose key is `≤ bound`, and its key,
     /// in no particular order.
     func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
+        collectNodes(upTo: bound) { position, node in body(position, node.key) }
+    }
+
+    /// Calls `body` with every position whose key is `≤ bound`, and its
+    /// node, in no particular order.
+    func collectNodes(upTo bound: Double, _ body: (Int, Node) -> Void) {
         guard minimumKey <= bound else { return }
         let last = Self.bucket(bound)
         let end = min(last, base + Int64(Self.ringSize) - 1)
@@ -124,13 +176,15 @@ struct ReloadWheel: Sendable, Equatable {
                     var p = heads[slot]
                     while p >= 0 {
                         let node = nodes[Int(p)]
-                        if node.key <= bound { body(Int(p), node.key) }
+                        if node.key <= bound { body(Int(p), node) }
                         p = node.next
                     }
                 }
             }
         }
-        if last >= base + Int64(Self.ringSize) { far.collect(upTo: bound, body) }
+        if last >= base + Int64(Self.ringSize) {
+            far.collect(upTo: bound) { position, _ in body(position, nodes[position]) }
+        }
     }
 
     /// Appends every position whose key is `≤ bound` to `buffer`, in no
@@ -176,10 +230,14 @@ struct ReloadWheel: Sendable, Equatable {
     }
 
     /// Two wheels are equal when they queue the same positions at the same
-    /// keys (however their buckets are laid out).
+    /// keys with the same plans (however their buckets are laid out).
     static func == (a: ReloadWheel, b: ReloadWheel) -> Bool {
         guard a.count == b.count, a.minimumKey == b.minimumKey else { return false }
-        for p in 0..<max(a.nodes.count, b.nodes.count) where a.key(of: p) != b.key(of: p) { return false }
+        for p in 0..<max(a.nodes.count, b.nodes.count) {
+            let (x, y) = (a.node(of: p), b.node(of: p))
+            guard x.key == y.key else { return false }
+            if x.key < .infinity && (x.latest != y.latest || x.underFreeCap != y.underFreeCap) { return false }
+        }
         return true
     }
 
@@ -199,17 +257,18 @@ struct ReloadWheel: Sendable, Equatable {
 
     /// Puts `position` (not queued) at `key`: in its bucket's list when in
     /// the ring, in `far` past it; a key before `base` moves `base` down first.
-    private mutating func link(_ position: Int, _ key: Double) {
+    private mutating func link(_ position: Int, _ key: Double, latest: Double, underFreeCap: Bool) {
         let b = Self.bucket(key)
         if b < base { moveBase(down: b) }
         guard b < base + Int64(Self.ringSize) else {
-            nodes[position] = Node(key: key, next: -1, previous: Self.inFar)
+            nodes[position] = Node(
+                key: key, latest: latest, next: -1, previous: Self.inFar, underFreeCap: underFreeCap)
             far.set(position, to: key)
             return
         }
         let s = Self.slot(b)
         let head = heads[s]
-        nodes[position] = Node(key: key, next: head, previous: -1)
+        nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, underFreeCap: underFreeCap)
         if head >= 0 {
             nodes[Int(head)].previous = Int32(position)
         } else {
@@ -254,7 +313,8 @@ struct ReloadWheel: Sendable, Equatable {
             }
             for p in evicted {
                 unlink(Int(p))
-                nodes[Int(p)] = Node(key: nodes[Int(p)].key, next: -1, previous: Self.inFar)
+                nodes[Int(p)].next = -1
+                nodes[Int(p)].previous = Self.inFar
                 far.set(Int(p), to: nodes[Int(p)].key)
             }
         }
@@ -280,7 +340,8 @@ struct ReloadWheel: Sendable, Equatable {
             far.set(p, to: .infinity)
             let s = Self.slot(Self.bucket(key))
             let head = heads[s]
-            nodes[p] = Node(key: key, next: head, previous: -1)
+            nodes[p].next = head
+            nodes[p].previous = -1
             if head >= 0 {
                 nodes[Int(head)].previous = Int32(p)
             } else {

@@ -28,6 +28,9 @@ struct ReloadWheelTests {
         var random = SplitMix64(seed: seed)
         var wheel = ReloadWheel()
         var table: [Int: Double] = [:]
+        // Each queued position's plan (deadline, under the free cap), which
+        // the wheel keeps with its key.
+        var plans: [Int: (latest: Double, capped: Bool)] = [:]
         var positions = 300
         var now = 1_800_000_000.0
         for step in 0..<30_000 {
@@ -35,8 +38,10 @@ struct ReloadWheelTests {
             switch random.next() % 12 {
             case 0..<6:
                 let key = Self.key(around: now, &random)
-                wheel.set(p, to: key)
+                let plan = (latest: key + Double(random.next() % 90), capped: random.next() % 4 == 0)
+                wheel.set(p, to: key, latest: plan.latest, underFreeCap: plan.capped)
                 table[p] = key
+                plans[p] = plan
             case 6:
                 wheel.set(p, to: random.next() % 2 == 0 ? .infinity : .nan)
                 table[p] = nil
@@ -46,8 +51,9 @@ struct ReloadWheelTests {
                 let minimum = wheel.minimumPosition!
                 now = max(now, min(wheel.minimumKey, 1e12))
                 let moved = random.next() % 3 == 0 ? Double.infinity : Self.key(around: now, &random)
-                wheel.set(minimum, to: moved)
+                wheel.set(minimum, to: moved, latest: moved, underFreeCap: false)
                 table[minimum] = moved < .infinity ? moved : nil
+                plans[minimum] = (moved, false)
             case 10:
                 // A batch: every key up to a bound taken out, in the
                 // order of the positions.
@@ -66,6 +72,9 @@ struct ReloadWheelTests {
                 var renumbered: [Int: Double] = [:]
                 for (q, key) in table where q != p { renumbered[q > p ? q - 1 : q] = key }
                 table = renumbered
+                var renumberedPlans: [Int: (latest: Double, capped: Bool)] = [:]
+                for (q, plan) in plans where q != p { renumberedPlans[q > p ? q - 1 : q] = plan }
+                plans = renumberedPlans
                 positions -= 1
             default:
                 break
@@ -87,6 +96,13 @@ struct ReloadWheelTests {
                     found[position] = key
                 }
                 #expect(found == table.filter { $0.value <= bound }, "step \(step)")
+                wheel.collectNodes(upTo: bound) { position, node in
+                    #expect(node.key == table[position], "step \(step)")
+                    #expect(node.latest == plans[position]?.latest, "step \(step): \(position)'s deadline")
+                    #expect(node.underFreeCap == plans[position]?.capped, "step \(step): \(position)'s flag")
+                }
+                let capped = Set(table.keys.filter { plans[$0]?.capped == true })
+                #expect(Set(wheel.positionsUnderFreeCap) == capped, "step \(step)")
             }
         }
         // Emptied from the earliest on, in order.
