@@ -260,6 +260,12 @@ struct Candidate {
     var deferral: Deferral?
     var wouldHaveBeenDeferred: Deferral?
 
+    /// Whether this is a counted policy reload on time: no deferral, and
+    /// nothing that developer mode lifted.
+    var isPlainPolicy: Bool {
+        source == .policy && charge == .counted && deferral == nil && wouldHaveBeenDeferred == nil
+    }
+
     /// The plan, with its trigger read from `s` (the instance it was made for).
     func planned(_ s: InstanceView) -> PlannedReload {
         let trigger: ReloadTrigger =

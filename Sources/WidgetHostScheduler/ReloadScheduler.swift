@@ -389,16 +389,18 @@ public struct ReloadScheduler: Sendable {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
         let rules = self.rules
         let charge = appCharges[info[position].app]
-        let (planned, capped, recheck) = instances.withView(position) { s in
+        let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)
             let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
-                rules.hasCappedCandidate(s, appCharge: charge),
+                ReloadWheel.Node.Flags(
+                    underFreeCap: rules.hasCappedCandidate(s, appCharge: charge),
+                    plainPolicy: planned?.isPlainPolicy ?? false),
                 rules.recheckTime(s, appCharge: charge, now: now, planned: planned?.time ?? .infinity)
             )
         }
-        reloads.set(position, to: planned.time, latest: planned.latest, underFreeCap: capped)
+        reloads.set(position, to: planned.time, latest: planned.latest, flags: flags)
         setRecheck(position, recheck)
     }
 
@@ -1073,15 +1075,34 @@ public struct ReloadScheduler: Sendable {
             }
             let rules = self.rules
             let charge = appCharges[info[p].app]
-            // Only a reload issued has its plan made (with its trigger).
-            guard
-                let plan = instances.withView(
-                    p,
-                    { s in
-                        rules.candidate(s, appCharge: charge, at: now).flatMap { $0.time <= now ? $0.planned(s) : nil }
-                    }
-                )
-            else { continue }
+            // Only a reload issued has its plan made (with its trigger). A
+            // plain policy reload, trusted as queued (not under the free
+            // cap, no recheck queued), is the plan made when it was queued:
+            // no event has changed it since (each one plans its instances
+            // again), and its budget reads the same viewing tier at `now` as
+            // at its time when no whole hour and no end of learning lies
+            // between them; so it is not made again.
+            let node = reloads.node(of: p)
+            let plan: PlannedReload
+            if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                && tierCannotChange(p, from: node.key, to: now)
+            {
+                plan = PlannedReload(
+                    time: node.key, latest: node.latest, trigger: .policy, charge: .counted,
+                    attempt: instances[hot: p].consecutiveFailures, deferral: nil, wouldHaveBeenDeferred: nil)
+            } else {
+                guard
+                    let made = instances.withView(
+                        p,
+                        { s in
+                            rules.candidate(s, appCharge: charge, at: now).flatMap {
+                                $0.time <= now ? $0.planned(s) : nil
+                            }
+                        }
+                    )
+                else { continue }
+                plan = made
+            }
             issued += 1
             let decision = issue(p, plan, at: now)
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
@@ -1114,6 +1135,16 @@ public struct ReloadScheduler: Sendable {
         for batch in batches { scratch.peakBatch = max(scratch.peakBatch, batch.decisions.count) }
         scratch.batches = batches
         return batches
+    }
+
+    /// Whether the viewing tier of the instance at `p` is the same at every
+    /// time from `from` to `to`: it changes only at whole hours and at the
+    /// end of the learning period.
+    @inline(__always)
+    private func tierCannotChange(_ p: Int, from: Double, to: Double) -> Bool {
+        let learningEnds = instances[hot: p].addedAt + configuration.learningPeriod
+        return (from / 3600).rounded(.down) == (to / 3600).rounded(.down)
+            && !(learningEnds > from && learningEnds <= to)
     }
 
     /// The batch array last returned, emptied, with its decision arrays kept

@@ -35,10 +35,11 @@
 /// wheel.collect(upTo: 1_800_000_600, into: &buffer)  // [5, 3] (any order)
 /// ```
 struct ReloadWheel: Sendable, Equatable {
-    /// A position's queued key, what the walks read beside it (its plan's
-    /// coalescing deadline, whether it is under the free-reload cap), and
-    /// its neighbours in its bucket's list: 24 bytes, so that a walk reads
-    /// one place per position, not a second record of it.
+    /// A position's queued key, what is read of its plan beside it (the
+    /// coalescing deadline, whether it is under the free-reload cap,
+    /// whether it is a plain policy reload), and its neighbours in its
+    /// bucket's list: 24 bytes, so that a walk reads one place per
+    /// position, not a second record of it.
     struct Node: Sendable {
         /// `.infinity`: not queued.
         var key: Double = .infinity
@@ -47,33 +48,56 @@ struct ReloadWheel: Sendable, Equatable {
         /// The next position in the bucket, or -1.
         var next: Int32 = -1
         /// The previous position plus 2 (0: in `far`; 1: the first of its
-        /// bucket), and in the top bit whether the plan is under the cap.
+        /// bucket) in the low 30 bits (positions below 2^30 - 2), and the
+        /// plan's two flags in the top two.
         private var link: UInt32 = 1
+
+        private static let cappedBit: UInt32 = 0x8000_0000
+        private static let plainBit: UInt32 = 0x4000_0000
+        private static let flagBits: UInt32 = 0xC000_0000
 
         init() {}
 
-        init(key: Double, latest: Double, next: Int32, previous: Int32, underFreeCap: Bool) {
+        init(key: Double, latest: Double, next: Int32, previous: Int32, flags: Flags) {
             self.key = key
             self.latest = latest
             self.next = next
-            self.link = UInt32(previous + 2) | (underFreeCap ? 0x8000_0000 : 0)
+            self.link = UInt32(previous + 2) | flags.bits
+        }
+
+        /// The plan's flags, as ``ReloadWheel/set(_:to:latest:flags:)`` takes them.
+        struct Flags: Sendable, Equatable {
+            /// The plan has a candidate under the host-wide free-reload cap:
+            /// its queued time may be earlier than the truth.
+            var underFreeCap = false
+            /// The plan is a counted policy reload on time (no deferral,
+            /// nothing lifted in developer mode), so that issuing it needs no
+            /// planning again.
+            var plainPolicy = false
+
+            fileprivate var bits: UInt32 {
+                (underFreeCap ? Node.cappedBit : 0) | (plainPolicy ? Node.plainBit : 0)
+            }
         }
 
         /// The previous position in the bucket, -1 for the first, or
         /// ``ReloadWheel/inFar`` when the key waits in `far`.
         var previous: Int32 {
-            get { Int32(link & 0x7FFF_FFFF) - 2 }
-            set { link = (link & 0x8000_0000) | UInt32(newValue + 2) }
+            get { Int32(link & ~Self.flagBits) - 2 }
+            set { link = (link & Self.flagBits) | UInt32(newValue + 2) }
         }
 
         /// Whether the queued plan has a candidate under the host-wide
         /// free-reload cap (its queued time may be earlier than the truth).
-        var underFreeCap: Bool { link & 0x8000_0000 != 0 }
+        var underFreeCap: Bool { link & Self.cappedBit != 0 }
 
-        /// Sets what the walks read of the queued plan.
-        mutating func setPlan(latest: Double, underFreeCap: Bool) {
+        /// Whether the queued plan is a counted policy reload on time.
+        var plainPolicy: Bool { link & Self.plainBit != 0 }
+
+        /// Sets what is read of the queued plan.
+        mutating func setPlan(latest: Double, flags: Flags) {
             self.latest = latest
-            link = (link & 0x7FFF_FFFF) | (underFreeCap ? 0x8000_0000 : 0)
+            link = (link & ~Self.flagBits) | flags.bits
         }
     }
 
@@ -129,14 +153,15 @@ struct ReloadWheel: Sendable, Equatable {
     }
 
     /// Queues `position` at `key`, with its plan's coalescing deadline
-    /// `latest` and whether it is under the free-reload cap, moves it, or
-    /// (for an infinite or NaN key) takes it out.
-    mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, underFreeCap: Bool = false) {
+    /// `latest` and flags, moves it, or (for an infinite or NaN key) takes
+    /// it out.
+    mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, flags: Node.Flags = .init()) {
+        precondition(position < 1 << 30 - 2, "a position past the wheel's 30-bit links")
         reserve(positions: position + 1)
         let key = key < .infinity ? key : .infinity
         let old = nodes[position].key
         guard key != old else {
-            if key < .infinity { nodes[position].setPlan(latest: latest, underFreeCap: underFreeCap) }
+            if key < .infinity { nodes[position].setPlan(latest: latest, flags: flags) }
             return
         }
         if old < .infinity {
@@ -145,7 +170,7 @@ struct ReloadWheel: Sendable, Equatable {
         }
         if key < .infinity {
             if count == 0 { base = Self.bucket(key) }
-            link(position, key, latest: latest, underFreeCap: underFreeCap)
+            link(position, key, latest: latest, flags: flags)
             count += 1
         } else {
             nodes[position] = Node()
@@ -236,7 +261,11 @@ struct ReloadWheel: Sendable, Equatable {
         for p in 0..<max(a.nodes.count, b.nodes.count) {
             let (x, y) = (a.node(of: p), b.node(of: p))
             guard x.key == y.key else { return false }
-            if x.key < .infinity && (x.latest != y.latest || x.underFreeCap != y.underFreeCap) { return false }
+            if x.key < .infinity
+                && (x.latest != y.latest || x.underFreeCap != y.underFreeCap || x.plainPolicy != y.plainPolicy)
+            {
+                return false
+            }
         }
         return true
     }
@@ -257,18 +286,17 @@ struct ReloadWheel: Sendable, Equatable {
 
     /// Puts `position` (not queued) at `key`: in its bucket's list when in
     /// the ring, in `far` past it; a key before `base` moves `base` down first.
-    private mutating func link(_ position: Int, _ key: Double, latest: Double, underFreeCap: Bool) {
+    private mutating func link(_ position: Int, _ key: Double, latest: Double, flags: Node.Flags) {
         let b = Self.bucket(key)
         if b < base { moveBase(down: b) }
         guard b < base + Int64(Self.ringSize) else {
-            nodes[position] = Node(
-                key: key, latest: latest, next: -1, previous: Self.inFar, underFreeCap: underFreeCap)
+            nodes[position] = Node(key: key, latest: latest, next: -1, previous: Self.inFar, flags: flags)
             far.set(position, to: key)
             return
         }
         let s = Self.slot(b)
         let head = heads[s]
-        nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, underFreeCap: underFreeCap)
+        nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
         if head >= 0 {
             nodes[Int(head)].previous = Int32(position)
         } else {

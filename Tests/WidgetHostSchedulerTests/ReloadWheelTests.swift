@@ -39,7 +39,7 @@ struct ReloadWheelTests {
             case 0..<6:
                 let key = Self.key(around: now, &random)
                 let plan = (latest: key + Double(random.next() % 90), capped: random.next() % 4 == 0)
-                wheel.set(p, to: key, latest: plan.latest, underFreeCap: plan.capped)
+                wheel.set(p, to: key, latest: plan.latest, flags: .init(underFreeCap: plan.capped))
                 table[p] = key
                 plans[p] = plan
             case 6:
@@ -51,7 +51,7 @@ struct ReloadWheelTests {
                 let minimum = wheel.minimumPosition!
                 now = max(now, min(wheel.minimumKey, 1e12))
                 let moved = random.next() % 3 == 0 ? Double.infinity : Self.key(around: now, &random)
-                wheel.set(minimum, to: moved, latest: moved, underFreeCap: false)
+                wheel.set(minimum, to: moved, latest: moved, flags: .init(plainPolicy: true))
                 table[minimum] = moved < .infinity ? moved : nil
                 plans[minimum] = (moved, false)
             case 10:
