@@ -16,10 +16,14 @@ import WidgetHostModel
 /// }
 /// ```
 ///
-/// Cost: the time each instance is next due is kept in a 4-ary heap
-/// (``DueQueue``), so `nextWakeup()` reads the earliest and plans only the
-/// instances within the coalescing slack of it, and `dueReloads(at:)` plans
-/// only the k instances due: O(k log N). An event plans again only the
+/// Cost: the time each instance is next due is kept in a timing wheel of
+/// one-second buckets (``ReloadWheel``, with a 4-ary heap, ``DueQueue``, for
+/// times past its 2 h 16 min), which keeps its earliest at hand, so
+/// `nextWakeup()` reads the earliest and plans only the instances within the
+/// coalescing slack of it, and `dueReloads(at:)` plans only the k instances
+/// due, and issues a plain policy reload as it was planned when queued:
+/// O(k log k) (the due instances put in instance order), and O(log N) more
+/// for each time past the wheel. An event plans again only the
 /// instances it concerns (per-app and per-app-and-kind indexes; one pass for
 /// the host-wide ones). The rules themselves are in `plan` and `constrain`,
 /// evaluated per instance exactly as a scan over every instance would.
