@@ -11,8 +11,9 @@
 ///
 /// - **Buckets.** A key `t` belongs to bucket `⌊t⌋`; the ring holds the
 ///   8,192 buckets from `base` on (2 h 16 min), each a doubly linked list
-///   threaded through the per-position nodes (key, next, previous: 16 bytes
-///   per position), with a bitmap of the buckets that are not empty. Keys
+///   threaded through the per-position nodes (``Node``: the key, what is
+///   read of the plan beside it, next, previous: 24 bytes per position),
+///   with a bitmap of the buckets that are not empty. Keys
 ///   from `base + 8192` on wait in `far`, and come into the ring as `base`
 ///   moves up to them; a key before `base` moves `base` down, and whatever
 ///   then falls past the ring's end goes to `far`.
@@ -136,7 +137,7 @@ struct ReloadWheel: Sendable, Equatable {
         position < nodes.count ? nodes[position].key : .infinity
     }
 
-    /// The node of `position` (key, deadline, free-cap flag); a node with
+    /// The node of `position` (key, deadline, flags); a node with
     /// an infinite key if not queued.
     func node(of position: Int) -> Node {
         position < nodes.count ? nodes[position] : Node()
