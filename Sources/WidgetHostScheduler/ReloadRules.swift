@@ -49,12 +49,20 @@ struct ReloadRules {
         }
         guard due < .infinity else { return .infinity }
         // Held now, or planned past the first boundary after it comes due.
-        let from = max(now, due)
-        var end = ((from / 3600).rounded(.down) + 1) * 3600
-        let learningEnds = s.addedAt + configuration.learningPeriod
-        if learningEnds > from && learningEnds < end { end = learningEnds }
+        let end = tierBoundary(after: max(now, due), addedAt: s.addedAt)
         if due >= now && end > planned { return .infinity }
         return end
+    }
+
+    /// The first time after `time` at which the viewing tier of an instance
+    /// added at `addedAt` can change: the next whole hour (its visible hours
+    /// are counted by hour), or the end of its learning period when that
+    /// comes first. The tier is the same at every time from `time` up to,
+    /// not including, this one.
+    func tierBoundary(after time: Double, addedAt: Double) -> Double {
+        let hour = ((time / 3600).rounded(.down) + 1) * 3600
+        let learningEnds = addedAt + configuration.learningPeriod
+        return learningEnds > time && learningEnds < hour ? learningEnds : hour
     }
 
     func tier(_ s: InstanceView, at time: Double) -> ViewTier {

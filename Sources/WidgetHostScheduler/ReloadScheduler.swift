@@ -1089,7 +1089,7 @@ public struct ReloadScheduler: Sendable {
             let node = reloads.node(of: p)
             let plan: PlannedReload
             if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
-                && tierCannotChange(p, from: node.key, to: now)
+                && now < rules.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
             {
                 plan = PlannedReload(
                     time: node.key, latest: node.latest, trigger: .policy, charge: .counted,
@@ -1139,16 +1139,6 @@ public struct ReloadScheduler: Sendable {
         for batch in batches { scratch.peakBatch = max(scratch.peakBatch, batch.decisions.count) }
         scratch.batches = batches
         return batches
-    }
-
-    /// Whether the viewing tier of the instance at `p` is the same at every
-    /// time from `from` to `to`: it changes only at whole hours and at the
-    /// end of the learning period.
-    @inline(__always)
-    private func tierCannotChange(_ p: Int, from: Double, to: Double) -> Bool {
-        let learningEnds = instances[hot: p].addedAt + configuration.learningPeriod
-        return (from / 3600).rounded(.down) == (to / 3600).rounded(.down)
-            && !(learningEnds > from && learningEnds <= to)
     }
 
     /// The batch array last returned, emptied, with its decision arrays kept

@@ -35,7 +35,7 @@
 /// wheel.minimumKey  // 1_800_000_030.5
 /// wheel.collect(upTo: 1_800_000_600, into: &buffer)  // [5, 3] (any order)
 /// ```
-struct ReloadWheel: Sendable, Equatable {
+struct ReloadWheel: Sendable {
     /// A position's queued key, what is read of its plan beside it (the
     /// coalescing deadline, whether it is under the free-reload cap,
     /// whether it is a plain policy reload), and its neighbours in its
@@ -253,22 +253,6 @@ struct ReloadWheel: Sendable, Equatable {
             }
         }
         return sum
-    }
-
-    /// Two wheels are equal when they queue the same positions at the same
-    /// keys with the same plans (however their buckets are laid out).
-    static func == (a: ReloadWheel, b: ReloadWheel) -> Bool {
-        guard a.count == b.count, a.minimumKey == b.minimumKey else { return false }
-        for p in 0..<max(a.nodes.count, b.nodes.count) {
-            let (x, y) = (a.node(of: p), b.node(of: p))
-            guard x.key == y.key else { return false }
-            if x.key < .infinity
-                && (x.latest != y.latest || x.underFreeCap != y.underFreeCap || x.plainPolicy != y.plainPolicy)
-            {
-                return false
-            }
-        }
-        return true
     }
 
     // MARK: - Buckets

@@ -11,9 +11,8 @@ import WidgetHostModel
 @Suite("Plain plans")
 struct PlainPlanTests {
     @Test func aBatchPastTheHourPlansAPlainReloadAgain() {
-        var c = SchedulerConfiguration()
+        var c = testConfig()
         c.learningPeriod = 0
-        c.maximumJitter = 0
         c.deferPolicyReloadsWhileHidden = false
         // One visible hour makes a widget occasional (3 counted reloads a
         // day); none, rare (1).

@@ -116,20 +116,4 @@ struct ReloadWheelTests {
         }
         #expect(table.isEmpty && wheel.count == 0)
     }
-
-    /// Equal when the same positions are queued at the same keys, whatever
-    /// the order they came in (and so the buckets' lists).
-    @Test func equalityIsWhatIsQueued() {
-        var a = ReloadWheel()
-        var b = ReloadWheel()
-        let keys: [Double] = [100.5, 100.25, 9000, 50, 100.5]
-        for (p, key) in keys.enumerated() { a.set(p, to: key) }
-        for (p, key) in keys.enumerated().reversed() { b.set(p, to: key) }
-        #expect(a == b)
-        b.set(2, to: 9001)
-        #expect(a != b)
-        b.set(2, to: 9000)
-        b.reserve(positions: 50)
-        #expect(a == b)
-    }
 }
