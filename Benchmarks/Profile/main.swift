@@ -67,11 +67,10 @@ let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(&driver, events) }
 let seconds = elapsed.seconds
 // The freed heap returned to the system (glibc keeps it otherwise, from the
-// ledgers' growth). The last batches' arrays stay: the scheduler keeps them
-// to reuse (up to 4 times its recent peak batch), so they are its memory.
-let pendingBytes = driver.batches.reduce(0) { $0 + $1.decisions.capacity * MemoryLayout<ReloadDecision>.stride }
+// ledgers' growth). The driver's last tickets are the driver's memory.
+let pendingBytes = driver.tickets.capacity * MemoryLayout<ReloadTicket>.stride
 if CommandLine.arguments.contains("--heap") {
-    print("last batches:", driver.batches.map { "\($0.decisions.count)/\($0.decisions.capacity)" })
+    print("last tickets:", "\(driver.tickets.count)/\(driver.tickets.capacity)")
 }
 let trimmedBefore = residentBytes()
 driver.letGoOfBuffers()
@@ -82,7 +81,7 @@ let perInstance = (residentBytes() - residentBefore) / instances
 if CommandLine.arguments.contains("--heap") { mallocStats() }
 print(
     "resident before trim \((trimmedBefore - residentBefore) / instances) B/instance",
-    "(of which the last batches' arrays \(pendingBytes / instances) B/instance)")
+    "(of which the driver's last tickets \(pendingBytes / instances) B/instance)")
 print(
     "InstanceState \(MemoryLayout<InstanceState>.stride) B, InFlightReload \(MemoryLayout<InFlightReload>.stride) B,",
     "resident \(perInstance) B/instance after \(Int(warmUp / 3600)) h")

@@ -8,10 +8,15 @@ struct InstanceRecords: Sendable {
 
     init() {}
 
+    /// The records of `states`, whose reloads in flight no ticket names
+    /// (``ColdRecord/forgetSerial()``).
     init(_ states: [InstanceState]) {
         hot.reserveCapacity(states.count)
         cold.reserveCapacity(states.count)
-        for s in states { append(s) }
+        for s in states {
+            append(s)
+            if s.hot.isInFlight { cold[cold.count - 1].forgetSerial() }
+        }
     }
 
     /// Every instance's state, in position order.

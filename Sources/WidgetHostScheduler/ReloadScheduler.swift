@@ -95,6 +95,17 @@ public struct ReloadScheduler: Sendable {
     private var info: [PositionInfo] = []
     /// The group number of each plugin and kind ever added.
     private var groups: [PluginKind: Int32] = [:]
+    /// The plugin and kind of each group, by number.
+    private var groupNames: [PluginKind] = []
+    /// Each group's place in the order of plugin and kind, by number: the
+    /// order of the batches.
+    private var groupRanks: [Int32] = []
+    /// The serial number of the last reload issued (``ReloadTicket/serial``).
+    private var issuedSerial: UInt64 = 0
+    /// ``issuedSerial`` when positions last moved (an instance removed, the
+    /// state replaced or rolled back): a ticket issued after it names its
+    /// instance's position as it is.
+    private var serialAtLastMove: UInt64 = 0
     /// The number of each app ever seen.
     private var appNumbers: [String: Int32] = [:]
     /// Per app number: `appCharge(app)`, kept current by the app events, so
@@ -135,8 +146,13 @@ public struct ReloadScheduler: Sendable {
     /// (so they are uniquely referenced and keep their capacity), put back after.
     private struct Scratch: Sendable {
         var due: [Int] = []
-        /// Per group: the index of its batch in the batches being built, or -1.
-        var batchOfGroup: [Int32] = []
+        /// The tickets of one call, in the order of the instances, before
+        /// they are grouped by batch; and the grouped ones `dueReloads(at:limit:)`
+        /// makes its batches from.
+        var issued: [ReloadTicket] = []
+        var tickets: [ReloadTicket] = []
+        /// Per group rank: how many tickets of a call, then where they go.
+        var rankCounts: [Int] = []
         /// The batches last returned: when the caller has let go of them, their
         /// arrays are reused for the next ones.
         var batches: [ReloadBatch] = []
@@ -222,6 +238,9 @@ public struct ReloadScheduler: Sendable {
         locationUsers = []
         info = []
         groups = [:]
+        groupNames = []
+        groupRanks = []
+        serialAtLastMove = issuedSerial
         appNumbers = [:]
         appCharges = []
         for app in apps.keys.sorted() { _ = number(ofApp: app) }
@@ -326,8 +345,12 @@ public struct ReloadScheduler: Sendable {
     private mutating func undo(_ journal: Journal) {
         if let whole = journal.whole.first {
             let touched = self.touched
+            let serial = issuedSerial
             self = whole
             self.touched = touched
+            // Serials are never used twice, and the tickets issued since are void.
+            issuedSerial = serial
+            serialAtLastMove = serial
             return
         }
         var replanned: [Int] = []
@@ -365,6 +388,13 @@ public struct ReloadScheduler: Sendable {
         } else {
             group = Int32(groups.count)
             groups[key] = group
+            groupNames.append(key)
+            // Groups are few (a plugin's kinds) and rarely new: rank them all again.
+            let order = groupNames.indices.sorted {
+                (groupNames[$0].plugin, groupNames[$0].kind) < (groupNames[$1].plugin, groupNames[$1].kind)
+            }
+            groupRanks = Array(repeating: 0, count: groupNames.count)
+            for (rank, g) in order.enumerated() { groupRanks[g] = Int32(rank) }
         }
         info.append(PositionInfo(group: group, app: number(ofApp: instance.app)))
         replan(position)
@@ -500,6 +530,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func remove(_ id: String) -> Bool {
         guard let position = position(of: id) else { return false }
         journalWhole()
+        serialAtLastMove = issuedSerial
         instances.cold.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
         let removed = instances.remove(at: position).instance
         reloads.removePosition(position)
@@ -1010,23 +1041,85 @@ public struct ReloadScheduler: Sendable {
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
     /// flight (and counted, if counted) until `complete(_:with:at:)`.
     ///
-    /// The arrays returned are reused by the next call when the caller has
-    /// let go of them by then, so that steady-state calls allocate nothing.
+    /// The decisions of ``dueReloads(at:limit:into:)``'s tickets, with
+    /// their names and details: for a driver that logs or reports every
+    /// reload. The arrays returned are reused by the next call when the
+    /// caller has let go of them by then, so that steady-state calls
+    /// allocate nothing.
     ///
     /// At most `limit` are issued (in the order of the instances); the
     /// others stay due, and `nextWakeup()` is `now` until they are issued. A
     /// driver that answers requests between calls uses it to bound its turns.
     public mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
+        var tickets = scratch.tickets
+        scratch.tickets = []
+        dueReloads(at: now, limit: limit, into: &tickets)
+        var batches = recycledBatches()
+        var start = 0
+        while start < tickets.count {
+            let group = tickets[start].group
+            var decisions = scratch.spareDecisions.popLast() ?? []
+            var end = start
+            while end < tickets.count, tickets[end].group == group {
+                decisions.append(decision(at: Int(tickets[end].position)))
+                end += 1
+            }
+            let names = groupNames[Int(group)]
+            scratch.peakBatch = max(scratch.peakBatch, decisions.count)
+            batches.append(ReloadBatch(plugin: names.plugin, kind: names.kind, time: now, decisions: decisions))
+            start = end
+        }
+        scratch.tickets = scratch.keeps(capacity: tickets.capacity) ? tickets : []
+        scratch.batches = batches
+        return batches
+    }
+
+    /// The reloads due at `now`, as tickets in `tickets` (emptied first):
+    /// grouped by batch (one per plugin and kind, in the order of their
+    /// plugin and kind), each batch in the order of the instances. Each is
+    /// marked in flight (and counted, if counted) until it is completed
+    /// (``complete(_:with:at:)-(ReloadTicket,_,_)``).
+    ///
+    /// What ``dueReloads(at:limit:)`` decides, handed out as plain numbers:
+    /// no string is copied and nothing is retained per reload, and a caller
+    /// that keeps `tickets` between calls allocates nothing. At most `limit`
+    /// are issued (in the order of the instances); the others stay due.
+    ///
+    /// ```swift
+    /// var tickets: [ReloadTicket] = []
+    /// var results: [TicketCompletion] = []
+    /// while let wake = scheduler.nextWakeup(), wake <= end {
+    ///     scheduler.dueReloads(at: wake, into: &tickets)
+    ///     results.removeAll(keepingCapacity: true)
+    ///     for ticket in tickets {
+    ///         results.append(TicketCompletion(ticket: ticket, outcome: call(scheduler.instance(of: ticket)!)))
+    ///     }
+    ///     scheduler.complete(results, at: wake)
+    /// }
+    /// ```
+    public mutating func dueReloads(at now: Double, limit: Int = .max, into tickets: inout [ReloadTicket]) {
+        tickets.removeAll(keepingCapacity: true)
+        var issued = scratch.issued
+        scratch.issued = []
+        issued.removeAll(keepingCapacity: true)
+        issueDue(at: now, limit: limit, into: &issued)
+        groupByBatch(issued, into: &tickets)
+        scratch.issued = scratch.keeps(capacity: issued.capacity) ? issued : []
+    }
+
+    /// Issues the reloads due at `now` (at most `limit`), their tickets
+    /// appended to `tickets` in the order of the instances.
+    private mutating func issueDue(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
         observe(now)
         // Nothing queued by now (a wakeup for an entry change, mostly):
         // nothing to issue or plan again, and no batch time to ask for
         // (asking it at every entry change was a fifth of the work of a
         // day of widgets with entries).
-        guard reloads.minimumKey <= now else { return [] }
+        guard reloads.minimumKey <= now else { return }
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
         // for it, so the batch stays one wakeup.
-        if batchIsLater(than: now) { return [] }
+        if batchIsLater(than: now) { return }
         var due = scratch.due
         scratch.due = []
         due.removeAll(keepingCapacity: true)
@@ -1038,7 +1131,7 @@ public struct ReloadScheduler: Sendable {
         }
         guard !due.isEmpty else {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
-            return []
+            return
         }
         // In the order of the instances, as the free-reload cap is consumed.
         var bitmap = scratch.dueBitmap
@@ -1051,12 +1144,6 @@ public struct ReloadScheduler: Sendable {
         // the time they were issued.
         let readsAhead = due.count >= readAheadMinimum
         var readUpTo = 0
-        var batches = recycledBatches()
-        var batchOfGroup = scratch.batchOfGroup
-        scratch.batchOfGroup = []
-        if batchOfGroup.count < groups.count {
-            batchOfGroup.append(contentsOf: repeatElement(-1, count: groups.count - batchOfGroup.count))
-        }
         var issued = 0
         // Past the limit, the instances not looked at stay queued as they
         // are (due, to be planned when a later call reaches them): planning
@@ -1108,37 +1195,55 @@ public struct ReloadScheduler: Sendable {
                 plan = made
             }
             issued += 1
-            let decision = issue(p, plan, at: now)
+            let serial = issue(p, plan, at: now)
+            tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
-            let g = info[p].group
-            if batchOfGroup[g] >= 0 {
-                batches[Int(batchOfGroup[g])].decisions.append(decision)
-            } else {
-                batchOfGroup[g] = Int32(batches.count)
-                var decisions = scratch.spareDecisions.popLast() ?? []
-                decisions.append(decision)
-                batches.append(
-                    ReloadBatch(plugin: decision.plugin, kind: decision.kind, time: now, decisions: decisions))
-            }
         }
         for p in due[..<examined] {
             if p < 0 {
                 // What `replan` would find for an instance in flight: no plan, no recheck.
                 reloads.set(~p, to: .infinity)
                 setRecheck(~p, .infinity)
-                batchOfGroup[info[~p].group] = -1
             } else {
                 replan(p)
             }
         }
-        batches.withUnsafeMutableBufferPointer { batches in
-            batches.sortWithoutAllocating { ($0.plugin, $0.kind) < ($1.plugin, $1.kind) }
-        }
         scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
-        scratch.batchOfGroup = batchOfGroup
-        for batch in batches { scratch.peakBatch = max(scratch.peakBatch, batch.decisions.count) }
-        scratch.batches = batches
-        return batches
+    }
+
+    /// `issued` (in the order of the instances) grouped by batch into
+    /// `tickets`, the batches in the order of their plugin and kind: a
+    /// counting sort by the groups' ranks, which keeps the instances' order
+    /// within each batch.
+    private mutating func groupByBatch(_ issued: [ReloadTicket], into tickets: inout [ReloadTicket]) {
+        guard let first = issued.first else { return }
+        // One batch, the usual case (a wakeup's reloads of one plugin and kind).
+        guard issued.contains(where: { $0.group != first.group }) else {
+            tickets.append(contentsOf: issued)
+            return
+        }
+        var counts = scratch.rankCounts
+        scratch.rankCounts = []
+        counts.removeAll(keepingCapacity: true)
+        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
+        for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
+        for r in 1..<counts.count { counts[r] += counts[r - 1] }
+        tickets.append(contentsOf: repeatElement(first, count: issued.count))
+        tickets.withUnsafeMutableBufferPointer { out in
+            for ticket in issued {
+                let rank = Int(groupRanks[Int(ticket.group)])
+                out[counts[rank]] = ticket
+                counts[rank] += 1
+            }
+        }
+        scratch.rankCounts = counts
+    }
+
+    /// The decision of the reload in flight at `p`.
+    private func decision(at p: Int) -> ReloadDecision {
+        instances.withView(p) { s in
+            s.cold.pointee.inFlightRecord.unsafelyUnwrapped.decision(of: s.cold.pointee.instance)
+        }
     }
 
     /// The batch array last returned, emptied, with its decision arrays kept
@@ -1160,7 +1265,9 @@ public struct ReloadScheduler: Sendable {
         return batches
     }
 
-    private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> ReloadDecision {
+    /// Issues the reload planned as `plan` for the instance at `p`: marks
+    /// it in flight and records its charge. Returns its serial number.
+    private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> UInt64 {
         willChange(p)
         var deferral = plan.deferral
         if now > plan.time {
@@ -1171,6 +1278,8 @@ public struct ReloadScheduler: Sendable {
             time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
             attempt: plan.attempt, deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred,
             allowance: nil, countedInWindow: nil)
+        issuedSerial += 1
+        record.serial = issuedSerial
         // In place: a copy of the instance's state would share its ledger's
         // storage, and recording would then copy the ledger.
         switch plan.charge {
@@ -1188,8 +1297,6 @@ public struct ReloadScheduler: Sendable {
         case .free(let reason):
             if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
-        // The record holds no names: the decision takes the instance's.
-        let decision = instances.withView(p) { record.decision(of: $0.cold.pointee.instance) }
         instances.setInFlight(p, consume record, reusing: &spareInFlight)
         instances[cold: p].lastReloadAt = now
         if instances[hot: p].hasRare {
@@ -1197,7 +1304,7 @@ public struct ReloadScheduler: Sendable {
             instances[p].locationChangeAt = nil
         }
         touch(p)
-        return decision
+        return issuedSerial
     }
 
     /// Records how a reload ended. A success replaces the timeline; a failure
@@ -1258,6 +1365,100 @@ public struct ReloadScheduler: Sendable {
         }
         scratch.hashes = scratch.keeps(capacity: hashes.capacity) ? hashes : []
         scratch.found = scratch.keeps(capacity: found.capacity) ? found : []
+    }
+
+    /// Records how the reload of `ticket` ended: ``complete(_:with:at:)``
+    /// for its instance, without looking up an id. A ticket given back
+    /// twice, or whose reload was completed another way, is ignored.
+    public mutating func complete(_ ticket: ReloadTicket, with outcome: ReloadOutcome, at time: Double) {
+        observe(time)
+        guard let p = position(of: ticket) else { return }
+        complete(at: p, hash: idHash(at: p), with: outcome, at: time)
+    }
+
+    /// Records how several reloads ended, at `time`, by ticket: the same as
+    /// ``complete(_:with:at:)-(ReloadTicket,_,_)`` for each in turn, with
+    /// the instances' records read ahead a chunk at a time (see
+    /// ``complete(_:at:)-([ReloadCompletion],_)``).
+    public mutating func complete(_ results: [TicketCompletion], at time: Double) {
+        guard results.count >= readAheadMinimum, !instances.indices.isEmpty else {
+            for result in results { complete(result.ticket, with: result.outcome, at: time) }
+            return
+        }
+        observe(time)
+        var ahead = scratch.found
+        scratch.found = []
+        ahead.removeAll(keepingCapacity: true)
+        let count = instances.count
+        // By index, through the buffer: iterating the array copied each
+        // result (a retain and release of its timeline's parts).
+        results.withUnsafeBufferPointer { results in
+            // The positions as issued, to read ahead (a ticket whose
+            // instance moved since is read where it was: a wasted read).
+            for i in results.indices {
+                let p = Int(results[i].ticket.position)
+                ahead.append(p >= 0 && p < count ? p : 0)
+            }
+            var readUpTo = 0
+            for i in results.indices {
+                readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo)
+                guard let p = position(of: results[i].ticket) else { continue }
+                complete(at: p, hash: idHash(at: p), with: results[i].outcome, at: time)
+            }
+        }
+        scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
+    }
+
+    /// The position of the instance whose reload `ticket` names, nil when
+    /// that reload is not in flight (completed, rolled back, the instance
+    /// removed, the state replaced).
+    private func position(of ticket: ReloadTicket) -> Int? {
+        let p = Int(ticket.position)
+        let serial = ticket.serial
+        guard serial > 0, p >= 0 else { return nil }
+        if serial > serialAtLastMove {
+            // No position moved since it was issued.
+            return p < instances.count && inFlightSerial(at: p) == serial ? p : nil
+        }
+        // Removals move an instance down, never up: it is at `p` or below.
+        var q = min(p, instances.count - 1)
+        while q >= 0 {
+            if inFlightSerial(at: q) == serial { return q }
+            q -= 1
+        }
+        return nil
+    }
+
+    /// The serial number of the reload in flight at `p`, 0 if none.
+    @inline(__always)
+    private func inFlightSerial(at p: Int) -> UInt64 {
+        instances.withView(p) { $0.cold.pointee.inFlightSerial }
+    }
+
+    /// `StableJitter.fnv1a64` of the id of the instance at `p` (its jitter).
+    private func idHash(at p: Int) -> UInt64 {
+        instances.withView(p) { StableJitter.fnv1a64($0.cold.pointee.instance.id) }
+    }
+
+    /// The instance whose reload `ticket` names, as it is now; nil when that
+    /// reload is no longer in flight.
+    public func instance(of ticket: ReloadTicket) -> WidgetInstance? {
+        position(of: ticket).map { instances[cold: $0].instance }
+    }
+
+    /// The decision of the reload `ticket` names, as ``dueReloads(at:limit:)``
+    /// would have handed it out; nil when that reload is no longer in flight.
+    public func decision(for ticket: ReloadTicket) -> ReloadDecision? {
+        position(of: ticket).map { decision(at: $0) }
+    }
+
+    /// The plugin and kind of the batch `ticket` belongs to
+    /// (``ReloadTicket/group``); nil for a group this scheduler does not
+    /// know (a ticket from before the state was replaced).
+    public func pluginAndKind(of ticket: ReloadTicket) -> (plugin: String, kind: String)? {
+        let g = Int(ticket.group)
+        guard g >= 0, g < groupNames.count else { return nil }
+        return (groupNames[g].plugin, groupNames[g].kind)
     }
 
     /// How many instances are read ahead together, within a batch: enough

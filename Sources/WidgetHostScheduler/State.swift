@@ -404,6 +404,20 @@ struct ColdRecord: Sendable {
     /// The in-flight record as kept (no names).
     var inFlightRecord: InFlightRecord? { inFlightBox?.record }
 
+    /// The serial number of the reload in flight (``ReloadTicket/serial``),
+    /// 0 when there is none or its record came from a stored state.
+    var inFlightSerial: UInt64 { inFlightBox?.record.serial ?? 0 }
+
+    /// Makes the reload in flight one that no ticket names (its serial 0):
+    /// for a state taken in from outside, whose serials are another
+    /// scheduler's (or this one's, before the state was replaced).
+    mutating func forgetSerial() {
+        guard let box = inFlightBox, box.record.serial != 0 else { return }
+        var record = box.record
+        record.serial = 0
+        inFlightBox = InFlightBox(record)
+    }
+
     /// Sets the in-flight record, in a box taken from `spares` when this
     /// record has none of its own (no allocation while spares last). The
     /// record is moved in, not copied (`consuming`: a copy retained and
@@ -553,6 +567,10 @@ struct InFlightRecord: Sendable, Hashable {
     var allowance: Int?
     var countedInWindow: Int?
     var names: Names?
+    /// The serial number of its issue (``ReloadTicket/serial``); 0 for a
+    /// record made from an ``InFlightReload`` (a stored state), which no
+    /// ticket names.
+    var serial: UInt64 = 0
 
     init(
         time: Double, dueSince: Double, trigger: ReloadTrigger, charge: ReloadCharge, attempt: Int,

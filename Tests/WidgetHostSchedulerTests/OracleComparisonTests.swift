@@ -10,7 +10,9 @@ import WidgetHostModel
 /// `nextWakeup()`, every `dueReloads(at:)` (each reload's time, trigger,
 /// counted/free, deferral, would-have-been deferral, budget), and the whole
 /// state after each step. The shipped scheduler gets every other batch's
-/// results in one `complete(_:at:)`, the others one at a time.
+/// results in one `complete(_:at:)`, the others one at a time; every
+/// third call it hands out tickets (``ReloadTicket``), whose decisions are
+/// compared, and their results go back by ticket.
 struct OracleComparison {
     var reloads = 0
     var wakeups = 0
@@ -46,9 +48,34 @@ struct OracleComparison {
             }
             return true
         }
+        var calls = 0
+        var tickets: [ReloadTicket] = []
+        var spentTickets: [ReloadTicket] = []
         func reloadDue(at now: Double) -> Bool {
             let (fastBefore, scanBefore) = (fast, scan)
-            let a = fast.dueReloads(at: now)
+            // Every third call by ticket: the batches are made from the
+            // tickets' decisions, and the results go back by ticket.
+            calls += 1
+            let byTicket = calls % 3 == 0
+            var a: [ReloadBatch] = []
+            if byTicket {
+                fast.dueReloads(at: now, into: &tickets)
+                for ticket in tickets {
+                    guard let decision = fast.decision(for: ticket), let names = fast.pluginAndKind(of: ticket),
+                        fast.instance(of: ticket)?.id == decision.instanceID
+                    else {
+                        difference = "ticket \(ticket) at \(now - t0) names no reload in flight"
+                        return false
+                    }
+                    if a.last?.plugin == names.plugin && a.last?.kind == names.kind {
+                        a[a.count - 1].decisions.append(decision)
+                    } else {
+                        a.append(ReloadBatch(plugin: names.plugin, kind: names.kind, time: now, decisions: [decision]))
+                    }
+                }
+            } else {
+                a = fast.dueReloads(at: now)
+            }
             let b = scan.dueReloads(at: now)
             guard a == b else {
                 difference =
@@ -68,7 +95,26 @@ struct OracleComparison {
                     reloads += 1
                     results.append(ReloadCompletion(instanceID: d.instanceID, outcome: outcome))
                 }
-                if batches % 2 == 0, let first = results.first {
+                if byTicket {
+                    // The batch's tickets, with a ticket given twice and
+                    // one spent in an earlier call (both ignored).
+                    let mine = tickets.filter {
+                        fast.pluginAndKind(of: $0).map { $0 == (batch.plugin, batch.kind) } ?? false
+                    }
+                    var byTicket = zip(mine, results).map { TicketCompletion(ticket: $0, outcome: $1.outcome) }
+                    if let first = byTicket.first {
+                        byTicket.append(TicketCompletion(ticket: first.ticket, outcome: .timedOut))
+                    }
+                    if let spent = spentTickets.last {
+                        byTicket.append(TicketCompletion(ticket: spent, outcome: .timedOut))
+                    }
+                    spentTickets.append(contentsOf: mine)
+                    if batches % 2 == 0 {
+                        fast.complete(byTicket, at: now)
+                    } else {
+                        for r in byTicket { fast.complete(r.ticket, with: r.outcome, at: now) }
+                    }
+                } else if batches % 2 == 0, let first = results.first {
                     results.append(ReloadCompletion(instanceID: first.instanceID, outcome: .timedOut))
                     results.append(ReloadCompletion(instanceID: "unknown", outcome: .timedOut))
                     fast.complete(results, at: now)

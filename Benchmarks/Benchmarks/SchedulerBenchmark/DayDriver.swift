@@ -35,6 +35,8 @@ struct DayDriver {
     private(set) var reloads = 0
     private(set) var entryChanges = 0
     private(set) var wakeups = 0
+    /// The tickets of a wakeup, kept to be filled again.
+    private var tickets: [ReloadTicket] = []
 
     /// The events of the day so far: reloads, entry changes, shows.
     var events: Int { reloads + entryChanges + nextShow }
@@ -70,19 +72,19 @@ struct DayDriver {
             }
             guard wake <= end else { break }
             wakeups += 1
-            for batch in scheduler.dueReloads(at: wake) {
-                for decision in batch.decisions { reload(decision, at: wake) }
-            }
+            scheduler.dueReloads(at: wake, into: &tickets)
+            for ticket in tickets { reload(ticket, at: wake) }
         }
         for i in 0..<count { countEntryChanges(i, until: end) }
     }
 
-    /// Completes `decision` with the instance's next timeline, one reload
+    /// Completes `ticket`'s reload with the instance's next timeline, one reload
     /// at a time as the daemon does (the reloads-only `Driver` gives a
     /// batch's results back together, as `simulate` does; this day's
     /// batches are a reload or two, too few to read ahead).
-    private mutating func reload(_ decision: ReloadDecision, at now: Double) {
-        let i = Self.index(of: decision.instanceID)
+    private mutating func reload(_ ticket: ReloadTicket, at now: Double) {
+        // Instances are never removed here: the position is the number in the id.
+        let i = Int(ticket.position)
         countEntryChanges(i, until: now)
         let h = Self.mix(UInt64(i) &* 0x1_0000_0001 &+ UInt64(reloadsOf[i]))
         reloadsOf[i] += 1
@@ -108,22 +110,21 @@ struct DayDriver {
                 case 2: 1800
                 default: 3600
                 }
-            policy = .after(decision.time + delay)
+            policy = .after(now + delay)
         } else if profile < 90 {
             (step, entries, policy) = (300, 1, .never)
         } else {
             // Misbehaving: a date in the past, or a zero interval.
             (step, entries) = (0, 1)
-            policy = (h >> 20) & 1 == 0 ? .after(decision.time - 60) : .atEnd
+            policy = (h >> 20) & 1 == 0 ? .after(now - 60) : .atEnd
         }
         var records: [EntryRecord] = []
         records.reserveCapacity(Int(entries))
         for k in 0..<entries {
-            records.append(EntryRecord(date: decision.time + Double(step) * Double(k), contentJSON: "{}"))
+            records.append(EntryRecord(date: now + Double(step) * Double(k), contentJSON: "{}"))
         }
-        lastTimeline[i] = (decision.time, entries, step)
-        scheduler.complete(
-            decision.instanceID, with: .success(TimelineRecord(entries: records, policy: policy)), at: now)
+        lastTimeline[i] = (now, entries, step)
+        scheduler.complete(ticket, with: .success(TimelineRecord(entries: records, policy: policy)), at: now)
     }
 
     /// Counts the entries of instance `i`'s last timeline (after its first)
@@ -133,12 +134,6 @@ struct DayDriver {
         guard last.entries > 1, last.step > 0, time > last.time else { return }
         entryChanges += min(Int(last.entries) - 1, Int((time - last.time) / Double(last.step)))
         lastTimeline[i].entries = 0
-    }
-
-    /// The number in an id "w<number>", read from its bytes.
-    private static func index(of id: String) -> Int {
-        var id = id
-        return id.withUTF8 { bytes in bytes.dropFirst().reduce(0) { $0 * 10 + Int($1 &- 48) } }
     }
 
     /// SplitMix64's finalizer: the copy's source of every random choice.

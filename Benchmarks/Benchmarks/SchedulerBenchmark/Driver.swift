@@ -6,80 +6,82 @@ import WidgetHostModel
     import WidgetHostScheduler
 #endif
 
-/// What the driver needs of a scheduler.
+/// What the driver needs of a scheduler: the shipped scheduler's ticket API.
 protocol DrivenScheduler {
     mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool
     func nextWakeup() -> Double?
-    /// Every reload due at `now` (the shipped scheduler's `dueReloads(at:limit:)`
-    /// without a limit; the oracle's `dueReloads(at:)`).
-    mutating func allDueReloads(at now: Double) -> [ReloadBatch]
-    /// A batch's results (the shipped scheduler's `complete(_:at:)`; the
-    /// oracle completes one after another).
-    mutating func complete(_ completions: [ReloadCompletion], at time: Double)
+    /// Every reload due at `now`, as tickets (the shipped scheduler's
+    /// `dueReloads(at:limit:into:)` without a limit).
+    mutating func allDueReloads(at now: Double, into tickets: inout [ReloadTicket])
+    /// A batch's results by ticket (the shipped scheduler's `complete(_:at:)`).
+    mutating func complete(_ completions: [TicketCompletion], at time: Double)
 }
 
 extension ReloadScheduler: DrivenScheduler {
-    mutating func allDueReloads(at now: Double) -> [ReloadBatch] { dueReloads(at: now, limit: .max) }
+    mutating func allDueReloads(at now: Double, into tickets: inout [ReloadTicket]) {
+        dueReloads(at: now, limit: .max, into: &tickets)
+    }
 }
+
 /// Drives a scheduler one batch at a time, as `simulate` does (every
 /// reload of a batch issued, then their results given back together; the
 /// daemon gives each back as its call ends, as `DayDriver` does); kept
 /// across iterations so that each iteration continues the same steady state.
 ///
+/// The reloads are handed out as tickets and completed by ticket: a driver
+/// that calls a provider needs the instance (by position) and nothing of
+/// the decision's details. The provider answers from the position: an
+/// entry-less timeline asking to be reloaded 15-60 minutes later, the
+/// interval fixed per instance (from its id, when it was added).
+///
 /// A struct, run by one mutating call per measurement (``run(_:)``): as a
 /// class, every call into the scheduler through its stored property was a
-/// run-time exclusivity check, and copying each batch's decisions into a
-/// list of its own was another tenth of the event's cost; neither is the
-/// scheduler's.
+/// run-time exclusivity check; that is not the scheduler's cost.
 struct Driver<S: DrivenScheduler> {
     var scheduler: S
-    /// The batches of the last wakeup, completed in order.
-    var batches: [ReloadBatch] = []
-    var batch = 0
-    /// The next decision of the batch to complete.
+    /// The tickets of the last wakeup, completed in order.
+    var tickets: [ReloadTicket] = []
+    /// The next ticket to complete.
     var next = 0
     var now = 1_800_000_000.0
+    /// Each instance's reload interval, by position.
+    private let intervals: [Double]
     /// The results of a batch, kept to be filled again (the driver's
     /// memory, not the scheduler's: ``letGoOfBuffers()``).
-    private var results: [ReloadCompletion] = []
+    private var results: [TicketCompletion] = []
     private(set) var events = 0
 
     init(_ scheduler: S, instances: Int) {
         self.scheduler = scheduler
+        var intervals: [Double] = []
         for n in 0..<instances {
+            let id = "w\(n)"
             _ = self.scheduler.add(
-                WidgetInstance(id: "w\(n)", plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app\(n % 5)"), at: now)
+                WidgetInstance(id: id, plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app\(n % 5)"), at: now)
+            intervals.append(900 + StableJitter.fraction(for: id) * 2700)
         }
+        self.intervals = intervals
     }
 
-    /// Reloads of a batch (up to `limit`, the rest of the batch at most)
-    /// issued at the wakeup that found them and completed together, as
-    /// `simulate` completes a batch's results: one event per reload.
+    /// Reloads of a wakeup (up to `limit`, the rest of it at most) issued
+    /// at the wakeup that found them and completed together, as `simulate`
+    /// completes a batch's results: one event per reload.
     @inline(__always)
     mutating func step(limit: Int = .max) {
-        while batch == batches.count || next == batches[batch].decisions.count {
-            if batch < batches.count {
-                batch += 1
-                next = 0
-                continue
-            }
-            // Let go of the batches first, so the scheduler reuses their arrays.
-            batches = []
-            batch = 0
-            next = 0
+        while next == tickets.count {
             guard let wake = scheduler.nextWakeup() else { fatalError("nothing scheduled") }
             now = wake
-            batches = scheduler.allDueReloads(at: wake)
+            next = 0
+            scheduler.allDueReloads(at: wake, into: &tickets)
         }
         results.removeAll(keepingCapacity: true)
-        let decisions = batches[batch].decisions
-        let end = next + min(limit, decisions.count - next)
-        for decision in decisions[next..<end] {
-            let id = decision.instanceID
-            let interval = 900 + StableJitter.fraction(for: id) * 2700
+        let end = next + min(limit, tickets.count - next)
+        for i in next..<end {
+            let ticket = tickets[i]
+            let interval = intervals[Int(ticket.position)]
             results.append(
-                ReloadCompletion(
-                    instanceID: id, outcome: .success(TimelineRecord(entries: [], policy: .after(now + interval)))))
+                TicketCompletion(
+                    ticket: ticket, outcome: .success(TimelineRecord(entries: [], policy: .after(now + interval)))))
         }
         next = end
         scheduler.complete(results, at: now)
@@ -92,10 +94,10 @@ struct Driver<S: DrivenScheduler> {
         while events < end { step(limit: end - events) }
     }
 
-    /// Drops the driver's own buffers (the last batches and the results
+    /// Drops the driver's own buffers (the last tickets and the results
     /// array), so that what stays resident is the scheduler's.
     mutating func letGoOfBuffers() {
-        batches = []
+        tickets = []
         results = []
     }
 

@@ -1,0 +1,118 @@
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// Reloads handed out as tickets (``ReloadTicket``) and completed by ticket.
+/// The oracle comparison checks their decisions and completions against the
+/// scan on random scenarios; these check what a ticket names over time.
+@Suite("Reload tickets")
+struct ReloadTicketTests {
+    /// Six instances of two plugins and two kinds, all due at `t0`.
+    static func scheduler() -> ReloadScheduler {
+        var s = ReloadScheduler(configuration: testConfig())
+        for i in 0..<6 {
+            // Added in an order that is not the batches' order.
+            s.add(instance("w\(i)", kind: "k\(1 - i % 2)", plugin: "p\(1 - i / 3)"), at: t0)
+        }
+        return s
+    }
+
+    @Test("come grouped as dueReloads(at:) batches them, each with its decision")
+    func sameAsBatches() throws {
+        var byTicket = Self.scheduler()
+        var byDecision = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        byTicket.dueReloads(at: t0, into: &tickets)
+        let batches = byDecision.dueReloads(at: t0)
+        #expect(batches.count == 4)
+        let decisions = batches.flatMap(\.decisions)
+        try #require(tickets.count == decisions.count)
+        for (ticket, decision) in zip(tickets, decisions) {
+            #expect(byTicket.decision(for: ticket) == decision)
+            #expect(byTicket.instance(of: ticket)?.id == decision.instanceID)
+            let batch = try #require(batches.first { $0.decisions.contains(decision) })
+            #expect(byTicket.pluginAndKind(of: ticket)! == (batch.plugin, batch.kind))
+        }
+        #expect(Set(tickets.map(\.serial)).count == tickets.count)
+        #expect(byTicket.state == byDecision.state)
+    }
+
+    @Test("complete the same as by id, and a ticket given twice is ignored")
+    func completeByTicket() {
+        var byTicket = Self.scheduler()
+        var byID = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        var now = t0
+        var spent: [ReloadTicket] = []
+        for round in 0..<6 {
+            byTicket.dueReloads(at: now, into: &tickets)
+            let batches = byID.dueReloads(at: now)
+            #expect(tickets.count == batches.flatMap(\.decisions).count)
+            let outcome = ReloadOutcome.success(timeline([now], .after(now + 900)))
+            var results = tickets.map { TicketCompletion(ticket: $0, outcome: outcome) }
+            // Spent tickets of instances in flight again now: ignored.
+            results += spent.map { TicketCompletion(ticket: $0, outcome: .timedOut) }
+            if round % 2 == 0 {
+                byTicket.complete(results, at: now)
+            } else {
+                for r in results { byTicket.complete(r.ticket, with: r.outcome, at: now) }
+            }
+            for d in batches.flatMap(\.decisions) { byID.complete(d.instanceID, with: outcome, at: now) }
+            #expect(byTicket.state == byID.state)
+            spent = tickets
+            for ticket in tickets { #expect(byTicket.decision(for: ticket) == nil) }
+            guard let wake = byTicket.nextWakeup() else { break }
+            now = wake
+        }
+    }
+
+    @Test("follow their instance when an instance before it is removed")
+    func followRemoval() throws {
+        var s = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        s.dueReloads(at: t0, into: &tickets)
+        let last = try #require(tickets.first { s.instance(of: $0)?.id == "w5" })
+        let removedTicket = try #require(tickets.first { s.instance(of: $0)?.id == "w1" })
+        #expect(last.position == 5)
+        s.remove("w1")
+        s.remove("w3")
+        #expect(s.instance(of: last)?.id == "w5")
+        #expect(s.instance(of: removedTicket) == nil)
+        #expect(s.decision(for: last)?.instanceID == "w5")
+        s.complete(last, with: .success(timeline([t0], .after(t0 + 900))), at: t0)
+        #expect(s.instanceState("w5")?.inFlight == nil)
+        #expect(s.instanceState("w5")?.timeline?.policy == .after(t0 + 900))
+        #expect(s.instanceState("w4")?.inFlight != nil)
+    }
+
+    @Test("are void once the state is replaced or their issue rolled back")
+    func voidAfterReplaceAndRollBack() throws {
+        var s = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        s.dueReloads(at: t0, into: &tickets)
+        let first = try #require(tickets.first)
+        s.replaceState(s.state)
+        // Still in flight, as restored, but no longer by this ticket.
+        #expect(s.instanceState("w0")?.inFlight != nil)
+        #expect(s.decision(for: first) == nil)
+        s.complete(first, with: .timedOut, at: t0)
+        #expect(s.instanceState("w0")?.consecutiveFailures == 0)
+
+        var j = Self.scheduler()
+        j.beginJournal()
+        j.dueReloads(at: t0, into: &tickets)
+        let rolledBack = tickets
+        j.rollBackJournal()
+        for ticket in rolledBack { #expect(j.decision(for: ticket) == nil) }
+        // Issued again: new serials, the old tickets still void.
+        j.dueReloads(at: t0, into: &tickets)
+        #expect(Set(tickets.map(\.serial)).isDisjoint(with: rolledBack.map(\.serial)))
+        j.complete(rolledBack[0], with: .timedOut, at: t0)
+        for i in 0..<6 {
+            #expect(j.instanceState("w\(i)")?.consecutiveFailures == 0)
+            #expect(j.instanceState("w\(i)")?.inFlight != nil)
+        }
+        for ticket in tickets { #expect(j.decision(for: ticket) != nil) }
+    }
+}
