@@ -106,6 +106,43 @@ struct ReloadRules {
         candidate(s, appCharge: appCharge, at: now).map { $0.planned(s) }
     }
 
+    /// The plan of `s` at `now` when it is the steady state's (nil
+    /// otherwise, when ``candidate(_:appCharge:at:)`` decides): nothing but
+    /// the timeline's policy asks for a reload (no rare values: no request,
+    /// location change, backoff or push ledger), the reload is counted (the
+    /// app in the background, not in developer mode), nothing hides it
+    /// (visible since before it is due, or hidden reloads not deferred), the
+    /// spacing and the budget leave its due time as it is, and that time is
+    /// not before `now`. The plan is then the due time with its coalescing
+    /// slack, a plain policy reload, not under the free cap, with no
+    /// recheck: what `candidate`, `hasCappedCandidate` and `recheckTime`
+    /// find for it, in a few comparisons, one tier and one budget question.
+    /// The oracle comparison checks that they agree.
+    @inline(__always)
+    func plainPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, latest: Double)? {
+        let hot = s.hot
+        guard !hot.pointee.isInFlight, !hot.pointee.hasRare, appCharge == .counted, !configuration.developerMode
+        else { return nil }
+        let due = hot.pointee.storedPolicyDue
+        // NaN (no policy due) and infinity fail.
+        guard due.isFinite, due >= now else { return nil }
+        // A hidden bound: hidden now, or shown after it came due (NaN: never shown, no bound).
+        if configuration.deferPolicyReloadsWhileHidden
+            && (!hot.pointee.isVisible || hot.pointee.storedVisibleSince > due)
+        {
+            return nil
+        }
+        // Spacing (NaN: no counted reload yet, no spacing).
+        if hot.pointee.storedLedgerLast + configuration.minimumReloadInterval > due { return nil }
+        // The budget at the due time, read with the tier at that time (`due >= now`).
+        let allowance = configuration.allowance(for: tier(s, at: due))
+        guard s.cold.pointee.ledger.nextAllowed(from: due, limit: allowance, window: configuration.budgetWindow) <= due
+        else { return nil }
+        let received = hot.pointee.storedTimelineReceivedAt
+        let ahead = max(0, due - (received.isNaN ? due : received))
+        return (due, due + min(configuration.coalescingCap, configuration.coalescingFraction * ahead))
+    }
+
     /// `plan` as plain values: what the hot paths read (the time and the
     /// coalescing deadline) costs no copy of a trigger's strings.
     func candidate(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> Candidate? {

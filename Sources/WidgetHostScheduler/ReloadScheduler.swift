@@ -425,6 +425,9 @@ public struct ReloadScheduler: Sendable {
         let charge = appCharges[info[position].app]
         let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)
+            if let plain = rules.plainPlan(s, appCharge: charge, at: now) {
+                return (plain, ReloadWheel.Node.Flags(underFreeCap: false, plainPolicy: true), Double.infinity)
+            }
             let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
