@@ -45,6 +45,10 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
         return keys[Int(slot[position])]
     }
 
+    /// Whether `position` is queued.
+    @inline(__always)
+    func isQueued(_ position: Int) -> Bool { position < slot.count && slot[position] >= 0 }
+
     /// Makes room for positions up to `count - 1` (new positions are not queued).
     mutating func reserve(positions count: Int) {
         if slot.count < count { slot.append(contentsOf: repeatElement(-1, count: count - slot.count)) }

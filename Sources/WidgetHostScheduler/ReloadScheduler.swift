@@ -457,8 +457,20 @@ public struct ReloadScheduler: Sendable {
     private mutating func replanEntry(_ position: Int) {
         let now = latestTime ?? -Double.greatestFiniteMagnitude
         // Through the view: a copy of the cold record retained and released all of it.
-        let entries = instances.withView(position) { $0.cold.pointee.timeline?.entries } ?? []
-        let (next, index) = entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: 0) }
+        let (next, index) = instances.withView(position) { s in
+            s.cold.pointee.timeline.map { timeline in
+                timeline.entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: 0) }
+            } ?? (.infinity, 0)
+        }
+        guard next < .infinity else {
+            // No entry change to come (an entry-less timeline, the last
+            // entry shown): the queue is touched only if it held one.
+            if entryChanges.isQueued(position) {
+                entryChanges.set(position, to: .infinity, payload: EntryCursor(entries: [], index: 0))
+            }
+            return
+        }
+        let entries = instances.withView(position) { $0.cold.pointee.timeline.unsafelyUnwrapped.entries }
         entryChanges.set(position, to: next, payload: EntryCursor(entries: entries, index: Int32(clamping: index)))
     }
 
@@ -1177,16 +1189,23 @@ public struct ReloadScheduler: Sendable {
             // at its time when no whole hour and no end of learning lies
             // between them; so it is not made again.
             let node = reloads.node(of: p)
-            let plan: PlannedReload
+            let serial: UInt64
             if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
                 && now < rules.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
             {
-                plan = PlannedReload(
-                    time: node.key, latest: node.latest, trigger: .policy, charge: .counted,
-                    attempt: instances[hot: p].consecutiveFailures, deferral: nil, wouldHaveBeenDeferred: nil)
+                // Its in-flight record made at once: no plan with a trigger to copy.
+                let deferral =
+                    now > node.key
+                    ? Deferral(from: node.key, until: now, cause: now <= node.latest ? .coalescing : .late) : nil
+                serial = issue(
+                    p,
+                    InFlightRecord(
+                        time: now, dueSince: node.key, trigger: .policy, charge: .counted,
+                        attempt: instances[hot: p].consecutiveFailures, deferral: deferral,
+                        wouldHaveBeenDeferred: nil, allowance: nil, countedInWindow: nil))
             } else {
                 guard
-                    let made = instances.withView(
+                    let plan = instances.withView(
                         p,
                         { s in
                             rules.candidate(s, appCharge: charge, at: now).flatMap {
@@ -1195,10 +1214,9 @@ public struct ReloadScheduler: Sendable {
                         }
                     )
                 else { continue }
-                plan = made
+                serial = issue(p, plan, at: now)
             }
             issued += 1
-            let serial = issue(p, plan, at: now)
             tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
         }
@@ -1271,21 +1289,31 @@ public struct ReloadScheduler: Sendable {
     /// Issues the reload planned as `plan` for the instance at `p`: marks
     /// it in flight and records its charge. Returns its serial number.
     private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> UInt64 {
-        willChange(p)
         var deferral = plan.deferral
         if now > plan.time {
             let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
             deferral = Deferral(from: deferral?.from ?? plan.time, until: now, cause: coalesced ? .coalescing : .late)
         }
-        var record = InFlightRecord(
-            time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
-            attempt: plan.attempt, deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred,
-            allowance: nil, countedInWindow: nil)
+        return issue(
+            p,
+            InFlightRecord(
+                time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
+                attempt: plan.attempt, deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred,
+                allowance: nil, countedInWindow: nil))
+    }
+
+    /// Issues the reload of the instance at `p` recorded as `record` (its
+    /// time, trigger, charge, deferrals; the budget and serial are filled
+    /// in here). Returns its serial number.
+    private mutating func issue(_ p: Int, _ record: consuming InFlightRecord) -> UInt64 {
+        willChange(p)
+        let now = record.time
+        var record = record
         issuedSerial += 1
         record.serial = issuedSerial
         // In place: a copy of the instance's state would share its ledger's
         // storage, and recording would then copy the ledger.
-        switch plan.charge {
+        switch record.charge {
         case .counted:
             let window = configuration.budgetWindow
             instances.recordCounted(p, at: now, window: window)
