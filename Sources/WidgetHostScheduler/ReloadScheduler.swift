@@ -901,7 +901,31 @@ public struct ReloadScheduler: Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
-        return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
+        return withQueuedPlans(now: now) { queued in
+            Self.trustedCoalescedWake(reloads, queued) ?? Self.coalescedWake(reloads, queued, slack: slack, now: now)
+        }
+    }
+
+    /// `coalescedWake` when the earliest queued time is trusted (not under
+    /// the free-reload cap; nil otherwise), in two walks of the queue and no
+    /// buffer: that time is then the first plan's, every other plan is at
+    /// or after its queued time, so the batch (every plan within `m`, the
+    /// earliest deadline of the plans within the first plan's deadline)
+    /// lies in the queued times up to the first plan's deadline.
+    private static func trustedCoalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans) -> Double? {
+        guard let first = reloads.minimumPosition else { return nil }
+        let firstNode = reloads.node(of: first)
+        guard !firstNode.underFreeCap else { return nil }
+        let deadline = firstNode.latest
+        var m = Double.infinity
+        reloads.collectNodes(upTo: deadline) { position, node in
+            if let plan = queued.plan(position, node), plan.time <= deadline { m = min(m, plan.latest) }
+        }
+        var wake = -Double.infinity
+        reloads.collectNodes(upTo: m) { position, node in
+            if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
+        }
+        return wake
     }
 
     private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
