@@ -62,4 +62,24 @@ struct ViewHistoryTests {
         #expect(history.mask == 0x00FF_FFFF)
         #expect(history.visibleHours(at: 3_600 * 40) == 24)
     }
+
+    @Test func hourIndexIsTheHourRoundedDown() {
+        var random = SplitMix64(seed: 7)
+        var times: [Double] = [
+            0, -0.0, 3_600, -3_600, 3_599.999, -0.5, 1_800_000_000, -1_800_000_000.25, 1e15, -1e15,
+            .ulpOfOne, -.leastNonzeroMagnitude,
+        ]
+        for _ in 0..<10_000 {
+            let scale = [1.0, 3_600, 1e6, 1e9, 1e12][Int(random.next() % 5)]
+            times.append((Double(random.next() % 2_000_001) - 1_000_000) / 1_000 * scale)
+        }
+        for time in times {
+            #expect(ViewHistory.hourIndex(time) == Int64((time / 3_600).rounded(.down)), "\(time)")
+        }
+        // Not finite: 0; past ±2^52 hours: clamped, not a trap.
+        #expect(ViewHistory.hourIndex(.nan) == 0)
+        #expect(ViewHistory.hourIndex(-.infinity) == 0)
+        #expect(ViewHistory.hourIndex(1e300) == 1 << 52)
+        #expect(ViewHistory.hourIndex(-.greatestFiniteMagnitude) == -(1 << 52))
+    }
 }
