@@ -237,9 +237,8 @@ public struct ReloadScheduler: Sendable {
         byAppAndKind = [:]
         locationUsers = []
         info = []
-        groups = [:]
-        groupNames = []
-        groupRanks = []
+        // The groups' numbers are kept (a ticket's group keeps naming its
+        // plugin and kind); a group no instance is in any more costs nothing.
         serialAtLastMove = issuedSerial
         appNumbers = [:]
         appCharges = []

@@ -24,9 +24,11 @@
 /// A ticket names one issue of one reload: given back twice, or after the
 /// reload was completed another way, it is ignored, even when the instance
 /// is in flight again meanwhile (a completion by id cannot tell those
-/// apart). It stays valid when instances are added or removed; a state
-/// replaced (``ReloadScheduler/replaceState(_:)``, a new `configuration`
-/// set) or restored from its Codable form ends it.
+/// apart). It stays valid when instances are added or removed and when
+/// the configuration changes; a state replaced
+/// (``ReloadScheduler/replaceState(_:)``) or restored from its Codable
+/// form ends it, as does a ``ReloadScheduler/rollBackJournal()`` that
+/// undoes its issue.
 public struct ReloadTicket: Sendable, Hashable {
     /// The instance's position when the reload was issued
     /// (``ReloadScheduler/instance(at:)``): removing an instance before it

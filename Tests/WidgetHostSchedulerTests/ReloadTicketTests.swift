@@ -86,6 +86,29 @@ struct ReloadTicketTests {
         #expect(s.instanceState("w4")?.inFlight != nil)
     }
 
+    @Test("stay valid through a new configuration, naming the same batch")
+    func validThroughConfiguration() {
+        var s = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        s.dueReloads(at: t0, into: &tickets)
+        let before = tickets.map { (s.decision(for: $0)!, s.pluginAndKind(of: $0)!) }
+        // Groups are renumbered in instance order when the index is made
+        // again: the tickets' groups must still name their batches.
+        s.remove("w0")
+        s.add(instance("w6", kind: "k9", plugin: "p9"), at: t0)
+        s.configuration.maximumJitter = 60
+        for (ticket, (decision, names)) in zip(tickets, before) {
+            guard decision.instanceID != "w0" else {
+                #expect(s.decision(for: ticket) == nil)
+                continue
+            }
+            #expect(s.decision(for: ticket) == decision)
+            #expect(s.pluginAndKind(of: ticket)! == names)
+            s.complete(ticket, with: .success(timeline([t0], .after(t0 + 900))), at: t0)
+        }
+        for i in 1..<6 { #expect(s.instanceState("w\(i)")?.inFlight == nil, "w\(i)") }
+    }
+
     @Test("are void once the state is replaced or their issue rolled back")
     func voidAfterReplaceAndRollBack() throws {
         var s = Self.scheduler()
