@@ -9,7 +9,8 @@ import WidgetHostScheduler
 // The shipped ReloadScheduler driven in virtual time, at 1k, 10k and 100k
 // instances, and the plain scan of the tests (ScanScheduler) as the baseline,
 // in the same run. One event is one reload issued and completed, with the
-// nextWakeup() and dueReloads(at:) calls that found it. The provider is in
+// nextWakeup() and dueReloads(at:into:) calls that found it (reloads handed
+// out as tickets, results given back by ticket). The provider is in
 // process and allocates nothing (an entry-less timeline asking to be reloaded
 // 15-60 minutes later, per instance), so the allocations counted are the
 // scheduler's. Steady state: every benchmark first runs 25 hours of virtual
@@ -161,8 +162,9 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
-    // The ceiling: the driver and the API's values with a scheduler that
-    // decides nothing (FloorScheduler). No scheduler behind this API goes faster.
+    // The ceiling: the driver and the ticket API's values with a scheduler
+    // that decides nothing (FloorScheduler). No scheduler behind this API
+    // goes faster.
     for count in [10_000, 100_000] {
         eventsBenchmark(
             "API floor (a scheduler that decides nothing) events, \(count) instances", count: count,
