@@ -1047,29 +1047,47 @@ public struct ReloadScheduler: Sendable {
     /// goes past `now` exactly when a plan's time is in `(now, lmin]`.
     /// `dueReloads` asks this at every call, mostly at the batch time that
     /// `nextWakeup()` just computed: ordering the batch again was a tenth
-    /// of the scheduler's work.
-    private func batchIsLater(than now: Double) -> Bool {
+    /// of the scheduler's work. The walk over the keys up to `now` appends
+    /// each position to `due` (every position whose key is `≤ now`, as
+    /// ``ReloadWheel/collect(upTo:into:)`` would), so that the instances
+    /// to issue are collected in the same walk; the second walk reads only
+    /// the keys in `(now, lmin]`.
+    private func batchIsLater(than now: Double, collecting due: inout [Int]) -> Bool {
         guard reloads.minimumKey < .infinity else { return false }
-        if earliestPlanHasNoSlack { return reloads.minimumKey > now }
+        if earliestPlanHasNoSlack {
+            reloads.collect(upTo: now, into: &due)
+            return reloads.minimumKey > now
+        }
         let reloads = reloads
         let later: Bool? = withQueuedPlans(now: now) { queued in
             var tmax = -Double.infinity
             var lmin = Double.infinity
             var anyDue = false
+            // The earliest plan behind a key up to `now` that is later than
+            // `now` (the free-reload cap moved it since it was queued).
+            var movedPast = Double.infinity
             reloads.collectNodes(upTo: now) { position, node in
-                guard let plan = queued.plan(position, node), plan.time <= now else { return }
-                anyDue = true
-                tmax = max(tmax, plan.time)
-                lmin = min(lmin, plan.latest)
+                due.append(position)
+                guard let plan = queued.plan(position, node) else { return }
+                if plan.time <= now {
+                    anyDue = true
+                    tmax = max(tmax, plan.time)
+                    lmin = min(lmin, plan.latest)
+                } else {
+                    movedPast = min(movedPast, plan.time)
+                }
             }
             // nil: queued by now, but due later (plans the free-reload cap
             // moved): rare, asked in full below.
             guard anyDue else { return nil }
             if lmin < tmax { return false }
+            if movedPast <= lmin { return true }
+            // A plan in `(now, lmin]` behind a later key (a plan is never
+            // before its key).
             var later = false
-            reloads.collectNodes(upTo: lmin) { position, node in
+            reloads.collectNodes(after: now, upTo: lmin) { position, node in
                 guard !later, let plan = queued.plan(position, node) else { return }
-                if plan.time > now && plan.time <= lmin { later = true }
+                if plan.time <= lmin { later = true }
             }
             return later
         }
@@ -1160,11 +1178,15 @@ public struct ReloadScheduler: Sendable {
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
         // for it, so the batch stays one wakeup.
-        if batchIsLater(than: now) { return }
+        // The question asked in the walk that collects the due instances.
         var due = scratch.due
         scratch.due = []
         due.removeAll(keepingCapacity: true)
-        reloads.collect(upTo: now, into: &due)
+        if batchIsLater(than: now, collecting: &due) {
+            due.removeAll(keepingCapacity: true)
+            scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+            return
+        }
         scratch.note(due.count)
         if !scratch.keeps(capacity: spareInFlight.capacity) {
             // A burst's boxes (every instance's first reload at start) are let go.

@@ -101,6 +101,21 @@ struct ReloadWheelTests {
                     #expect(node.latest == plans[position]?.latest, "step \(step): \(position)'s deadline")
                     #expect(node.underFreeCap == plans[position]?.capped, "step \(step): \(position)'s flag")
                 }
+                // The keys in (lower, bound]: a lower bound before, in and
+                // past the ring, or just below a queued key (in its bucket,
+                // which the walk must then read).
+                var lower = bound - Double(random.next() % 20_000) - [0, 0.5, 1e6][Int(random.next() % 3)]
+                if random.next() % 2 == 0,
+                    let key = table.values.filter({ $0 < bound && abs($0) < 1e12 }).randomElement(using: &random)
+                {
+                    lower = key.rounded(.down) == key ? key - 1e-3 : key.rounded(.down)
+                }
+                var between: [Int: Double] = [:]
+                wheel.collectNodes(after: lower, upTo: bound) { position, node in
+                    #expect(between[position] == nil, "step \(step): \(position) found twice")
+                    between[position] = node.key
+                }
+                #expect(between == table.filter { $0.value > lower && $0.value <= bound }, "step \(step)")
                 let capped = Set(table.keys.filter { plans[$0]?.capped == true })
                 #expect(Set(wheel.positionsUnderFreeCap) == capped, "step \(step)")
             }
