@@ -906,10 +906,10 @@ public struct ReloadScheduler: Sendable {
     }
 
     /// `coalescedWake` when the earliest queued time is trusted (not under
-    /// the free-reload cap; nil otherwise), in two walks of the queue and no
-    /// buffer: that time is then the first plan's, every other plan is at
-    /// or after its queued time, so the batch (every plan within `m`, the
-    /// earliest deadline of the plans within the first plan's deadline)
+    /// the free-reload cap; nil otherwise), in one or two walks of the queue
+    /// and no buffer: that time is then the first plan's, every other plan
+    /// is at or after its queued time, so the batch (every plan within `m`,
+    /// the earliest deadline of the plans within the first plan's deadline)
     /// lies in the queued times up to the first plan's deadline.
     private static func trustedCoalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans) -> Double? {
         guard let first = reloads.minimumPosition else { return nil }
@@ -917,9 +917,16 @@ public struct ReloadScheduler: Sendable {
         guard !firstNode.underFreeCap else { return nil }
         let deadline = firstNode.latest
         var m = Double.infinity
+        var latestTime = -Double.infinity
         reloads.collectNodes(upTo: deadline) { position, node in
-            if let plan = queued.plan(position, node), plan.time <= deadline { m = min(m, plan.latest) }
+            guard let plan = queued.plan(position, node), plan.time <= deadline else { return }
+            m = min(m, plan.latest)
+            latestTime = max(latestTime, plan.time)
         }
+        // Every plan within the deadline is within `m` too (the usual case:
+        // reloads with the same slack): they are the batch, and the first
+        // walk found its time.
+        if latestTime <= m { return latestTime }
         var wake = -Double.infinity
         reloads.collectNodes(upTo: m) { position, node in
             if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
