@@ -1184,8 +1184,8 @@ public struct ReloadScheduler: Sendable {
         guard reloads.minimumKey <= now else { return }
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
-        // for it, so the batch stays one wakeup.
-        // The question asked in the walk that collects the due instances.
+        // for it, so the batch stays one wakeup. The question is asked in the
+        // walk that collects the due instances.
         var due = scratch.due
         scratch.due = []
         due.removeAll(keepingCapacity: true)
