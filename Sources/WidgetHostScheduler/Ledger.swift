@@ -315,16 +315,9 @@ public struct ViewHistory: Sendable, Hashable, Codable {
     /// The hour `time` is in (hours since the epoch, rounded down); 0 for
     /// a time that is not finite, and clamped to ±2^52 hours (far past
     /// any clock), where converting to `Int64` would trap.
-    ///
-    /// Rounded down by truncating and correcting: `rounded(.down)` called
-    /// libm's `floor` (no SSE4.1 in the baseline x86-64 target), three
-    /// times per viewing tier, a tier at every counted reload.
     static func hourIndex(_ time: Double) -> Int64 {
         guard time.isFinite else { return 0 }
-        let hours = time / 3600
-        guard abs(hours) < 0x1p52 else { return hours < 0 ? -(1 << 52) : 1 << 52 }
-        let truncated = Int64(hours)
-        return Double(truncated) > hours ? truncated - 1 : truncated
+        return roundedDown(time / 3600, within: 1 << 52)
     }
 
     /// Marks every hour from `from` to `to` (times) as visible.

@@ -900,22 +900,45 @@ public struct ReloadScheduler: Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
-        return withQueuedPlans(now: now) { queued in
-            Self.trustedCoalescedWake(reloads, queued) ?? Self.coalescedWake(reloads, queued, slack: slack, now: now)
-        }
+        return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
     }
 
-    /// `coalescedWake` when the earliest queued time is trusted (not under
-    /// the free-reload cap; nil otherwise), in one or two walks of the queue
-    /// and no buffer: that time is then the first plan's, every other plan
-    /// is at or after its queued time, so the batch (every plan within `m`,
-    /// the earliest deadline of the plans within the first plan's deadline)
-    /// lies in the queued times up to the first plan's deadline.
-    private static func trustedCoalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans) -> Double? {
-        guard let first = reloads.minimumPosition else { return nil }
-        let firstNode = reloads.node(of: first)
-        guard !firstNode.underFreeCap else { return nil }
-        let deadline = firstNode.latest
+    private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
+        -> Double?
+    {
+        guard let position = reloads.minimumPosition else { return nil }
+        // The first plan: the earliest queued one, unless the free-reload
+        // cap may have moved it later since it was queued; then the earliest
+        // of the plans behind the queued times, looked for again from it
+        // until it is within the slack of where the walk began.
+        let node = reloads.node(of: position)
+        var first = (time: node.key, latest: node.latest)
+        if node.underFreeCap {
+            var bound = reloads.minimumKey + slack
+            while true {
+                first = (.infinity, .infinity)
+                reloads.collectNodes(upTo: max(bound, now)) { position, node in
+                    if let plan = queued.plan(position, node), plan.time < first.time { first = plan }
+                }
+                if first.time + slack <= bound { break }
+                bound = first.time < .infinity ? first.time + slack : .infinity
+            }
+            guard first.time < .infinity else { return nil }
+        }
+        // Greedy batching takes the plans in order of time while each time is
+        // within every deadline taken. What it takes is every plan whose time
+        // is within `m`, the earliest deadline of the plans whose times are
+        // within the first plan's deadline: each plan it takes is within the
+        // deadlines of all it takes (a deadline is never before its own
+        // time), the first one left out is after their earliest deadline,
+        // and plans after that are after their own deadlines' minimum too.
+        // Every plan is at or after its queued time, so those plans are
+        // behind the queued times up to the first plan's deadline: two walks
+        // of them find the batch time (the latest time within `m`) without
+        // ordering them, and one does when every plan within the first
+        // deadline is within `m` too (the usual case: reloads with the same
+        // slack), as the first walk found the latest of their times.
+        let deadline = first.latest
         var m = Double.infinity
         var latestTime = -Double.infinity
         reloads.collectNodes(upTo: deadline) { position, node in
@@ -923,63 +946,12 @@ public struct ReloadScheduler: Sendable {
             m = min(m, plan.latest)
             latestTime = max(latestTime, plan.time)
         }
-        // Every plan within the deadline is within `m` too (the usual case:
-        // reloads with the same slack): they are the batch, and the first
-        // walk found its time.
         if latestTime <= m { return latestTime }
         var wake = -Double.infinity
         reloads.collectNodes(upTo: m) { position, node in
             if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
         }
         return wake
-    }
-
-    private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
-        -> Double?
-    {
-        var bound = reloads.minimumKey + slack
-        var count = 0
-        while true {
-            var earliest = Double.infinity
-            count = 0
-            reloads.collectNodes(upTo: max(bound, now)) { position, node in
-                count += 1
-                if let t = queued.plan(position, node) { earliest = min(earliest, t.time) }
-            }
-            if earliest + slack <= bound { break }
-            // The earliest queued time was early (the free-reload cap moved
-            // that plan later since): look again from the true earliest.
-            bound = earliest < .infinity ? earliest + slack : .infinity
-        }
-        guard count > 0 else { return nil }
-        // Greedy batching takes the plans in order of time while each time is
-        // within every deadline taken. What it takes is every plan whose time
-        // is within `m`, the earliest deadline of the plans whose times are
-        // within the first plan's deadline: each plan it takes is within the
-        // deadlines of all it takes (a deadline is never before its own
-        // time), the first one left out is after their earliest deadline,
-        // and plans after that are after their own deadlines' minimum too. So
-        // two passes over the plans find the batch time (the latest time
-        // within `m`) without ordering them. On the stack when small, and
-        // never kept.
-        return withUnsafeTemporaryAllocation(of: (time: Double, latest: Double).self, capacity: count) { buffer in
-            let plans = buffer
-            var n = 0
-            var first = (time: Double.infinity, latest: Double.infinity)
-            reloads.collectNodes(upTo: max(bound, now)) { position, node in
-                if let t = queued.plan(position, node) {
-                    plans.initializeElement(at: n, to: t)
-                    n += 1
-                    if t.time < first.time { first = t }
-                }
-            }
-            guard n > 0 else { return nil }
-            var m = Double.infinity
-            for plan in plans[0..<n] where plan.time <= first.latest { m = min(m, plan.latest) }
-            var wake = -Double.infinity
-            for plan in plans[0..<n] where plan.time <= m { wake = max(wake, plan.time) }
-            return wake
-        }
     }
 
     /// Calls `body` with what reads the plans behind the queued times
@@ -1249,14 +1221,12 @@ public struct ReloadScheduler: Sendable {
                 && now < rules.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
             {
                 // Its in-flight record made at once: no plan with a trigger to copy.
-                let deferral =
-                    now > node.key
-                    ? Deferral(from: node.key, until: now, cause: now <= node.latest ? .coalescing : .late) : nil
                 serial = issue(
                     p,
                     InFlightRecord(
                         time: now, dueSince: node.key, trigger: .policy, charge: .counted,
-                        attempt: instances[hot: p].consecutiveFailures, deferral: deferral,
+                        attempt: instances[hot: p].consecutiveFailures,
+                        deferral: Self.deferral(issuedAt: now, time: node.key, latest: node.latest, isPolicy: true),
                         wouldHaveBeenDeferred: nil, allowance: nil, countedInWindow: nil))
             } else {
                 guard
@@ -1344,17 +1314,27 @@ public struct ReloadScheduler: Sendable {
     /// Issues the reload planned as `plan` for the instance at `p`: marks
     /// it in flight and records its charge. Returns its serial number.
     private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> UInt64 {
-        var deferral = plan.deferral
-        if now > plan.time {
-            let coalesced = deferral == nil && plan.trigger == .policy && now <= plan.latest
-            deferral = Deferral(from: deferral?.from ?? plan.time, until: now, cause: coalesced ? .coalescing : .late)
-        }
-        return issue(
+        issue(
             p,
             InFlightRecord(
                 time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
-                attempt: plan.attempt, deferral: deferral, wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred,
-                allowance: nil, countedInWindow: nil))
+                attempt: plan.attempt,
+                deferral: Self.deferral(
+                    issuedAt: now, time: plan.time, latest: plan.latest, isPolicy: plan.trigger == .policy,
+                    planned: plan.deferral),
+                wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred, allowance: nil, countedInWindow: nil))
+    }
+
+    /// The deferral of a reload planned for `time` (with the coalescing
+    /// deadline `latest` and the plan's own deferral, `planned`) and issued
+    /// at `now`: the plan's, and past its time, until `now`: coalescing for
+    /// a policy reload on time issued within its deadline, late otherwise.
+    private static func deferral(
+        issuedAt now: Double, time: Double, latest: Double, isPolicy: Bool, planned: Deferral? = nil
+    ) -> Deferral? {
+        guard now > time else { return planned }
+        let coalesced = planned == nil && isPolicy && now <= latest
+        return Deferral(from: planned?.from ?? time, until: now, cause: coalesced ? .coalescing : .late)
     }
 
     /// Issues the reload of the instance at `p` recorded as `record` (its

@@ -193,12 +193,29 @@ struct ReloadWheel: Sendable {
     /// Calls `body` with every position whose key is `≤ bound`, and its
     /// node, in no particular order.
     func collectNodes(upTo bound: Double, _ body: (Int, Node) -> Void) {
+        collectNodes(fromBucket: base, upTo: bound, body)
+    }
+
+    /// Calls `body` with every position whose key is in `(lower, bound]`,
+    /// and its node, in no particular order: ``collectNodes(upTo:_:)``
+    /// without reading the buckets before `lower`'s.
+    func collectNodes(after lower: Double, upTo bound: Double, _ body: (Int, Node) -> Void) {
+        guard lower < bound else { return }
+        collectNodes(fromBucket: Self.bucket(lower), upTo: bound) { position, node in
+            if node.key > lower { body(position, node) }
+        }
+    }
+
+    /// Calls `body` with every position whose key is `≤ bound`, in the
+    /// buckets from `first` (and `base`) on and in `far`.
+    @inline(__always)
+    private func collectNodes(fromBucket first: Int64, upTo bound: Double, _ body: (Int, Node) -> Void) {
         guard minimumKey <= bound else { return }
         let last = Self.bucket(bound)
         let end = min(last, base + Int64(Self.ringSize) - 1)
         nodes.withUnsafeBufferPointer { nodes in
             heads.withUnsafeBufferPointer { heads in
-                forEachOccupied(from: base, through: end) { slot in
+                forEachOccupied(from: max(base, first), through: end) { slot in
                     var p = heads[slot]
                     while p >= 0 {
                         let node = nodes[Int(p)]
@@ -210,32 +227,6 @@ struct ReloadWheel: Sendable {
         }
         if last >= base + Int64(Self.ringSize) {
             far.collect(upTo: bound) { position, _ in body(position, nodes[position]) }
-        }
-    }
-
-    /// Calls `body` with every position whose key is in `(lower, bound]`,
-    /// and its node, in no particular order: ``collectNodes(upTo:_:)``
-    /// without reading the buckets before `lower`'s.
-    func collectNodes(after lower: Double, upTo bound: Double, _ body: (Int, Node) -> Void) {
-        guard lower < bound, minimumKey <= bound else { return }
-        let last = Self.bucket(bound)
-        let end = min(last, base + Int64(Self.ringSize) - 1)
-        nodes.withUnsafeBufferPointer { nodes in
-            heads.withUnsafeBufferPointer { heads in
-                forEachOccupied(from: max(base, Self.bucket(lower)), through: end) { slot in
-                    var p = heads[slot]
-                    while p >= 0 {
-                        let node = nodes[Int(p)]
-                        if node.key > lower && node.key <= bound { body(Int(p), node) }
-                        p = node.next
-                    }
-                }
-            }
-        }
-        if last >= base + Int64(Self.ringSize) {
-            far.collect(upTo: bound) { position, key in
-                if key > lower { body(position, nodes[position]) }
-            }
         }
     }
 
@@ -283,17 +274,9 @@ struct ReloadWheel: Sendable {
 
     // MARK: - Buckets
 
-    /// The bucket of a finite key.
+    /// The bucket of a key: its second, ±`farBucket` past ±2^60 seconds.
     @inline(__always)
-    private static func bucket(_ key: Double) -> Int64 {
-        guard key < Double(farBucket) else { return farBucket }
-        guard key > -Double(farBucket) else { return -farBucket }
-        // Rounded down by truncating and correcting: `rounded(.down)` called
-        // libm's `floor` (no SSE4.1 in the baseline x86-64 target) at
-        // every link, unlink and walk.
-        let truncated = Int64(key)
-        return Double(truncated) > key ? truncated - 1 : truncated
-    }
+    private static func bucket(_ key: Double) -> Int64 { roundedDown(key, within: farBucket) }
 
     @inline(__always)
     private static func slot(_ bucket: Int64) -> Int { Int(bucket & mask) }
