@@ -206,7 +206,16 @@ struct DaemonHostFaultTests {
         #expect(status.storageProblem?.contains("unavailable since") == true)
         #expect(try #require(status.instances.first { $0.id == "panda" }).visible == visible)
         #expect(daemon.reloadLines("board").count <= reloadsWhenFull + 1, "reloads are paused")
-        #expect(daemon.logText.components(separatedBy: "storage unavailable:").count - 1 == 1, "logged once")
+        // Logged once per outage, never per retry. A small write can still
+        // succeed on the full file system (in room a failed, larger write or
+        // a checkpoint left in the database's files), so under load the store
+        // came back for a moment and failed again (a CI run, 2026-11-28:
+        // three outages): each return is logged, and the outage after it once.
+        let log = daemon.logText
+        let outages = log.components(separatedBy: "storage unavailable:").count - 1
+        let returns = log.components(separatedBy: "storage available again after").count - 1
+        #expect(
+            outages >= 1 && outages == returns + 1, "logged once per outage: \(outages) outages, \(returns) returns")
         #expect(daemon.process?.isRunning == true)
 
         // Space returns: the daemon resumes by itself.
