@@ -1,21 +1,26 @@
 /// The scheduler's instances, by position, as two arrays: the hot records
 /// (what the rules read on every plan, 64 bytes each) and the cold ones
-/// (names, timeline, ledgers, boxes). An ``InstanceState`` is made on
+/// (names, timeline, ledgers, the box of rare values); and the records of
+/// their reloads in flight, in a table of their own (``InFlightTable``),
+/// each at the slot its cold record names. An ``InstanceState`` is made on
 /// demand; the hot paths read and write the records in place.
 struct InstanceRecords: Sendable {
     private(set) var hot: [HotRecord] = []
     private(set) var cold: [ColdRecord] = []
+    /// The reloads in flight.
+    private var flights = InFlightTable()
 
     init() {}
 
     /// The records of `states`, whose reloads in flight no ticket names
-    /// (``ColdRecord/forgetSerial()``).
+    /// (their serial 0: a state taken in from outside holds another
+    /// scheduler's serials, or this one's from before it was replaced).
     init(_ states: [InstanceState]) {
         hot.reserveCapacity(states.count)
         cold.reserveCapacity(states.count)
-        for s in states {
+        for var s in states {
+            s.inFlightRecord?.serial = 0
             append(s)
-            if s.hot.isInFlight { cold[cold.count - 1].forgetSerial() }
         }
     }
 
@@ -29,22 +34,64 @@ struct InstanceRecords: Sendable {
     /// is moved out of the array while it changes (not copied), so that its
     /// ledger and boxes stay uniquely referenced and change without a copy.
     subscript(p: Int) -> InstanceState {
-        get { InstanceState(hot: hot[p], cold: cold[p]) }
+        get { InstanceState(hot: hot[p], cold: cold[p], flight: flight(at: p)) }
         set {
+            let slot = settle(newValue.inFlightRecord, slot: cold[p].flightSlot)
             hot[p] = newValue.hot
             cold[p] = newValue.cold
+            cold[p].flightSlot = slot
         }
         _modify {
             var taken = ColdRecord.placeholder
             swap(&taken, &cold[p])
-            var s = InstanceState(hot: hot[p], cold: consume taken)
+            let slot = taken.flightSlot
+            var s = InstanceState(hot: hot[p], cold: consume taken, flight: slot >= 0 ? flights[slot] : nil)
             defer {
+                s.cold.flightSlot = settle(s.inFlightRecord, slot: slot)
                 hot[p] = s.hot
                 swap(&s.cold, &cold[p])
             }
             yield &s
         }
     }
+
+    /// The record of the reload in flight at `p`, if any.
+    @inline(__always)
+    func flight(at p: Int) -> InFlightRecord? {
+        let slot = cold[p].flightSlot
+        return slot >= 0 ? flights[slot] : nil
+    }
+
+    /// The serial number of the reload in flight at `p`
+    /// (``ReloadTicket/serial``), 0 when there is none.
+    @inline(__always)
+    func inFlightSerial(at p: Int) -> UInt64 {
+        let slot = cold.withUnsafeBufferPointer { $0[p].flightSlot }
+        return slot >= 0 ? flights[slot].serial : 0
+    }
+
+    /// The slot that holds `flight` now, its record at `slot` before (-1:
+    /// none): the same slot written, a new one taken, or the old one given
+    /// back.
+    private mutating func settle(_ flight: InFlightRecord?, slot: Int32) -> Int32 {
+        switch (flight, slot >= 0) {
+        case (nil, false): return -1
+        case (nil, true):
+            flights.remove(slot)
+            return -1
+        case (let flight?, true):
+            flights[slot] = flight
+            return slot
+        case (let flight?, false): return flights.insert(flight)
+        }
+    }
+
+    /// How many reloads in flight the table has room for.
+    var flightCapacity: Int { flights.capacity }
+
+    /// Lets the table of reloads in flight go when none is in flight and it
+    /// holds room for more than `keeping` (``InFlightTable/letGo(keeping:)``).
+    mutating func letGoOfFlights(keeping: Int) { flights.letGo(keeping: keeping) }
 
     // Read with `get`, not a `_read` coroutine: Swift 6.3.1 freed the
     // coroutine's frame before the caller was done with the value it
@@ -68,29 +115,31 @@ struct InstanceRecords: Sendable {
     /// Whether every hot record's flags say what its cold record holds
     /// (``InstanceState`` keeps them in step; the tests check).
     var flagsAreInStep: Bool {
-        indices.allSatisfy { InstanceState(hot: hot[$0], cold: cold[$0]).flagsAreInStep }
+        indices.allSatisfy { self[$0].flagsAreInStep } && flights.live == cold.count(where: { $0.flightSlot >= 0 })
     }
 
     // The changes a reload makes, on the records in place, each keeping the
     // hot record's copy of what it changes in the cold one.
 
-    /// Sets the in-flight record of the instance at `p`, in a box from
-    /// `spares` when it has none (``ColdRecord/setInFlight(_:reusing:)``).
-    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, reusing spares: inout [InFlightBox]) {
-        cold[p].setInFlight(record, reusing: &spares)
+    /// Sets the in-flight record of the instance at `p`: in its slot, or
+    /// in a slot of the table taken for it.
+    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord) {
+        let slot = cold[p].flightSlot
+        if slot >= 0 {
+            flights[slot] = record
+        } else {
+            cold[p].flightSlot = flights.insert(record)
+        }
         hot[p].isInFlight = true
     }
 
-    /// Clears the in-flight record of the instance at `p`, its box handed
-    /// to `spares` when given (and not shared).
-    mutating func clearInFlight(_ p: Int, into spares: inout [InFlightBox]) {
-        cold[p].clearInFlight(into: &spares)
-        hot[p].isInFlight = false
-    }
-
-    /// Clears the in-flight record of the instance at `p`, its box let go.
+    /// Clears the in-flight record of the instance at `p`, its slot given back.
     mutating func clearInFlight(_ p: Int) {
-        cold[p].inFlight = nil
+        let slot = cold[p].flightSlot
+        if slot >= 0 {
+            flights.remove(slot)
+            cold[p].flightSlot = -1
+        }
         hot[p].isInFlight = false
     }
 
@@ -104,7 +153,7 @@ struct InstanceRecords: Sendable {
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
     /// two passes: every line of the records, then the blocks they point
     /// to (the ledger ring's first line, header, oldest and newest times;
-    /// the in-flight box's first line). The loads of one pass do not wait on
+    /// the in-flight record's first line). The loads of one pass do not wait on
     /// each other, so the processor has many cache misses in flight at
     /// once, where the work on one instance after another waits on each of
     /// its misses in turn (at 100,000 instances the records are not in the
@@ -114,31 +163,40 @@ struct InstanceRecords: Sendable {
         var sum: UInt64 = 0
         hot.withUnsafeBufferPointer { hot in
             cold.withUnsafeBufferPointer { cold in
-                // Every line of both records: the cold record (152 bytes) spans
-                // three or four, and issuing and completing read or write
-                // fields on each.
+                // Every line of the hot record, and of the cold one what a
+                // reload reads and writes: the fields before the instance's
+                // names (one or two lines of its three or four).
                 let (hotBase, coldBase) = (hot.baseAddress.unsafelyUnwrapped, cold.baseAddress.unsafelyUnwrapped)
+                let coldBytes = Self.coldBytesOfAReload
                 for p in positions {
                     let p = p < 0 ? ~p : p
                     sum &+= ReadAhead.lines(hotBase + p, bytes: MemoryLayout<HotRecord>.size)
-                    sum &+= ReadAhead.lines(coldBase + p, bytes: MemoryLayout<ColdRecord>.size)
+                    sum &+= ReadAhead.lines(coldBase + p, bytes: coldBytes)
                 }
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    sum &+= cold[p].ledger.readAhead() &+ cold[p].readAheadInFlight()
+                    sum &+= cold[p].ledger.readAhead() &+ flights.readAhead(cold[p].flightSlot)
                 }
             }
         }
         return sum
     }
 
+    /// The bytes of a cold record that issuing and completing a reload read
+    /// and write: the fields before the instance (whose id is hashed once,
+    /// when it enters: ``PositionInfo/jitterFraction``).
+    static let coldBytesOfAReload = MemoryLayout<ColdRecord>.offset(of: \ColdRecord.instance) ?? 0
+
     mutating func append(_ s: InstanceState) {
         hot.append(s.hot)
         cold.append(s.cold)
+        cold[cold.count - 1].flightSlot = settle(s.inFlightRecord, slot: -1)
     }
 
     mutating func remove(at p: Int) -> InstanceState {
-        InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p))
+        let flight = flight(at: p)
+        _ = settle(nil, slot: cold[p].flightSlot)
+        return InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p), flight: flight)
     }
 
     /// Calls `body` with a view of the instance at `p`, read in place (no

@@ -113,9 +113,6 @@ public struct ReloadScheduler: Sendable {
     private var appCharges: [ReloadCharge] = []
     /// Buffers kept between calls, so that a steady-state event allocates nothing.
     private var scratch = Scratch()
-    /// The boxes of completed reloads' in-flight records, for the next ones
-    /// (as many as the scratch buffers keep: a burst's are let go).
-    private var spareInFlight: [InFlightBox] = []
     /// What ``rollBackJournal()`` puts back, while ``beginJournal()`` is in force.
     private var journal: Journal?
 
@@ -395,7 +392,10 @@ public struct ReloadScheduler: Sendable {
             groupRanks = Array(repeating: 0, count: groupNames.count)
             for (rank, g) in order.enumerated() { groupRanks[g] = Int32(rank) }
         }
-        info.append(PositionInfo(group: group, app: number(ofApp: instance.app)))
+        info.append(
+            PositionInfo(
+                group: group, app: number(ofApp: instance.app),
+                jitterFraction: StableJitter.fraction(for: instance.id)))
         replan(position)
         replanEntry(position)
     }
@@ -1167,9 +1167,10 @@ public struct ReloadScheduler: Sendable {
             return
         }
         scratch.note(due.count)
-        if !scratch.keeps(capacity: spareInFlight.capacity) {
-            // A burst's boxes (every instance's first reload at start) are let go.
-            spareInFlight = Array(spareInFlight.prefix(max(64, due.count)))
+        if !scratch.keeps(capacity: instances.flightCapacity) {
+            // A burst's table of reloads in flight (every instance's first
+            // reload at start) is let go once none is in flight.
+            instances.letGoOfFlights(keeping: max(64, due.count))
         }
         guard !due.isEmpty else {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
@@ -1201,10 +1202,7 @@ public struct ReloadScheduler: Sendable {
                 break
             }
             if readsAhead {
-                let end = readAhead(due, aheadOf: i, readUpTo: readUpTo)
-                // The spare boxes the reloads read ahead will take.
-                readAheadSpares(skipping: readUpTo - i, count: end - readUpTo)
-                readUpTo = end
+                readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo)
             }
             let rules = self.rules
             let charge = appCharges[info[p].app]
@@ -1287,9 +1285,7 @@ public struct ReloadScheduler: Sendable {
 
     /// The decision of the reload in flight at `p`.
     private func decision(at p: Int) -> ReloadDecision {
-        instances.withView(p) { s in
-            s.cold.pointee.inFlightRecord.unsafelyUnwrapped.decision(of: s.cold.pointee.instance)
-        }
+        instances.flight(at: p).unsafelyUnwrapped.decision(of: instances.withView(p) { $0.cold.pointee.instance })
     }
 
     /// The batch array last returned, emptied, with its decision arrays kept
@@ -1363,7 +1359,7 @@ public struct ReloadScheduler: Sendable {
         case .free(let reason):
             if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
-        instances.setInFlight(p, consume record, reusing: &spareInFlight)
+        instances.setInFlight(p, consume record)
         instances[cold: p].lastReloadAt = now
         if instances[hot: p].hasRare {
             instances[p].request = nil
@@ -1377,10 +1373,8 @@ public struct ReloadScheduler: Sendable {
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
-        // One hash of the id, for its position and its jitter.
-        let hash = StableJitter.fnv1a64(id)
-        guard let p = instances.cold.withUnsafeBufferPointer({ index.find(id, hash: hash, in: $0) }) else { return }
-        complete(at: p, hash: hash, with: outcome, at: time)
+        guard let p = position(of: id) else { return }
+        complete(at: p, with: outcome, at: time)
     }
 
     /// Records how several reloads ended, at `time`: the same as
@@ -1426,7 +1420,7 @@ public struct ReloadScheduler: Sendable {
             for i in results.indices where found[i] >= 0 {
                 readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo)
                 j += 1
-                complete(at: found[i], hash: hashes[i], with: results[i].outcome, at: time)
+                complete(at: found[i], with: results[i].outcome, at: time)
             }
         }
         scratch.hashes = scratch.keeps(capacity: hashes.capacity) ? hashes : []
@@ -1439,7 +1433,7 @@ public struct ReloadScheduler: Sendable {
     public mutating func complete(_ ticket: ReloadTicket, with outcome: ReloadOutcome, at time: Double) {
         observe(time)
         guard let p = position(of: ticket) else { return }
-        complete(at: p, hash: idHash(at: p), with: outcome, at: time)
+        complete(at: p, with: outcome, at: time)
     }
 
     /// Records how several reloads ended, at `time`, by ticket: the same as
@@ -1469,7 +1463,7 @@ public struct ReloadScheduler: Sendable {
             for i in results.indices {
                 readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo)
                 guard let p = position(of: results[i].ticket) else { continue }
-                complete(at: p, hash: idHash(at: p), with: results[i].outcome, at: time)
+                complete(at: p, with: results[i].outcome, at: time)
             }
         }
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
@@ -1498,12 +1492,7 @@ public struct ReloadScheduler: Sendable {
     /// The serial number of the reload in flight at `p`, 0 if none.
     @inline(__always)
     private func inFlightSerial(at p: Int) -> UInt64 {
-        instances.withView(p) { $0.cold.pointee.inFlightSerial }
-    }
-
-    /// `StableJitter.fnv1a64` of the id of the instance at `p` (its jitter).
-    private func idHash(at p: Int) -> UInt64 {
-        instances.withView(p) { StableJitter.fnv1a64($0.cold.pointee.instance.id) }
+        instances.inFlightSerial(at: p)
     }
 
     /// The instance whose reload `ticket` names, as it is now; nil when that
@@ -1546,29 +1535,6 @@ public struct ReloadScheduler: Sendable {
         return end
     }
 
-    /// Reads ahead every line of the spare in-flight boxes that the next
-    /// `count` reloads issued will take (from the end of the spares), after
-    /// the `skipping` taken before them: each is checked for uniqueness
-    /// (its header) and then written (its record). Read through the
-    /// array's memory, so that no box is retained.
-    private mutating func readAheadSpares(skipping: Int, count: Int) {
-        guard count > 0 else { return }
-        let end = spareInFlight.count - skipping
-        let start = max(0, end - count)
-        guard start < end else { return }
-        // A Swift object's header (its type and reference count) is two words.
-        let bytes = 2 * MemoryLayout<Int>.size + MemoryLayout<InFlightRecord>.size
-        var sum: UInt64 = 0
-        spareInFlight.withUnsafeBufferPointer { spares in
-            let base = UnsafeRawPointer(spares.baseAddress.unsafelyUnwrapped)
-            for i in start..<end {
-                let box = base.load(fromByteOffset: i * MemoryLayout<InFlightBox>.stride, as: UnsafeRawPointer.self)
-                sum &+= ReadAhead.lines(box, bytes: bytes)
-            }
-        }
-        scratch.readAheadSum &+= sum
-    }
-
     /// Reads ahead what the work on the instances at `positions` (`~p` for
     /// negative ones) reads first: their records and ledgers, their places
     /// in the queues, their per-position numbers. See
@@ -1587,9 +1553,8 @@ public struct ReloadScheduler: Sendable {
         return sum
     }
 
-    /// ``complete(_:with:at:)`` for the instance at `p`, whose id's
-    /// `StableJitter.fnv1a64` is `hash`.
-    private mutating func complete(at p: Int, hash: UInt64, with outcome: ReloadOutcome, at time: Double) {
+    /// ``complete(_:with:at:)`` for the instance at `p`.
+    private mutating func complete(at p: Int, with outcome: ReloadOutcome, at time: Double) {
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
         touch(p)
@@ -1600,15 +1565,9 @@ public struct ReloadScheduler: Sendable {
         // In place, field by field: no copy of the instance's state.
         switch outcome {
         case .success(let timeline):
-            // The jitter fraction from the id's hash: a per-position array
-            // of it cost 8 bytes per instance.
-            let jitter = StableJitter.fraction(fromHash: hash)
+            let jitter = info[p].jitterFraction
             let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
-            if scratch.keeps(capacity: spareInFlight.count + 1) {
-                instances.clearInFlight(p, into: &spareInFlight)
-            } else {
-                instances.clearInFlight(p)
-            }
+            instances.clearInFlight(p)
             instances[cold: p].timeline = timeline
             instances[hot: p].timelineReceivedAt = time
             instances[hot: p].policyDue = due

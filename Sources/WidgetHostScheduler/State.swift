@@ -39,8 +39,11 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 ///
 /// Two records (issue 17): ``HotRecord``, the plain numbers the rules read
 /// on every plan in one 64-byte line, and ``ColdRecord``, the rest (names,
-/// timeline, ledger, the boxes). The scheduler keeps them in two arrays and
-/// makes an `InstanceState` on demand; here they are one value. Optional
+/// timeline, ledger, the box of rare values), with the record of the reload
+/// in flight, if any (``InFlightRecord``). The scheduler keeps the records
+/// in two arrays, and the reloads in flight in a table of their own
+/// (``InFlightTable``), and makes an `InstanceState` on demand; here they
+/// are one value. Optional
 /// times are stored as a `Double` with NaN for `nil` (a NaN time is never
 /// valid: reading one gives `nil`), and the values most instances never
 /// have (a pending request, a location change, backoff, the last failure,
@@ -52,10 +55,13 @@ public struct InstanceState: Sendable, Hashable, Codable {
     var hot: HotRecord
     /// The rest.
     var cold: ColdRecord
+    /// The reload in flight, without the instance's names.
+    private(set) var flight: InFlightRecord?
 
-    init(hot: HotRecord, cold: ColdRecord) {
+    init(hot: HotRecord, cold: ColdRecord, flight: InFlightRecord?) {
         self.hot = hot
         self.cold = cold
+        self.flight = flight
     }
 
     /// The instance. Its id, plugin and kind are also the in-flight
@@ -64,8 +70,20 @@ public struct InstanceState: Sendable, Hashable, Codable {
     public var instance: WidgetInstance {
         get { cold.instance }
         _modify {
-            defer { hot.isVisible = cold.instance.isVisible }
-            yield &cold.instanceKeepingNames
+            let before = cold.instance
+            // In a `defer`: an access that throws after changing the names
+            // ends the yield without running the code after it.
+            defer {
+                hot.isVisible = cold.instance.isVisible
+                let now = cold.instance
+                if flight != nil, flight?.names == nil,
+                    before.id != now.id || before.plugin != now.plugin || before.kind != now.kind
+                {
+                    flight?.names = InFlightRecord.Names(
+                        instanceID: before.id, plugin: before.plugin, kind: before.kind)
+                }
+            }
+            yield &cold.instance
         }
     }
     public var addedAt: Double {
@@ -90,30 +108,19 @@ public struct InstanceState: Sendable, Hashable, Codable {
         set { hot.views = newValue }
     }
     public var inFlight: InFlightReload? {
-        get { cold.inFlight }
-        set {
-            cold.inFlight = newValue
-            hot.isInFlight = newValue != nil
-        }
+        get { flight.map { $0.reload(of: cold.instance) } }
+        set { inFlightRecord = newValue.map { InFlightRecord($0, of: cold.instance) } }
     }
     /// Whether a reload is in flight, without copying the record.
     public var isInFlight: Bool { hot.isInFlight }
 
     /// The in-flight record as kept (no names).
-    var inFlightRecord: InFlightRecord? { cold.inFlightRecord }
-
-    /// Sets the in-flight record, in a box taken from `spares` when this
-    /// state has none of its own (no allocation while spares last).
-    mutating func setInFlight(_ record: InFlightRecord, reusing spares: inout [InFlightBox]) {
-        cold.setInFlight(record, reusing: &spares)
-        hot.isInFlight = true
-    }
-
-    /// Clears the in-flight record and, when no copy of this state shares
-    /// its box, hands the box to `spares` for the next reload.
-    mutating func clearInFlight(into spares: inout [InFlightBox]) {
-        cold.clearInFlight(into: &spares)
-        hot.isInFlight = false
+    var inFlightRecord: InFlightRecord? {
+        get { flight }
+        set {
+            flight = newValue
+            hot.isInFlight = newValue != nil
+        }
     }
     /// Failed reloads in a row (kept up to `Int32.max`).
     public var consecutiveFailures: Int {
@@ -123,7 +130,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
 
     /// Whether the hot record's flags say what the cold one holds.
     var flagsAreInStep: Bool {
-        hot.isVisible == cold.instance.isVisible && hot.isInFlight == (cold.inFlightRecord != nil)
+        hot.isVisible == cold.instance.isVisible && hot.isInFlight == (flight != nil)
             && hot.hasRare == cold.hasRare && hot.ledgerLast == cold.ledger.last
     }
 
@@ -331,22 +338,19 @@ struct HotRecord: Sendable {
 /// flight and the rare values. The flags of its hot record say whether a
 /// box is here; ``InstanceState`` keeps them in step.
 struct ColdRecord: Sendable {
-    // In the order a reload reads and writes them (the ledger, the box, the
+    // In the order a reload reads and writes them (the ledger, the slot, the
     // timeline, then the id, plugin and kind), so that they share lines.
     var ledger = RollingLedger()
     var storedLastReloadAt = Double.nan
-    /// The reload issued and not yet completed, boxed: few instances have
-    /// one at a time. The box holds the decision without the instance's
-    /// names (``InFlightRecord``), so issuing a reload copies no string into
-    /// it. The scheduler reuses the boxes of completed reloads
-    /// (``setInFlight(_:reusing:)``, ``clearInFlight(into:)``), so that a
-    /// steady-state reload allocates none.
-    private var inFlightBox: InFlightBox?
+    /// The slot of the instance's reload in flight in the scheduler's
+    /// ``InFlightTable``, -1 when none. Kept by ``InstanceRecords`` alone:
+    /// an ``InstanceState`` holds its record itself, and this number in its
+    /// cold record means nothing.
+    var flightSlot: Int32 = -1
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
     var timeline: TimelineRecord?
-    /// Changed only through ``instanceKeepingNames``.
-    private(set) var instance: WidgetInstance
+    var instance: WidgetInstance
 
     init(instance: WidgetInstance) {
         self.instance = instance
@@ -359,96 +363,6 @@ struct ColdRecord: Sendable {
     var lastReloadAt: Double? {
         get { optionalTime(storedLastReloadAt) }
         set { storedLastReloadAt = newValue ?? .nan }
-    }
-
-    /// The instance, with its id, plugin and kind as the in-flight record
-    /// needs them: changed while a reload is in flight, the record keeps the
-    /// names it was issued with.
-    var instanceKeepingNames: WidgetInstance {
-        get { instance }
-        _modify {
-            guard let box = inFlightBox, box.record.names == nil else {
-                yield &instance
-                return
-            }
-            let names = InFlightRecord.Names(instanceID: instance.id, plugin: instance.plugin, kind: instance.kind)
-            // In a `defer`: an access that throws after changing the names
-            // ends the yield without running the code after it.
-            defer {
-                if names.instanceID != instance.id || names.plugin != instance.plugin || names.kind != instance.kind {
-                    var record = box.record
-                    record.names = names
-                    inFlightBox = InFlightBox(record)
-                }
-            }
-            yield &instance
-        }
-    }
-
-    var inFlight: InFlightReload? {
-        get { inFlightBox.map { $0.record.reload(of: instance) } }
-        set {
-            if let newValue {
-                let record = InFlightRecord(newValue, of: instance)
-                if isKnownUniquelyReferenced(&inFlightBox) {
-                    inFlightBox!.record = record
-                } else {
-                    inFlightBox = InFlightBox(record)
-                }
-            } else {
-                inFlightBox = nil
-            }
-        }
-    }
-
-    /// The in-flight record as kept (no names).
-    var inFlightRecord: InFlightRecord? { inFlightBox?.record }
-
-    /// The serial number of the reload in flight (``ReloadTicket/serial``),
-    /// 0 when there is none or its record came from a stored state.
-    var inFlightSerial: UInt64 { inFlightBox?.record.serial ?? 0 }
-
-    /// Makes the reload in flight one that no ticket names (its serial 0):
-    /// for a state taken in from outside, whose serials are another
-    /// scheduler's (or this one's, before the state was replaced).
-    mutating func forgetSerial() {
-        guard let box = inFlightBox, box.record.serial != 0 else { return }
-        var record = box.record
-        record.serial = 0
-        inFlightBox = InFlightBox(record)
-    }
-
-    /// Sets the in-flight record, in a box taken from `spares` when this
-    /// record has none of its own (no allocation while spares last). The
-    /// record is moved in, not copied (`consuming`: a copy retained and
-    /// released its trigger's and deferrals' parts, 81 instructions of a
-    /// reload's 4,554).
-    mutating func setInFlight(_ record: consuming InFlightRecord, reusing spares: inout [InFlightBox]) {
-        if isKnownUniquelyReferenced(&inFlightBox) {
-            inFlightBox!.record = record
-        } else if var spare = spares.popLast(), isKnownUniquelyReferenced(&spare) {
-            // Unique: no copy of a scheduler that shared the spares holds it.
-            spare.record = record
-            inFlightBox = spare
-        } else {
-            inFlightBox = InFlightBox(record)
-        }
-    }
-
-    /// Reads the first line of the in-flight box, if any (its reference
-    /// count, which clearing it checks), ahead of the completion (see
-    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from it.
-    func readAheadInFlight() -> UInt64 {
-        guard let box = inFlightBox else { return 0 }
-        return ReadAhead.lines(of: box, bytes: 1)
-    }
-
-    /// Clears the in-flight record and, when no copy of this record shares
-    /// its box, hands the box to `spares` for the next reload.
-    mutating func clearInFlight(into spares: inout [InFlightBox]) {
-        guard inFlightBox != nil else { return }
-        if isKnownUniquelyReferenced(&inFlightBox) { spares.append(inFlightBox!) }
-        inFlightBox = nil
     }
 
     /// Whether the box of rare values is here.
@@ -534,15 +448,6 @@ final class RareInstanceState: @unchecked Sendable {
         request == nil && locationChangeAt == nil && backoffUntil == nil && lastFailure == nil
             && pushLedger.isEmpty
     }
-}
-
-/// The box of an ``InstanceState``'s in-flight record. Changed only through
-/// `InstanceState`, and only when uniquely referenced (copy on write): a
-/// shared box is never changed, which is why it may be `Sendable`.
-final class InFlightBox: @unchecked Sendable {
-    var record: InFlightRecord
-
-    init(_ record: InFlightRecord) { self.record = record }
 }
 
 /// An ``InFlightReload`` as an instance keeps it: the decision's values

@@ -78,11 +78,10 @@ struct InstanceStateStorageTests {
         #expect(s.flagsAreInStep && s.hot.hasRare)
         s.locationChangeAt = nil
         #expect(s.flagsAreInStep && !s.hot.hasRare)
-        var spares: [InFlightBox] = []
-        s.setInFlight(InFlightRecord(Self.flight(s), of: s.instance), reusing: &spares)
+        s.inFlightRecord = InFlightRecord(Self.flight(s), of: s.instance)
         #expect(s.flagsAreInStep && s.hot.isInFlight && s.isInFlight)
-        s.clearInFlight(into: &spares)
-        #expect(s.flagsAreInStep && !s.isInFlight && spares.count == 1)
+        s.inFlightRecord = nil
+        #expect(s.flagsAreInStep && !s.isInFlight)
         s.inFlight = Self.flight(s)
         #expect(s.flagsAreInStep && s.isInFlight)
         s.inFlight = nil
@@ -241,41 +240,63 @@ struct InstanceStateStorageTests {
         #expect(u.inFlight == flight)
     }
 
-    @Test func aReusedInFlightBoxNeverChangesACopy() {
-        var spares: [InFlightBox] = []
-        var s = InstanceState(
-            instance: WidgetInstance(id: "w1", plugin: "p", kind: "k", app: "com.example"), addedAt: 100)
-        let first = Self.flight(s, attempt: 1)
-        s.setInFlight(InFlightRecord(first, of: s.instance), reusing: &spares)
-        let copy = s  // shares the box
-        s.clearInFlight(into: &spares)
-        #expect(spares.isEmpty)  // shared: not handed back
-        #expect(copy.inFlight == first)
-        // Unshared, the box is handed back and reused.
-        s.setInFlight(InFlightRecord(first, of: s.instance), reusing: &spares)
-        s.clearInFlight(into: &spares)
-        #expect(spares.count == 1)
-        let spareCopy = spares  // another scheduler's copy of the spares
-        var other = s
-        other.setInFlight(InFlightRecord(Self.flight(s, attempt: 2), of: s.instance), reusing: &spares)
-        // `spareCopy` still holds the box: the next one taken from it is
-        // shared and not written into.
-        var fromCopy = spareCopy
-        var third = s
-        third.setInFlight(InFlightRecord(Self.flight(s, attempt: 3), of: s.instance), reusing: &fromCopy)
-        #expect(other.inFlight?.decision.attempt == 2)
-        #expect(third.inFlight?.decision.attempt == 3)
-        #expect(copy.inFlight == first)
+    /// The records' table of reloads in flight: a slot per reload in
+    /// flight, given back when it ends (none left: the records of every
+    /// instance with none say so), and a state made from the records holds
+    /// its own copy of its record.
+    @Test func theInFlightTableHoldsOneSlotPerReloadInFlight() {
+        var records = InstanceRecords([Self.full(), Self.full(), Self.full()])
+        #expect(records.flagsAreInStep && records.flightCapacity == 0)
+        for p in 0..<3 {
+            records.setInFlight(p, InFlightRecord(Self.flight(records[p], attempt: p), of: records[p].instance))
+        }
+        #expect(records.flagsAreInStep && records.flightCapacity == 3)
+        #expect((0..<3).map { records[$0].inFlight?.decision.attempt } == [0, 1, 2])
+        // Set again in place: the same slot.
+        records.setInFlight(1, InFlightRecord(Self.flight(records[1], attempt: 7), of: records[1].instance))
+        #expect(records.flightCapacity == 3 && records[1].inFlight?.decision.attempt == 7)
+        let copy = records
+        records.clearInFlight(1)
+        #expect(records.flagsAreInStep && records[1].inFlight == nil && records.flight(at: 1) == nil)
+        // The copy keeps its own records.
+        #expect(copy[1].inFlight?.decision.attempt == 7 && copy.flagsAreInStep)
+        // A slot given back is taken again; through the state's subscript too.
+        records[1].inFlight = Self.flight(records[1], attempt: 9)
+        #expect(records.flightCapacity == 3 && records[1].inFlight?.decision.attempt == 9)
+        #expect(records[0].inFlight?.decision.attempt == 0 && records[2].inFlight?.decision.attempt == 2)
+        // Removed with its instance.
+        let removed = records.remove(at: 0)
+        #expect(removed.inFlight?.decision.attempt == 0 && records.flagsAreInStep)
+        #expect(records[0].inFlight?.decision.attempt == 9 && records[1].inFlight?.decision.attempt == 2)
+        records[0].inFlight = nil
+        records.clearInFlight(1)
+        #expect(records.flagsAreInStep && records.flight(at: 0) == nil)
+        // None in flight: the table may go, and the next slot is the first.
+        records.letGoOfFlights(keeping: 1)
+        #expect(records.flightCapacity == 0)
+        records.setInFlight(1, InFlightRecord(Self.flight(records[1], attempt: 4), of: records[1].instance))
+        #expect(records.flightCapacity == 1 && records[1].inFlight?.decision.attempt == 4 && records.flagsAreInStep)
+    }
+
+    /// A state taken in (the records of stored states) keeps its reloads
+    /// in flight, with serial 0: no ticket names them.
+    @Test func recordsOfStatesForgetTheSerials() {
+        var s = Self.full()
+        var record = InFlightRecord(Self.flight(s, attempt: 3), of: s.instance)
+        record.serial = 42
+        s.inFlightRecord = record
+        let records = InstanceRecords([s])
+        #expect(records.inFlightSerial(at: 0) == 0 && records[0].inFlight == s.inFlight)
     }
 
     @Test func copiesOfTheSchedulerKeepTheirOwnInFlightRecords() {
         var a = ReloadScheduler()
         for n in 0..<20 { a.add(WidgetInstance(id: "w\(n)", plugin: "p", kind: "k", app: "app"), at: 0) }
-        // Every first reload issued and completed: their boxes are now spares.
+        // Every first reload issued and completed (the table of reloads in flight emptied).
         for d in a.dueReloads(at: 0).flatMap(\.decisions) {
             a.complete(d.instanceID, with: .success(TimelineRecord(entries: [], policy: .after(600))), at: 0)
         }
-        var b = a  // shares the spares
+        var b = a  // shares the records and the table
         let wake = a.nextWakeup()!
         let fromA = a.dueReloads(at: wake).flatMap(\.decisions)
         // Issued a second later in the copy: records that differ from a's.
