@@ -161,17 +161,18 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
     /// children's), ahead of the moves: see
     /// ``InstanceRecords/readAhead(_:)``. Returns a number made from what
     /// was read.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
+    /// Positions for which `isWanted` is false are not read.
+    func readAhead(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool = { _ in true }) -> UInt64 {
         var sum: UInt64 = 0
         slot.withUnsafeBufferPointer { slot in
             for p in positions {
                 let p = p < 0 ? ~p : p
-                if p < slot.count { sum &+= UInt64(truncatingIfNeeded: slot[p]) }
+                if p < slot.count, isWanted(p) { sum &+= UInt64(truncatingIfNeeded: slot[p]) }
             }
             keys.withUnsafeBufferPointer { keys in
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    guard p < slot.count, slot[p] >= 0 else { continue }
+                    guard p < slot.count, isWanted(p), slot[p] >= 0 else { continue }
                     let at = Int(slot[p])
                     sum &+= keys[at].bitPattern
                     let child = 4 * at + 1

@@ -13,7 +13,7 @@
 struct PositionInfo: Sendable, Hashable {
     /// The plugin-and-kind group; the sign bit is `hasRecheck`.
     private var storedGroup: UInt32
-    /// The app's number.
+    /// The app's number; the sign bit is `mayHaveEntryChange`.
     private var storedApp: UInt32
     /// The instance's jitter fraction, in [0, 1).
     let jitterFraction: Double
@@ -36,6 +36,17 @@ struct PositionInfo: Sendable, Hashable {
         set { storedGroup = newValue ? storedGroup | 0x8000_0000 : storedGroup & 0x7FFF_FFFF }
     }
 
+    /// Whether the position may be queued in the scheduler's entry changes:
+    /// false when it certainly is not (an entry-less timeline, nearly every
+    /// instance of some plugins), so that planning its next entry reads
+    /// nothing of that queue (its slot for the position is a cache miss of
+    /// its own). True may be stale (the queue let the position go when its
+    /// last entry was shown): the queue is then asked.
+    var mayHaveEntryChange: Bool {
+        get { storedApp & 0x8000_0000 != 0 }
+        set { storedApp = newValue ? storedApp | 0x8000_0000 : storedApp & 0x7FFF_FFFF }
+    }
+
     /// The app's number, an index.
-    var app: Int { Int(storedApp) }
+    var app: Int { Int(storedApp & 0x7FFF_FFFF) }
 }

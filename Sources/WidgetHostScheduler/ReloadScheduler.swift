@@ -463,12 +463,16 @@ public struct ReloadScheduler: Sendable {
         }
         guard next < .infinity else {
             // No entry change to come (an entry-less timeline, the last
-            // entry shown): the queue is touched only if it held one.
-            if entryChanges.isQueued(position) {
-                entryChanges.set(position, to: .infinity, payload: EntryCursor(entries: [], index: 0))
+            // entry shown): the queue is touched only if it may hold one.
+            if info[position].mayHaveEntryChange {
+                if entryChanges.isQueued(position) {
+                    entryChanges.set(position, to: .infinity, payload: EntryCursor(entries: [], index: 0))
+                }
+                info[position].mayHaveEntryChange = false
             }
             return
         }
+        info[position].mayHaveEntryChange = true
         let entries = instances.withView(position) { $0.cold.pointee.timeline.unsafelyUnwrapped.entries }
         entryChanges.set(position, to: next, payload: EntryCursor(entries: entries, index: Int32(clamping: index)))
     }
@@ -1549,7 +1553,9 @@ public struct ReloadScheduler: Sendable {
             }
         }
         sum &+= reloads.readAhead(positions)
-        sum &+= entryChanges.readAhead(positions)
+        sum &+= info.withUnsafeBufferPointer { info in
+            entryChanges.readAhead(positions) { info[$0].mayHaveEntryChange }
+        }
         return sum
     }
 

@@ -215,18 +215,56 @@ struct ReloadWheel: Sendable {
         let end = min(last, base + Int64(Self.ringSize) - 1)
         nodes.withUnsafeBufferPointer { nodes in
             heads.withUnsafeBufferPointer { heads in
-                forEachOccupied(from: max(base, first), through: end) { slot in
-                    var p = heads[slot]
-                    while p >= 0 {
-                        let node = nodes[Int(p)]
-                        if node.key <= bound { body(Int(p), node) }
-                        p = node.next
+                // Several buckets' lists at once, a node of each in turn: each
+                // node of a list is found through the one before it, so one
+                // list at a time waits for each miss in turn (at 100,000
+                // instances, a wakeup's walk over its thousands of nodes);
+                // the lists' loads do not wait on each other.
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.listsWalkedTogether) { lists in
+                    var open = 0
+                    forEachOccupied(from: max(base, first), through: end) { slot in
+                        lists[open] = heads[slot]
+                        open += 1
+                        if open == lists.count {
+                            Self.walk(lists, open, nodes, bound, body)
+                            open = 0
+                        }
                     }
+                    Self.walk(lists, open, nodes, bound, body)
                 }
             }
         }
         if last >= base + Int64(Self.ringSize) {
             far.collect(upTo: bound) { position, _ in body(position, nodes[position]) }
+        }
+    }
+
+    /// How many buckets' lists a walk follows together.
+    static let listsWalkedTogether = 16
+
+    /// Calls `body` with every node whose key is `≤ bound` of the lists
+    /// that start at `lists[..<open]` (not empty), a node of each in turn.
+    @inline(__always)
+    private static func walk(
+        _ lists: UnsafeMutableBufferPointer<Int32>, _ open: Int, _ nodes: UnsafeBufferPointer<Node>,
+        _ bound: Double, _ body: (Int, Node) -> Void
+    ) {
+        var open = open
+        while open > 0 {
+            var i = 0
+            while i < open {
+                let p = Int(lists[i])
+                let node = nodes[p]
+                if node.key <= bound { body(p, node) }
+                if node.next >= 0 {
+                    lists[i] = node.next
+                    i += 1
+                } else {
+                    // This list ends: the last open one takes its place.
+                    open -= 1
+                    lists[i] = lists[open]
+                }
+            }
         }
     }
 
