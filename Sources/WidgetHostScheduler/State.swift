@@ -462,6 +462,11 @@ struct InFlightRecord: Sendable, Hashable {
         var kind: String
     }
 
+    /// The serial number of its issue (``ReloadTicket/serial``); 0 for a
+    /// record made from an ``InFlightReload`` (a stored state), which no
+    /// ticket names. First: a completion by ticket compares it before
+    /// anything else, and it is read ahead with the record's first line.
+    var serial: UInt64 = 0
     var time: Double
     var dueSince: Double
     var trigger: ReloadTrigger
@@ -472,10 +477,6 @@ struct InFlightRecord: Sendable, Hashable {
     var allowance: Int?
     var countedInWindow: Int?
     var names: Names?
-    /// The serial number of its issue (``ReloadTicket/serial``); 0 for a
-    /// record made from an ``InFlightReload`` (a stored state), which no
-    /// ticket names.
-    var serial: UInt64 = 0
 
     init(
         time: Double, dueSince: Double, trigger: ReloadTrigger, charge: ReloadCharge, attempt: Int,
