@@ -196,6 +196,7 @@ struct DaemonHostFaultTests {
         #expect(refused?.error?.code == .storageUnavailable, "\(String(describing: refused))")
         #expect(refused?.error?.message.contains("nothing was changed") == true)
         let reloadsWhenFull = daemon.reloadLines("board").count
+        let returnsWhenFull = daemon.logText.components(separatedBy: "storage available again after").count - 1
         let pid = try #require(daemon.process?.processIdentifier)
         let cpuBefore = cpuSeconds(of: pid)
         sleep(3)
@@ -205,7 +206,6 @@ struct DaemonHostFaultTests {
         let status = try daemon.status()
         #expect(status.storageProblem?.contains("unavailable since") == true)
         #expect(try #require(status.instances.first { $0.id == "panda" }).visible == visible)
-        #expect(daemon.reloadLines("board").count <= reloadsWhenFull + 1, "reloads are paused")
         // Logged once per outage, never per retry. A small write can still
         // succeed on the full file system (in room a failed, larger write or
         // a checkpoint left in the database's files), so under load the store
@@ -216,6 +216,11 @@ struct DaemonHostFaultTests {
         let returns = log.components(separatedBy: "storage available again after").count - 1
         #expect(
             outages >= 1 && outages == returns + 1, "logged once per outage: \(outages) outages, \(returns) returns")
+        // Reloads are paused while the store is out; a moment it came back
+        // (above) may run some, as it should.
+        if returns == returnsWhenFull {
+            #expect(daemon.reloadLines("board").count <= reloadsWhenFull + 1, "reloads are paused")
+        }
         #expect(daemon.process?.isRunning == true)
 
         // Space returns: the daemon resumes by itself.
