@@ -151,9 +151,10 @@ struct InstanceRecords: Sendable {
 
     /// Reads the records of the instances at `positions` (each position
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
-    /// two passes: every line of the records, then the blocks they point
-    /// to (the ledger ring's first line, header, oldest and newest times;
-    /// the in-flight record's first line). The loads of one pass do not wait on
+    /// two passes: the lines of the records that a reload touches, then the
+    /// blocks they point to (the ledger ring's first line, header, oldest
+    /// and newest times; the in-flight record's first line, with its
+    /// serial). The loads of one pass do not wait on
     /// each other, so the processor has many cache misses in flight at
     /// once, where the work on one instance after another waits on each of
     /// its misses in turn (at 100,000 instances the records are not in the

@@ -2,8 +2,7 @@
 /// (linear probing, at most half full) of 4-byte positions. The ids are not
 /// stored twice: a probe compares with the id of the instance at the
 /// position it finds. The hash is FNV-1a of the id's UTF-8 bytes
-/// (`StableJitter.fnv1a64`), which the completion of a reload computes
-/// anyway for the jitter: an id is found by its bytes (another Unicode
+/// (`StableJitter.fnv1a64`, the jitter's hash): an id is found by its bytes (another Unicode
 /// normalization of the same text, which Swift's `==` and a `Dictionary`
 /// would take for it, is not; the daemon passes ids back as it received them).
 ///
