@@ -1,3 +1,5 @@
+import WidgetHostModel
+
 /// The scheduler's instances, by position, as two arrays: the hot records
 /// (what the rules read on every plan, 64 bytes each) and the cold ones
 /// (names, timeline, ledgers, the box of rare values); and the records of
@@ -122,13 +124,18 @@ struct InstanceRecords: Sendable {
     // hot record's copy of what it changes in the cold one.
 
     /// Sets the in-flight record of the instance at `p`: in its slot, or
-    /// in a slot of the table taken for it.
-    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord) {
-        let slot = cold[p].flightSlot
-        if slot >= 0 {
-            flights[slot] = record
+    /// in a slot of the table taken for it; with `issuedAt`, its last
+    /// reload's time too (in the same access to the cold record).
+    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double? = nil) {
+        var taken = cold[p].flightSlot
+        if taken >= 0 {
+            flights[taken] = record
         } else {
-            cold[p].flightSlot = flights.insert(record)
+            taken = flights.insert(record)
+        }
+        cold.withUnsafeMutableBufferPointer { cold in
+            cold[p].flightSlot = taken
+            if let time { cold[p].lastReloadAt = time }
         }
         hot[p].isInFlight = true
     }
@@ -143,10 +150,34 @@ struct InstanceRecords: Sendable {
         hot[p].isInFlight = false
     }
 
+    /// Records a reload of the instance at `p` that ended with `timeline`
+    /// at `time`, making it due at `policyDue`: its in-flight record
+    /// cleared, the timeline kept, its failures reset. Each array is
+    /// written through one access (a write of a field at a time checked
+    /// the array's uniqueness at each).
+    mutating func recordSuccess(_ p: Int, timeline: TimelineRecord, at time: Double, policyDue: Double?) {
+        let slot = cold.withUnsafeMutableBufferPointer { cold in
+            let slot = cold[p].flightSlot
+            cold[p].flightSlot = -1
+            cold[p].timeline = timeline
+            return slot
+        }
+        if slot >= 0 { flights.remove(slot) }
+        hot.withUnsafeMutableBufferPointer { hot in
+            hot[p].isInFlight = false
+            hot[p].timelineReceivedAt = time
+            hot[p].policyDue = policyDue
+            hot[p].consecutiveFailures = 0
+        }
+    }
+
     /// Records a counted reload at `time` in the ledger of the instance at `p`.
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) {
-        cold[p].ledger.record(time, window: window)
-        hot[p].ledgerLast = cold[p].ledger.last
+        let last = cold.withUnsafeMutableBufferPointer { cold in
+            cold[p].ledger.record(time, window: window)
+            return cold[p].ledger.last
+        }
+        hot[p].ledgerLast = last
     }
 
     /// Reads the records of the instances at `positions` (each position

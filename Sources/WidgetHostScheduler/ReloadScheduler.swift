@@ -1363,8 +1363,7 @@ public struct ReloadScheduler: Sendable {
         case .free(let reason):
             if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
-        instances.setInFlight(p, consume record)
-        instances[cold: p].lastReloadAt = now
+        instances.setInFlight(p, consume record, issuedAt: now)
         if instances[hot: p].hasRare {
             instances[p].request = nil
             instances[p].locationChangeAt = nil
@@ -1573,11 +1572,7 @@ public struct ReloadScheduler: Sendable {
         case .success(let timeline):
             let jitter = info[p].jitterFraction
             let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
-            instances.clearInFlight(p)
-            instances[cold: p].timeline = timeline
-            instances[hot: p].timelineReceivedAt = time
-            instances[hot: p].policyDue = due
-            instances[hot: p].consecutiveFailures = 0
+            instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
             if instances[hot: p].hasRare {
                 instances[p].backoffUntil = nil
                 instances[p].lastFailure = nil
