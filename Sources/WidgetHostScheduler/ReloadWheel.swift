@@ -331,12 +331,13 @@ struct ReloadWheel: Sendable {
         }
         let s = Self.slot(b)
         let head = heads[s]
-        nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
-        if head >= 0 {
-            nodes[Int(head)].previous = Int32(position)
-        } else {
-            occupied[s >> 6] |= 1 << UInt64(s & 63)
+        // One access to the nodes for both writes (each access checks the
+        // array's uniqueness).
+        nodes.withUnsafeMutableBufferPointer { nodes in
+            nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
+            if head >= 0 { nodes[Int(head)].previous = Int32(position) }
         }
+        if head < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
         heads[s] = Int32(position)
     }
 
@@ -348,10 +349,13 @@ struct ReloadWheel: Sendable {
             far.set(position, to: .infinity)
             return
         }
-        if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
         if node.previous >= 0 {
-            nodes[Int(node.previous)].next = node.next
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
+                nodes[Int(node.previous)].next = node.next
+            }
         } else {
+            if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
             let s = Self.slot(Self.bucket(node.key))
             heads[s] = node.next
             if node.next < 0 { occupied[s >> 6] &= ~(1 << UInt64(s & 63)) }
