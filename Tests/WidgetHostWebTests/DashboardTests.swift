@@ -96,9 +96,12 @@ struct DashboardTests {
                     """) as? Bool == true)
             // tick's first timeline lifts it to the top for the 2 s its
             // relevant entry is current (entry 1 of 3), so a busy machine may
-            // find it there: it is at the bottom again once entry 2 is.
+            // find it there: it is at the bottom again once entry 2 is. The
+            // wait is the test's usual 60 s: under a full suite's load (a
+            // fresh-clone CI run, 2026-11-28, the test taking 140 s) 30 s
+            // were not enough.
             let smallStack = "document.querySelector('#s-systemSmall .stack-cards')"
-            #expect(try await browser.waitUntil("return \(smallStack).lastElementChild.id === 'w-tick'", timeout: 30))
+            #expect(try await browser.waitUntil("return \(smallStack).lastElementChild.id === 'w-tick'"))
             try await browser.run(
                 """
                 window.whTops = [];
