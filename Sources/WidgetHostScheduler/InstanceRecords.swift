@@ -123,10 +123,10 @@ struct InstanceRecords: Sendable {
     // The changes a reload makes, on the records in place, each keeping the
     // hot record's copy of what it changes in the cold one.
 
-    /// Sets the in-flight record of the instance at `p`: in its slot, or
-    /// in a slot of the table taken for it; with `issuedAt`, its last
-    /// reload's time too (in the same access to the cold record).
-    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double? = nil) {
+    /// Sets the in-flight record of the instance at `p`, issued at `time`:
+    /// in its slot, or in a slot of the table taken for it; its last
+    /// reload's time in the same access to the cold record.
+    mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double) {
         var taken = cold[p].flightSlot
         if taken >= 0 {
             flights[taken] = record
@@ -135,19 +135,9 @@ struct InstanceRecords: Sendable {
         }
         cold.withUnsafeMutableBufferPointer { cold in
             cold[p].flightSlot = taken
-            if let time { cold[p].lastReloadAt = time }
+            cold[p].lastReloadAt = time
         }
         hot[p].isInFlight = true
-    }
-
-    /// Clears the in-flight record of the instance at `p`, its slot given back.
-    mutating func clearInFlight(_ p: Int) {
-        let slot = cold[p].flightSlot
-        if slot >= 0 {
-            flights.remove(slot)
-            cold[p].flightSlot = -1
-        }
-        hot[p].isInFlight = false
     }
 
     /// Records a reload of the instance at `p` that ended with `timeline`

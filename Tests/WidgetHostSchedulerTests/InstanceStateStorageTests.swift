@@ -248,15 +248,19 @@ struct InstanceStateStorageTests {
         var records = InstanceRecords([Self.full(), Self.full(), Self.full()])
         #expect(records.flagsAreInStep && records.flightCapacity == 0)
         for p in 0..<3 {
-            records.setInFlight(p, InFlightRecord(Self.flight(records[p], attempt: p), of: records[p].instance))
+            records.setInFlight(
+                p, InFlightRecord(Self.flight(records[p], attempt: p), of: records[p].instance), issuedAt: 200)
         }
         #expect(records.flagsAreInStep && records.flightCapacity == 3)
+        #expect((0..<3).allSatisfy { records[$0].lastReloadAt == 200 })
         #expect((0..<3).map { records[$0].inFlight?.decision.attempt } == [0, 1, 2])
         // Set again in place: the same slot.
-        records.setInFlight(1, InFlightRecord(Self.flight(records[1], attempt: 7), of: records[1].instance))
+        records.setInFlight(
+            1, InFlightRecord(Self.flight(records[1], attempt: 7), of: records[1].instance), issuedAt: 300)
         #expect(records.flightCapacity == 3 && records[1].inFlight?.decision.attempt == 7)
+        #expect(records[1].lastReloadAt == 300)
         let copy = records
-        records.clearInFlight(1)
+        records[1].inFlight = nil
         #expect(records.flagsAreInStep && records[1].inFlight == nil && records.flight(at: 1) == nil)
         // The copy keeps its own records.
         #expect(copy[1].inFlight?.decision.attempt == 7 && copy.flagsAreInStep)
@@ -269,12 +273,13 @@ struct InstanceStateStorageTests {
         #expect(removed.inFlight?.decision.attempt == 0 && records.flagsAreInStep)
         #expect(records[0].inFlight?.decision.attempt == 9 && records[1].inFlight?.decision.attempt == 2)
         records[0].inFlight = nil
-        records.clearInFlight(1)
+        records[1].inFlight = nil
         #expect(records.flagsAreInStep && records.flight(at: 0) == nil)
         // None in flight: the table may go, and the next slot is the first.
         records.letGoOfFlights(keeping: 1)
         #expect(records.flightCapacity == 0)
-        records.setInFlight(1, InFlightRecord(Self.flight(records[1], attempt: 4), of: records[1].instance))
+        records.setInFlight(
+            1, InFlightRecord(Self.flight(records[1], attempt: 4), of: records[1].instance), issuedAt: 400)
         #expect(records.flightCapacity == 1 && records[1].inFlight?.decision.attempt == 4 && records.flagsAreInStep)
     }
 
