@@ -161,13 +161,18 @@ struct InstanceRecords: Sendable {
         }
     }
 
-    /// Records a counted reload at `time` in the ledger of the instance at `p`.
-    mutating func recordCounted(_ p: Int, at time: Double, window: Double) {
-        let last = cold.withUnsafeMutableBufferPointer { cold in
-            cold[p].ledger.record(time, window: window)
-            return cold[p].ledger.last
+    /// Records a counted reload at `time` in the ledger of the instance at
+    /// `p`. Returns the reloads counted in the window ending at `time`.
+    mutating func recordCounted(_ p: Int, at time: Double, window: Double) -> Int {
+        let (counted, last, count) = cold.withUnsafeMutableBufferPointer { cold in
+            let counted = cold[p].ledger.record(time, window: window)
+            return (counted, cold[p].ledger.last, cold[p].ledger.count)
         }
-        hot[p].ledgerLast = last
+        hot.withUnsafeMutableBufferPointer { hot in
+            hot[p].ledgerLast = last
+            hot[p].storedLedgerCount = UInt16(clamping: count)
+        }
+        return counted
     }
 
     /// Reads the records of the instances at `positions` (each position

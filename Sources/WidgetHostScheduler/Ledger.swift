@@ -89,12 +89,15 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     }
 
     /// Records an event at `time` and forgets events that no window ending at
-    /// or after `time` can contain.
-    public mutating func record(_ time: Double, window: Double) {
+    /// or after `time` can contain. Returns the events counted in the window
+    /// ending at `time` (``count(at:window:)``), the new one included.
+    @discardableResult
+    public mutating func record(_ time: Double, window: Double) -> Int {
         // The usual case, in one pass over the ring: in order, with room.
+        // What is left then is every time in `(time - window, time]`.
         if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage, storage.append(inOrder: time) {
             storage.forget(through: time - window)
-            return
+            return storage.count
         }
         if let last, time < last {
             // Out of order (a restart's shifted times): rare, rebuilt sorted.
@@ -105,6 +108,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
             uniqueStorage(room: 1).append(time)
         }
         storage!.forget(through: (last ?? time) - window)
+        return count(at: time, window: window)
     }
 
     /// Takes back one event recorded at exactly `time` (a charge returned:

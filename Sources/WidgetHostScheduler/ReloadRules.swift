@@ -135,8 +135,13 @@ struct ReloadRules {
         // Spacing (NaN: no counted reload yet, no spacing).
         if hot.pointee.storedLedgerLast + configuration.minimumReloadInterval > due { return nil }
         // The budget at the due time, read with the tier at that time (`due >= now`).
+        // A ledger holding fewer times than the allowance has room in every
+        // window: its ring is read only when it might not.
         let allowance = configuration.allowance(for: tier(s, at: due))
-        guard s.cold.pointee.ledger.nextAllowed(from: due, limit: allowance, window: configuration.budgetWindow) <= due
+        guard
+            Int(hot.pointee.storedLedgerCount) < allowance
+                || s.cold.pointee.ledger.nextAllowed(
+                    from: due, limit: allowance, window: configuration.budgetWindow) <= due
         else { return nil }
         let received = hot.pointee.storedTimelineReceivedAt
         let ahead = max(0, due - (received.isNaN ? due : received))

@@ -1351,13 +1351,10 @@ public struct ReloadScheduler: Sendable {
         switch record.charge {
         case .counted:
             let window = configuration.budgetWindow
-            instances.recordCounted(p, at: now, window: window)
+            record.countedInWindow = instances.recordCounted(p, at: now, window: window)
             let rules = self.rules
-            let (viewTier, counted) = instances.withView(p) { s in
-                (rules.tier(s, at: now), s.cold.pointee.ledger.count(at: now, window: window))
-            }
+            let viewTier = instances.withView(p) { rules.tier($0, at: now) }
             record.allowance = configuration.allowance(for: viewTier)
-            record.countedInWindow = counted
         case .free(.push):
             instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):

@@ -99,7 +99,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
     public var ledger: RollingLedger {
         get { cold.ledger }
         _modify {
-            defer { hot.ledgerLast = cold.ledger.last }
+            defer { hot.noteLedger(cold.ledger) }
             yield &cold.ledger
         }
     }
@@ -132,6 +132,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
     var flagsAreInStep: Bool {
         hot.isVisible == cold.instance.isVisible && hot.isInFlight == (flight != nil)
             && hot.hasRare == cold.hasRare && hot.ledgerLast == cold.ledger.last
+            && Int(hot.storedLedgerCount) == min(cold.ledger.count, Int(UInt16.max))
     }
 
     public init(instance: WidgetInstance, addedAt: Double) {
@@ -305,6 +306,11 @@ struct HotRecord: Sendable {
     var isInFlight = false
     /// Whether the cold record holds a box of rare values.
     var hasRare = false
+    /// The cold record's `ledger.count` (up to `UInt16.max`): a ledger
+    /// holding fewer times than an allowance has room under it in every
+    /// window, which the plan of a steady-state reload then knows without
+    /// reading the ledger.
+    var storedLedgerCount: UInt16 = 0
 
     init(addedAt: Double, isVisible: Bool) {
         self.addedAt = addedAt
@@ -330,6 +336,13 @@ struct HotRecord: Sendable {
     var consecutiveFailures: Int {
         get { Int(storedFailures) }
         set { storedFailures = Int32(clamping: newValue) }
+    }
+
+    /// Keeps the copies of `ledger`'s last time and count in step.
+    @inline(__always)
+    mutating func noteLedger(_ ledger: RollingLedger) {
+        ledgerLast = ledger.last
+        storedLedgerCount = UInt16(clamping: ledger.count)
     }
 }
 
