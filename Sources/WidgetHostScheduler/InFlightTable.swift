@@ -11,12 +11,128 @@
 /// there), so a batch's records are written and then read as one stream,
 /// and a slot given back is taken again first.
 ///
+/// A counted policy reload (nearly every reload of the steady state) is kept
+/// as plain numbers (``Stored``), written and read without a reference
+/// count; any other (a trigger with names, a free charge, a deferral a
+/// developer would have had, names changed in flight) is kept whole beside
+/// it, in a dictionary by slot.
+///
 /// A value (copy on write, as the scheduler's other arrays): a copy of the
 /// scheduler keeps its own records.
 struct InFlightTable: Sendable {
+    /// A record as the table keeps it: plain numbers. The record itself
+    /// when ``isWhole`` is false; its serial only (the rest in `whole`)
+    /// when it is true.
+    struct Stored: Sendable {
+        var serial: UInt64 = 0
+        var time: Double = 0
+        var dueSince: Double = 0
+        var attempt = 0
+        var allowance = 0
+        var countedInWindow = 0
+        var deferralFrom: Double = 0
+        var deferralUntil: Double = 0
+        /// 0: no deferral; otherwise the cause's ``code(of:)``.
+        var deferralCause: UInt8 = 0
+        var hasDeferralUntil = false
+        var hasAllowance = false
+        var hasCountedInWindow = false
+        /// Whether the record is kept whole in `whole`.
+        var isWhole = false
+
+        /// `record` as plain numbers, when it is a counted policy reload
+        /// with no would-be deferral and no names of its own; nil otherwise.
+        init?(_ record: borrowing InFlightRecord) {
+            guard case .policy = record.trigger, case .counted = record.charge, record.wouldHaveBeenDeferred == nil,
+                record.names == nil
+            else { return nil }
+            serial = record.serial
+            time = record.time
+            dueSince = record.dueSince
+            attempt = record.attempt
+            if let allowance = record.allowance {
+                self.allowance = allowance
+                hasAllowance = true
+            }
+            if let counted = record.countedInWindow {
+                countedInWindow = counted
+                hasCountedInWindow = true
+            }
+            deferral = record.deferral
+        }
+
+        /// The record's deferral.
+        var deferral: Deferral? {
+            get {
+                deferralCause == 0
+                    ? nil
+                    : Deferral(
+                        from: deferralFrom, until: hasDeferralUntil ? deferralUntil : nil,
+                        cause: Self.cause(of: deferralCause))
+            }
+            set {
+                guard let deferral = newValue else {
+                    deferralCause = 0
+                    return
+                }
+                deferralFrom = deferral.from
+                deferralUntil = deferral.until ?? 0
+                hasDeferralUntil = deferral.until != nil
+                deferralCause = Self.code(of: deferral.cause)
+            }
+        }
+
+        /// A slot never used.
+        init() {}
+
+        /// The serial of a record kept whole.
+        init(wholeWithSerial serial: UInt64) {
+            self.serial = serial
+            isWhole = true
+        }
+
+        /// The record these numbers are (``isWhole`` false).
+        var record: InFlightRecord {
+            var record = InFlightRecord(
+                time: time, dueSince: dueSince, trigger: .policy, charge: .counted, attempt: attempt,
+                deferral: deferral, wouldHaveBeenDeferred: nil, allowance: hasAllowance ? allowance : nil,
+                countedInWindow: hasCountedInWindow ? countedInWindow : nil)
+            record.serial = serial
+            return record
+        }
+
+        static func code(of cause: DeferralCause) -> UInt8 {
+            switch cause {
+            case .budget: 1
+            case .spacing: 2
+            case .backoff: 3
+            case .hidden: 4
+            case .freeRateCap: 5
+            case .pushBudget: 6
+            case .coalescing: 7
+            case .late: 8
+            }
+        }
+
+        static func cause(of code: UInt8) -> DeferralCause {
+            switch code {
+            case 1: .budget
+            case 2: .spacing
+            case 3: .backoff
+            case 4: .hidden
+            case 5: .freeRateCap
+            case 6: .pushBudget
+            case 7: .coalescing
+            default: .late
+            }
+        }
+    }
+
     /// The records by slot. A slot not in use keeps its last record until
     /// it is taken again (its values are never read).
-    private var records: [InFlightRecord] = []
+    private var records: [Stored] = []
+    /// The records kept whole, by slot.
+    private var whole: [Int32: InFlightRecord] = [:]
     /// Slots below ``unused`` given back, taken again last in, first out.
     private var free: [Int32] = []
     /// Slots from here on (to the end of ``records``) were not taken since
@@ -27,34 +143,72 @@ struct InFlightTable: Sendable {
 
     init() {}
 
+    /// How many records in use are kept whole.
+    var recordsKeptWhole: Int { whole.count }
+
     /// How many records the table holds room for (in use or not).
     var capacity: Int { records.count }
 
     /// Puts `record` in a slot and returns the slot.
     mutating func insert(_ record: consuming InFlightRecord) -> Int32 {
+        let slot = take()
+        self[slot] = record
+        return slot
+    }
+
+    /// Puts the counted policy reload `stored` (``Stored/isWhole`` false)
+    /// in a slot and returns the slot.
+    mutating func insert(plain stored: Stored) -> Int32 {
+        let slot = take()
+        records.withUnsafeMutableBufferPointer { $0[Int(slot)] = stored }
+        return slot
+    }
+
+    /// Replaces the record at `slot` (in use) with the counted policy
+    /// reload `stored`.
+    mutating func set(_ slot: Int32, plain stored: Stored) {
+        if records[Int(slot)].isWhole { whole[slot] = nil }
+        records[Int(slot)] = stored
+    }
+
+    /// A slot not in use, now in use (its record not yet written; a slot
+    /// given back is never whole).
+    private mutating func take() -> Int32 {
         live += 1
-        if let slot = free.popLast() {
-            records[Int(slot)] = record
-            return slot
-        }
-        if unused < records.count {
-            records[unused] = record
-        } else {
-            records.append(record)
-        }
+        if let spare = free.popLast() { return spare }
+        if unused == records.count { records.append(Stored()) }
         unused += 1
         return Int32(unused - 1)
     }
 
     /// The record at `slot`, which is in use.
     subscript(slot: Int32) -> InFlightRecord {
-        get { records[Int(slot)] }
-        _modify { yield &records[Int(slot)] }
+        get {
+            let stored = records[Int(slot)]
+            return stored.isWhole ? whole[slot].unsafelyUnwrapped : stored.record
+        }
+        set {
+            if let stored = Stored(newValue) {
+                set(slot, plain: stored)
+            } else {
+                records[Int(slot)] = Stored(wholeWithSerial: newValue.serial)
+                whole[slot] = newValue
+            }
+        }
+    }
+
+    /// The serial number of the record at `slot`, which is in use.
+    func serial(at slot: Int32) -> UInt64 {
+        records.withUnsafeBufferPointer { $0[Int(slot)].serial }
     }
 
     /// Gives `slot` back. When no slot is in use any more, the next ones are
     /// handed out from the first again.
     mutating func remove(_ slot: Int32) {
+        if records[Int(slot)].isWhole {
+            whole[slot] = nil
+            records[Int(slot)].isWhole = false
+        }
         live -= 1
         if live == 0 {
             free.removeAll(keepingCapacity: true)
@@ -70,6 +224,7 @@ struct InFlightTable: Sendable {
     mutating func letGo(keeping: Int) {
         guard live == 0, records.count > keeping else { return }
         records = []
+        whole = [:]
         free = []
         unused = 0
     }

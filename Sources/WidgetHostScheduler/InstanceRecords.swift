@@ -69,7 +69,7 @@ struct InstanceRecords: Sendable {
     @inline(__always)
     func inFlightSerial(at p: Int) -> UInt64 {
         let slot = cold.withUnsafeBufferPointer { $0[p].flightSlot }
-        return slot >= 0 ? flights[slot].serial : 0
+        return slot >= 0 ? flights.serial(at: slot) : 0
     }
 
     /// The slot that holds `flight` now, its record at `slot` before (-1:
@@ -132,6 +132,22 @@ struct InstanceRecords: Sendable {
             flights[taken] = record
         } else {
             taken = flights.insert(record)
+        }
+        cold.withUnsafeMutableBufferPointer { cold in
+            cold[p].flightSlot = taken
+            cold[p].lastReloadAt = time
+        }
+        hot[p].isInFlight = true
+    }
+
+    /// ``setInFlight(_:_:issuedAt:)`` for a counted policy reload, as the
+    /// table keeps it (no record made to be taken apart).
+    mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, issuedAt time: Double) {
+        var taken = cold[p].flightSlot
+        if taken >= 0 {
+            flights.set(taken, plain: stored)
+        } else {
+            taken = flights.insert(plain: stored)
         }
         cold.withUnsafeMutableBufferPointer { cold in
             cold[p].flightSlot = taken

@@ -1223,13 +1223,7 @@ public struct ReloadScheduler: Sendable {
                 && now < rules.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
             {
                 // Its in-flight record made at once: no plan with a trigger to copy.
-                serial = issue(
-                    p,
-                    InFlightRecord(
-                        time: now, dueSince: node.key, trigger: .policy, charge: .counted,
-                        attempt: instances[hot: p].consecutiveFailures,
-                        deferral: Self.deferral(issuedAt: now, time: node.key, latest: node.latest, isPolicy: true),
-                        wouldHaveBeenDeferred: nil, allowance: nil, countedInWindow: nil))
+                serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
             } else {
                 guard
                     let plan = instances.withView(
@@ -1350,23 +1344,56 @@ public struct ReloadScheduler: Sendable {
         // storage, and recording would then copy the ledger.
         switch record.charge {
         case .counted:
-            let window = configuration.budgetWindow
-            record.countedInWindow = instances.recordCounted(p, at: now, window: window)
-            let rules = self.rules
-            let viewTier = instances.withView(p) { rules.tier($0, at: now) }
-            record.allowance = configuration.allowance(for: viewTier)
+            (record.countedInWindow, record.allowance) = recordCounted(p, at: now)
         case .free(.push):
             instances[p].pushLedger.record(now, window: configuration.budgetWindow)
         case .free(let reason):
             if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
         }
         instances.setInFlight(p, consume record, issuedAt: now)
+        didIssue(p)
+        return issuedSerial
+    }
+
+    /// ``issue(_:_:)-(Int,InFlightRecord)`` for a counted policy reload on
+    /// its plan (the steady state's): due since `dueSince` with the
+    /// coalescing deadline `latest`, issued at `now`. Its record goes to
+    /// the table as plain numbers, never made as an ``InFlightRecord``.
+    private mutating func issuePolicyReload(_ p: Int, dueSince: Double, latest: Double, at now: Double) -> UInt64 {
+        willChange(p)
+        issuedSerial += 1
+        var stored = InFlightTable.Stored()
+        stored.serial = issuedSerial
+        stored.time = now
+        stored.dueSince = dueSince
+        stored.attempt = instances[hot: p].consecutiveFailures
+        stored.deferral = Self.deferral(issuedAt: now, time: dueSince, latest: latest, isPolicy: true)
+        (stored.countedInWindow, stored.allowance) = recordCounted(p, at: now)
+        (stored.hasCountedInWindow, stored.hasAllowance) = (true, true)
+        instances.setInFlight(p, plain: stored, issuedAt: now)
+        didIssue(p)
+        return issuedSerial
+    }
+
+    /// Records a counted reload of the instance at `p` issued at `now` in
+    /// its ledger. Returns the reloads counted in the window ending at
+    /// `now` and the allowance of its viewing tier at `now`.
+    private mutating func recordCounted(_ p: Int, at now: Double) -> (counted: Int, allowance: Int) {
+        let counted = instances.recordCounted(p, at: now, window: configuration.budgetWindow)
+        let rules = self.rules
+        let viewTier = instances.withView(p) { rules.tier($0, at: now) }
+        return (counted, configuration.allowance(for: viewTier))
+    }
+
+    /// What every issue ends with: the request and location change it
+    /// answers forgotten, the instance touched.
+    @inline(__always)
+    private mutating func didIssue(_ p: Int) {
         if instances[hot: p].hasRare {
             instances[p].request = nil
             instances[p].locationChangeAt = nil
         }
         touch(p)
-        return issuedSerial
     }
 
     /// Records how a reload ended. A success replaces the timeline; a failure

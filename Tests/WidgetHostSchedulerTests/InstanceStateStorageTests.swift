@@ -283,6 +283,51 @@ struct InstanceStateStorageTests {
         #expect(records.flightCapacity == 1 && records[1].inFlight?.decision.attempt == 4 && records.flagsAreInStep)
     }
 
+    /// A counted policy reload is kept in the table as plain numbers, any
+    /// other reload whole; each reads back as given, in the same slot, one
+    /// kind replacing the other, and a slot given back keeps nothing whole.
+    @Test func theInFlightTableGivesBackPlainAndWholeRecordsAsGiven() {
+        func policy(_ serial: UInt64, deferral: Deferral? = nil, allowance: Int? = 70) -> InFlightRecord {
+            var record = InFlightRecord(
+                time: 500, dueSince: 400, trigger: .policy, charge: .counted, attempt: 3, deferral: deferral,
+                wouldHaveBeenDeferred: nil, allowance: allowance, countedInWindow: 12)
+            record.serial = serial
+            return record
+        }
+        let plain = [
+            policy(1),
+            policy(2, deferral: Deferral(from: 400, until: 500, cause: .coalescing), allowance: nil),
+            policy(3, deferral: Deferral(from: 390, until: nil, cause: .hidden), allowance: 0),
+        ]
+        var requested = policy(4)
+        requested.trigger = .reloadAllTimelines(app: "com.example")
+        var free = policy(5)
+        free.charge = .free(.appIntent)
+        var renamed = policy(6)
+        renamed.names = .init(instanceID: "w9", plugin: "p", kind: "k")
+        var wouldHaveBeen = policy(7)
+        wouldHaveBeen.wouldHaveBeenDeferred = Deferral(from: 450, until: 460, cause: .budget)
+        let all = plain + [requested, free, renamed, wouldHaveBeen]
+        #expect(all.map { InFlightTable.Stored($0) != nil } == [true, true, true, false, false, false, false])
+
+        var table = InFlightTable()
+        let slots = all.map { table.insert($0) }
+        #expect(slots.map { table[$0] } == all)
+        #expect(slots.map { table.serial(at: $0) } == Array(1...7))
+        #expect(table.recordsKeptWhole == 4)
+        // One kind replaces the other in place.
+        table[slots[0]] = requested
+        table[slots[3]] = plain[0]
+        #expect(table[slots[0]] == requested && table[slots[3]] == plain[0] && table.recordsKeptWhole == 4)
+        table.set(slots[0], plain: InFlightTable.Stored(plain[1])!)
+        #expect(table[slots[0]] == plain[1] && table.recordsKeptWhole == 3)
+        // Given back: nothing kept whole, and the first slot is taken again.
+        for slot in slots { table.remove(slot) }
+        #expect(table.live == 0 && table.recordsKeptWhole == 0)
+        let again = table.insert(plain: InFlightTable.Stored(plain[2])!)
+        #expect(again == 0 && table[again] == plain[2])
+    }
+
     /// A state taken in (the records of stored states) keeps its reloads
     /// in flight, with serial 0: no ticket names them.
     @Test func recordsOfStatesForgetTheSerials() {
