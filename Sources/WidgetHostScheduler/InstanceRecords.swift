@@ -194,15 +194,15 @@ struct InstanceRecords: Sendable {
     /// Reads the records of the instances at `positions` (each position
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
     /// two passes: the lines of the records that a reload touches, then the
-    /// blocks they point to (the ledger ring's first line, header, oldest
-    /// and newest times; the in-flight record's first line, with its
-    /// serial). The loads of one pass do not wait on
+    /// blocks they point to (with `ledgers`, for an issue: the ledger
+    /// ring's first line, header, oldest and newest times; the in-flight
+    /// record's first line, with its serial). The loads of one pass do not wait on
     /// each other, so the processor has many cache misses in flight at
     /// once, where the work on one instance after another waits on each of
     /// its misses in turn (at 100,000 instances the records are not in the
     /// cache). Returns a number made from what was read, for the caller to
     /// keep, so the reads are made.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
+    func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
         var sum: UInt64 = 0
         hot.withUnsafeBufferPointer { hot in
             cold.withUnsafeBufferPointer { cold in
@@ -218,7 +218,7 @@ struct InstanceRecords: Sendable {
                 }
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    sum &+= cold[p].ledger.readAhead() &+ flights.readAhead(cold[p].flightSlot)
+                    sum &+= (ledgers ? cold[p].ledger.readAhead() : 0) &+ flights.readAhead(cold[p].flightSlot)
                 }
             }
         }

@@ -1206,7 +1206,7 @@ public struct ReloadScheduler: Sendable {
                 break
             }
             if readsAhead {
-                readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo)
+                readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo, ledgers: true)
             }
             let rules = self.rules
             let charge = appCharges[info[p].app]
@@ -1445,7 +1445,7 @@ public struct ReloadScheduler: Sendable {
             var readUpTo = 0
             var j = 0  // the index in `ahead` of the next found position
             for i in results.indices where found[i] >= 0 {
-                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo)
+                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, ledgers: false)
                 j += 1
                 complete(at: found[i], with: results[i].outcome, at: time)
             }
@@ -1488,7 +1488,7 @@ public struct ReloadScheduler: Sendable {
             }
             var readUpTo = 0
             for i in results.indices {
-                readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo)
+                readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
                 guard let p = position(of: results[i].ticket) else { continue }
                 complete(at: p, with: results[i].outcome, at: time)
             }
@@ -1552,12 +1552,15 @@ public struct ReloadScheduler: Sendable {
     /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
     /// read; when `i` comes within a chunk of that end, reads the next
     /// chunk (two at the start). Returns the new end.
-    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int) -> Int {
+    /// The ledgers are read ahead for an issue (`ledgers`: a counted reload
+    /// records itself in its ledger), not for a completion (a steady-state
+    /// plan knows the ledger's count from the hot record).
+    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
         guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
         let start = readUpTo
         let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
         scratch.readAheadSum &+= positions.withUnsafeBufferPointer {
-            readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]))
+            readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]), ledgers: ledgers)
         }
         return end
     }
@@ -1567,8 +1570,8 @@ public struct ReloadScheduler: Sendable {
     /// in the queues, their per-position numbers. See
     /// ``InstanceRecords/readAhead(_:)``. Returns a number made from what
     /// was read.
-    private func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
-        var sum = instances.readAhead(positions)
+    private func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
+        var sum = instances.readAhead(positions, ledgers: ledgers)
         info.withUnsafeBufferPointer { info in
             for p in positions {
                 let p = p < 0 ? ~p : p
