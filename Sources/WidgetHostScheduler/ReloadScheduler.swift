@@ -31,8 +31,13 @@ public struct ReloadScheduler: Sendable {
     /// The rules' numbers; changing them plans every instance again.
     public var configuration: SchedulerConfiguration {
         willSet { journalWhole() }
-        didSet { rebuildIndex() }
+        didSet {
+            steady = SteadyRules(configuration)
+            rebuildIndex()
+        }
     }
+    /// The numbers of the configuration that the steady state's rules read.
+    private var steady: SteadyRules
     /// Everything to persist, made on demand (every instance's state: O(N),
     /// for a full write or a test); restore with `init(configuration:state:)`.
     /// The daemon and `simulate` ask for what they read instead
@@ -211,6 +216,7 @@ public struct ReloadScheduler: Sendable {
         configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState()
     ) {
         self.configuration = configuration
+        steady = SteadyRules(configuration)
         adopt(state)
         rebuildIndex()
     }
@@ -420,13 +426,20 @@ public struct ReloadScheduler: Sendable {
     /// Plans the instance at `position` again, as of `latestTime`.
     private mutating func replan(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
-        let rules = self.rules
         let charge = appCharges[info[position].app]
+        // The steady state's plan first, from the few numbers it reads.
+        let steady = self.steady
+        if let plain = instances.withView(
+            position, { s in steady.plainPlan(s, appCharge: charge, at: max(stateNow, s.addedAt)) })
+        {
+            reloads.set(
+                position, to: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
+            setRecheck(position, .infinity)
+            return
+        }
+        let rules = self.rules
         let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)
-            if let plain = rules.plainPlan(s, appCharge: charge, at: now) {
-                return (plain, ReloadWheel.Node.Flags(underFreeCap: false, plainPolicy: true), Double.infinity)
-            }
             let planned = rules.candidate(s, appCharge: charge, at: now)
             return (
                 (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
@@ -1208,7 +1221,7 @@ public struct ReloadScheduler: Sendable {
             if readsAhead {
                 readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo, ledgers: true)
             }
-            let rules = self.rules
+            let steady = self.steady
             let charge = appCharges[info[p].app]
             // Only a reload issued has its plan made (with its trigger). A
             // plain policy reload, trusted as queued (not under the free
@@ -1220,11 +1233,12 @@ public struct ReloadScheduler: Sendable {
             let node = reloads.node(of: p)
             let serial: UInt64
             if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
-                && now < rules.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+                && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
             {
                 // Its in-flight record made at once: no plan with a trigger to copy.
                 serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
             } else {
+                let rules = self.rules
                 guard
                     let plan = instances.withView(
                         p,
@@ -1380,9 +1394,9 @@ public struct ReloadScheduler: Sendable {
     /// `now` and the allowance of its viewing tier at `now`.
     private mutating func recordCounted(_ p: Int, at now: Double) -> (counted: Int, allowance: Int) {
         let counted = instances.recordCounted(p, at: now, window: configuration.budgetWindow)
-        let rules = self.rules
-        let viewTier = instances.withView(p) { rules.tier($0, at: now) }
-        return (counted, configuration.allowance(for: viewTier))
+        let steady = self.steady
+        let viewTier = instances.withView(p) { steady.tier($0, at: now) }
+        return (counted, steady.allowance(for: viewTier))
     }
 
     /// What every issue ends with: the request and location change it
@@ -1598,7 +1612,7 @@ public struct ReloadScheduler: Sendable {
         switch outcome {
         case .success(let timeline):
             let jitter = info[p].jitterFraction
-            let due = rules.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
+            let due = steady.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
             instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
             if instances[hot: p].hasRare {
                 instances[p].backoffUntil = nil

@@ -1,0 +1,145 @@
+import WidgetHostModel
+
+/// The rules that the steady state's reloads run through (``ReloadRules``
+/// has the rest): the plan of a plain policy reload, the viewing tier, the
+/// hour the tier can change at, the time a timeline makes an instance
+/// due. They read a dozen numbers of the configuration, held here as
+/// plain values: copying the whole configuration (some 160 bytes) into
+/// the rules of every plan was a call to `memcpy` for each.
+///
+/// A small value, made when the configuration is set
+/// (``ReloadScheduler``) or from it (``ReloadRules/steady``).
+struct SteadyRules: Sendable {
+    let learningPeriod: Double
+    let minimumReloadInterval: Double
+    let developerReloadFloor: Double
+    let maximumJitter: Double
+    let budgetWindow: Double
+    let coalescingCap: Double
+    let coalescingFraction: Double
+    let learningAllowance: Int
+    let frequentAllowance: Int
+    let occasionalAllowance: Int
+    let rareAllowance: Int
+    let frequentVisibleHours: Int
+    let occasionalVisibleHours: Int
+    let developerMode: Bool
+    let deferPolicyReloadsWhileHidden: Bool
+
+    init(_ configuration: SchedulerConfiguration) {
+        learningPeriod = configuration.learningPeriod
+        minimumReloadInterval = configuration.minimumReloadInterval
+        developerReloadFloor = configuration.developerReloadFloor
+        maximumJitter = configuration.maximumJitter
+        budgetWindow = configuration.budgetWindow
+        coalescingCap = configuration.coalescingCap
+        coalescingFraction = configuration.coalescingFraction
+        learningAllowance = configuration.learningAllowance
+        frequentAllowance = configuration.frequentAllowance
+        occasionalAllowance = configuration.occasionalAllowance
+        rareAllowance = configuration.rareAllowance
+        frequentVisibleHours = configuration.frequentVisibleHours
+        occasionalVisibleHours = configuration.occasionalVisibleHours
+        developerMode = configuration.developerMode
+        deferPolicyReloadsWhileHidden = configuration.deferPolicyReloadsWhileHidden
+    }
+
+    /// The allowance for a viewing tier
+    /// (``SchedulerConfiguration/allowance(for:)``).
+    func allowance(for tier: ViewTier) -> Int {
+        switch tier {
+        case .learning: learningAllowance
+        case .frequent: frequentAllowance
+        case .occasional: occasionalAllowance
+        case .rare: rareAllowance
+        }
+    }
+
+    /// The first time after `time` at which the viewing tier of an instance
+    /// added at `addedAt` can change: the next whole hour (its visible hours
+    /// are counted by hour), or the end of its learning period when that
+    /// comes first. The tier is the same at every time from `time` up to,
+    /// not including, this one.
+    func tierBoundary(after time: Double, addedAt: Double) -> Double {
+        let hour = ((time / 3600).rounded(.down) + 1) * 3600
+        let learningEnds = addedAt + learningPeriod
+        return learningEnds > time && learningEnds < hour ? learningEnds : hour
+    }
+
+    func tier(_ s: InstanceView, at time: Double) -> ViewTier {
+        if time - s.addedAt < learningPeriod { return .learning }
+        var views = s.views
+        if s.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
+        let hours = views.visibleHours(at: time)
+        if hours >= frequentVisibleHours { return .frequent }
+        if hours >= occasionalVisibleHours { return .occasional }
+        return .rare
+    }
+
+    /// `policyDue(for:instanceID:receivedAt:)` with the instance's jitter
+    /// fraction already known.
+    func policyDue(for timeline: TimelineRecord, jitterFraction: Double, receivedAt time: Double) -> Double? {
+        // Developer mode lifts the minimum interval to a 1-second floor that
+        // keeps virtual time moving; `constrain` reports the interval it lifted.
+        let floor =
+            time
+            + (developerMode ? developerReloadFloor : minimumReloadInterval)
+        switch timeline.policy {
+        case .never:
+            return nil
+        case .atEnd:
+            var last: Double?
+            for entry in timeline.entries where entry.date.isFinite {
+                if last.map({ entry.date > $0 }) ?? true { last = entry.date }
+            }
+            return max(last ?? time, floor)
+        case .after(let date):
+            if date.isNaN { return floor }
+            if date == .infinity { return nil }
+            let maximum = maximumJitter
+            return max(date + (maximum > 0 ? jitterFraction * maximum : 0), floor)
+        }
+    }
+
+    /// The plan of `s` at `now` when it is the steady state's (nil
+    /// otherwise, when ``candidate(_:appCharge:at:)`` decides): nothing but
+    /// the timeline's policy asks for a reload (no rare values: no request,
+    /// location change, backoff or push ledger), the reload is counted (the
+    /// app in the background, not in developer mode), nothing hides it
+    /// (visible since before it is due, or hidden reloads not deferred), the
+    /// spacing and the budget leave its due time as it is, and that time is
+    /// not before `now`. The plan is then the due time with its coalescing
+    /// slack, a plain policy reload, not under the free cap, with no
+    /// recheck: what `candidate`, `hasCappedCandidate` and `recheckTime`
+    /// find for it, in a few comparisons, one tier and one budget question.
+    /// The oracle comparison checks that they agree.
+    @inline(__always)
+    func plainPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, latest: Double)? {
+        let hot = s.hot
+        guard !hot.pointee.isInFlight, !hot.pointee.hasRare, appCharge == .counted, !developerMode
+        else { return nil }
+        let due = hot.pointee.storedPolicyDue
+        // NaN (no policy due) and infinity fail.
+        guard due.isFinite, due >= now else { return nil }
+        // A hidden bound: hidden now, or shown after it came due (NaN: never shown, no bound).
+        if deferPolicyReloadsWhileHidden
+            && (!hot.pointee.isVisible || hot.pointee.storedVisibleSince > due)
+        {
+            return nil
+        }
+        // Spacing (NaN: no counted reload yet, no spacing).
+        if hot.pointee.storedLedgerLast + minimumReloadInterval > due { return nil }
+        // The budget at the due time, read with the tier at that time (`due >= now`).
+        // A ledger holding fewer times than the allowance has room in every
+        // window: its ring is read only when it might not.
+        let allowance = allowance(for: tier(s, at: due))
+        guard
+            Int(hot.pointee.storedLedgerCount) < allowance
+                || s.cold.pointee.ledger.nextAllowed(
+                    from: due, limit: allowance, window: budgetWindow) <= due
+        else { return nil }
+        let received = hot.pointee.storedTimelineReceivedAt
+        let ahead = max(0, due - (received.isNaN ? due : received))
+        return (due, due + min(coalescingCap, coalescingFraction * ahead))
+    }
+}
