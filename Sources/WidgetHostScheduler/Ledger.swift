@@ -95,9 +95,10 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     public mutating func record(_ time: Double, window: Double) -> Int {
         // The usual case, in one pass over the ring: in order, with room.
         // What is left then is every time in `(time - window, time]`.
-        if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage, storage.append(inOrder: time) {
-            storage.forget(through: time - window)
-            return storage.count
+        if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage,
+            let count = storage.append(inOrder: time, forgettingThrough: time - window)
+        {
+            return count
         }
         if let last, time < last {
             // Out of order (a restart's shifted times): rare, rebuilt sorted.
@@ -266,20 +267,35 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
         }
     }
 
-    /// Adds `time` after the newest when it is not older and there is room;
-    /// returns whether it did.
-    func append(inOrder time: Double) -> Bool {
+    /// Adds `time` after the newest when it is not older and there is
+    /// room, and forgets the times `≤ bound` (`bound < time`), in one pass
+    /// over the ring: returns the number of times held then, or nil (and
+    /// changes nothing) when `time` is older than the newest or the ring is
+    /// full. The times forgotten are few and the oldest (one or two at a
+    /// recording, in the steady state), so they are stepped over one by
+    /// one; past a few, the rest are found by ``firstIndex(after:)``.
+    func append(inOrder time: Double, forgettingThrough bound: Double) -> Int? {
         withUnsafeMutablePointers { header, times in
-            let count = Int(header.pointee.count)
+            var count = Int(header.pointee.count)
             let capacity = Int(header.pointee.capacity)
-            guard count > 0, count < capacity else { return false }
-            let start = Int(header.pointee.start)
+            guard count > 0, count < capacity else { return nil }
+            var start = Int(header.pointee.start)
             let newest = start + count - 1
-            guard time >= times[newest < capacity ? newest : newest - capacity] else { return false }
+            guard time >= times[newest < capacity ? newest : newest - capacity] else { return nil }
             let slot = start + count
             times[slot < capacity ? slot : slot - capacity] = time
-            header.pointee.count += 1
-            return true
+            count += 1
+            var steps = 0
+            while count > 0, times[start] <= bound {
+                start = start + 1 < capacity ? start + 1 : 0
+                count -= 1
+                steps += 1
+                if steps == 4 { break }
+            }
+            header.pointee.start = Int32(start)
+            header.pointee.count = Int32(count)
+            if steps == 4 { forget(through: bound) }
+            return Int(header.pointee.count)
         }
     }
 

@@ -6,8 +6,9 @@ import WidgetHostModel
 
 /// The ledger's ring against the plain sorted array it replaced: the same
 /// times, counts and next-allowed times after every step of seeded random
-/// records (in and out of order), forgets and copies, through many turns of
-/// the ring.
+/// records (in and out of order, after short and long gaps: one time or
+/// many leaving the window), forgets and copies, through many turns of the
+/// ring; and each record's count, the model's count at its time.
 @Suite("Rolling ledger: the ring")
 struct RollingLedgerTests {
     /// The array ledger, as it was: obviously correct.
@@ -57,9 +58,16 @@ struct RollingLedgerTests {
                 #expect(!absent)
             case 2:
                 copies.append((ledger, model.times))
-            default:
-                ledger.record(now, window: window)
+            case 3:
+                // A long quiet spell: many times leave the window at the next record.
+                now += Double(600 + random.next() % 600)
+                let counted = ledger.record(now, window: window)
                 model.record(now, window: window)
+                #expect(counted == model.count(at: now, window: window), "step \(step)")
+            default:
+                let counted = ledger.record(now, window: window)
+                model.record(now, window: window)
+                #expect(counted == model.count(at: now, window: window), "step \(step)")
             }
             #expect(ledger.times == model.times, "step \(step)")
             #expect(ledger.count == model.times.count)
