@@ -11,11 +11,13 @@
 /// there), so a batch's records are written and then read as one stream,
 /// and a slot given back is taken again first.
 ///
-/// A counted policy reload (nearly every reload of the steady state) is kept
-/// as plain numbers (``Stored``), written and read without a reference
-/// count; any other (a trigger with names, a free charge, a deferral a
-/// developer would have had, names changed in flight) is kept whole beside
-/// it, in a dictionary by slot.
+/// A reload is kept as plain numbers (``Stored``), written and read
+/// without a reference count, unless its record holds strings or a second
+/// deferral: a WidgetCenter trigger (with its kind and app), names changed
+/// in flight, a deferral a developer would have had. Those few are kept
+/// whole beside it, in a dictionary by slot. (The steady state's reloads
+/// are counted policy reloads, and a start's burst is every instance's
+/// first reload: both plain.)
 ///
 /// A value (copy on write, as the scheduler's other arrays): a copy of the
 /// scheduler keeps its own records.
@@ -34,18 +36,28 @@ struct InFlightTable: Sendable {
         var deferralUntil: Double = 0
         /// 0: no deferral; otherwise the cause's ``code(of:)``.
         var deferralCause: UInt8 = 0
+        /// The trigger's ``code(of:)-(ReloadTrigger)`` (0: the policy).
+        var trigger: UInt8 = 0
+        /// 0: counted; otherwise 1 + the free reason's place in
+        /// `FreeReason.allCases`.
+        var charge: UInt8 = 0
         var hasDeferralUntil = false
         var hasAllowance = false
         var hasCountedInWindow = false
         /// Whether the record is kept whole in `whole`.
         var isWhole = false
 
-        /// `record` as plain numbers, when it is a counted policy reload
-        /// with no would-be deferral and no names of its own; nil otherwise.
+        /// `record` as plain numbers, when its trigger holds no strings
+        /// and it has no would-be deferral and no names of its own; nil
+        /// otherwise.
         init?(_ record: borrowing InFlightRecord) {
-            guard case .policy = record.trigger, case .counted = record.charge, record.wouldHaveBeenDeferred == nil,
+            guard let trigger = Self.code(of: record.trigger), record.wouldHaveBeenDeferred == nil,
                 record.names == nil
             else { return nil }
+            self.trigger = trigger
+            if case .free(let reason) = record.charge {
+                charge = UInt8(FreeReason.allCases.firstIndex(of: reason).unsafelyUnwrapped + 1)
+            }
             serial = record.serial
             time = record.time
             dueSince = record.dueSince
@@ -94,11 +106,40 @@ struct InFlightTable: Sendable {
         /// The record these numbers are (``isWhole`` false).
         var record: InFlightRecord {
             var record = InFlightRecord(
-                time: time, dueSince: dueSince, trigger: .policy, charge: .counted, attempt: attempt,
+                time: time, dueSince: dueSince, trigger: Self.trigger(of: trigger),
+                charge: charge == 0 ? .counted : .free(FreeReason.allCases[Int(charge) - 1]), attempt: attempt,
                 deferral: deferral, wouldHaveBeenDeferred: nil, allowance: hasAllowance ? allowance : nil,
                 countedInWindow: hasCountedInWindow ? countedInWindow : nil)
             record.serial = serial
             return record
+        }
+
+        /// A trigger without strings as a number (nil for the others).
+        static func code(of trigger: ReloadTrigger) -> UInt8? {
+            switch trigger {
+            case .policy: 0
+            case .added: 1
+            case .appIntent: 2
+            case .significantLocationChange: 3
+            case .push: 4
+            case .systemChange(.locale): 5
+            case .systemChange(.accessibility): 6
+            case .systemChange(.timeZone): 7
+            case .reloadTimelines, .reloadAllTimelines: nil
+            }
+        }
+
+        static func trigger(of code: UInt8) -> ReloadTrigger {
+            switch code {
+            case 1: .added
+            case 2: .appIntent
+            case 3: .significantLocationChange
+            case 4: .push
+            case 5: .systemChange(.locale)
+            case 6: .systemChange(.accessibility)
+            case 7: .systemChange(.timeZone)
+            default: .policy
+            }
         }
 
         static func code(of cause: DeferralCause) -> UInt8 {

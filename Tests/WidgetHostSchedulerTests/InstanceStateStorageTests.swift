@@ -283,9 +283,10 @@ struct InstanceStateStorageTests {
         #expect(records.flightCapacity == 1 && records[1].inFlight?.decision.attempt == 4 && records.flagsAreInStep)
     }
 
-    /// A counted policy reload is kept in the table as plain numbers, any
-    /// other reload whole; each reads back as given, in the same slot, one
-    /// kind replacing the other, and a slot given back keeps nothing whole.
+    /// A reload is kept in the table as plain numbers unless its trigger
+    /// holds strings, it has names of its own or a would-be deferral (then
+    /// whole); each reads back as given, in the same slot, one kind
+    /// replacing the other, and a slot given back keeps nothing whole.
     @Test func theInFlightTableGivesBackPlainAndWholeRecordsAsGiven() {
         func policy(_ serial: UInt64, deferral: Deferral? = nil, allowance: Int? = 70) -> InFlightRecord {
             var record = InFlightRecord(
@@ -301,26 +302,41 @@ struct InstanceStateStorageTests {
         ]
         var requested = policy(4)
         requested.trigger = .reloadAllTimelines(app: "com.example")
-        var free = policy(5)
-        free.charge = .free(.appIntent)
+        var added = policy(5)
+        (added.trigger, added.charge) = (.added, .free(.instanceAdded))
         var renamed = policy(6)
         renamed.names = .init(instanceID: "w9", plugin: "p", kind: "k")
         var wouldHaveBeen = policy(7)
         wouldHaveBeen.wouldHaveBeenDeferred = Deferral(from: 450, until: 460, cause: .budget)
-        let all = plain + [requested, free, renamed, wouldHaveBeen]
-        #expect(all.map { InFlightTable.Stored($0) != nil } == [true, true, true, false, false, false, false])
+        let all = plain + [requested, added, renamed, wouldHaveBeen]
+        #expect(all.map { InFlightTable.Stored($0) != nil } == [true, true, true, false, true, false, false])
+        // Every trigger without strings and every charge, as numbers and back.
+        let triggers: [ReloadTrigger] =
+            [.policy, .added, .appIntent, .significantLocationChange, .push]
+            + SystemChange.allCases.map { .systemChange($0) }
+        for trigger in triggers {
+            for charge in [ReloadCharge.counted] + FreeReason.allCases.map({ .free($0) }) {
+                var record = policy(9)
+                (record.trigger, record.charge) = (trigger, charge)
+                #expect(InFlightTable.Stored(record)?.record == record, "\(trigger), \(charge)")
+            }
+        }
+        for cause in DeferralCause.allCases {
+            let record = policy(10, deferral: Deferral(from: 1, until: 2, cause: cause))
+            #expect(InFlightTable.Stored(record)?.record == record, "\(cause)")
+        }
 
         var table = InFlightTable()
         let slots = all.map { table.insert($0) }
         #expect(slots.map { table[$0] } == all)
         #expect(slots.map { table.serial(at: $0) } == Array(1...7))
-        #expect(table.recordsKeptWhole == 4)
+        #expect(table.recordsKeptWhole == 3)
         // One kind replaces the other in place.
         table[slots[0]] = requested
         table[slots[3]] = plain[0]
-        #expect(table[slots[0]] == requested && table[slots[3]] == plain[0] && table.recordsKeptWhole == 4)
+        #expect(table[slots[0]] == requested && table[slots[3]] == plain[0] && table.recordsKeptWhole == 3)
         table.set(slots[0], plain: InFlightTable.Stored(plain[1])!)
-        #expect(table[slots[0]] == plain[1] && table.recordsKeptWhole == 3)
+        #expect(table[slots[0]] == plain[1] && table.recordsKeptWhole == 2)
         // Given back: nothing kept whole, and the first slot is taken again.
         for slot in slots { table.remove(slot) }
         #expect(table.live == 0 && table.recordsKeptWhole == 0)
