@@ -161,11 +161,14 @@ struct InstanceRecords: Sendable {
     /// cleared, the timeline kept, its failures reset. Each array is
     /// written through one access (a write of a field at a time checked
     /// the array's uniqueness at each).
-    mutating func recordSuccess(_ p: Int, timeline: TimelineRecord, at time: Double, policyDue: Double?) {
+    mutating func recordSuccess(_ p: Int, timeline: consuming TimelineRecord, at time: Double, policyDue: Double?) {
+        // Moved in (a closure's capture of `timeline` itself would copy
+        // it); the one it replaces comes out, to be released here.
+        var moved: TimelineRecord? = consume timeline
         let slot = cold.withUnsafeMutableBufferPointer { cold in
             let slot = cold[p].flightSlot
             cold[p].flightSlot = -1
-            cold[p].timeline = timeline
+            swap(&cold[p].timeline, &moved)
             return slot
         }
         if slot >= 0 { flights.remove(slot) }

@@ -1504,7 +1504,11 @@ public struct ReloadScheduler: Sendable {
             for i in results.indices {
                 readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
                 guard let p = position(of: results[i].ticket) else { continue }
-                complete(at: p, with: results[i].outcome, at: time)
+                if case .success(let timeline) = results[i].outcome {
+                    complete(at: p, with: timeline, at: time)
+                } else {
+                    complete(at: p, with: results[i].outcome, at: time)
+                }
             }
         }
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
@@ -1601,6 +1605,10 @@ public struct ReloadScheduler: Sendable {
 
     /// ``complete(_:with:at:)`` for the instance at `p`.
     private mutating func complete(at p: Int, with outcome: ReloadOutcome, at time: Double) {
+        if case .success(let timeline) = outcome {
+            complete(at: p, with: timeline, at: time)
+            return
+        }
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
         touch(p)
@@ -1610,14 +1618,7 @@ public struct ReloadScheduler: Sendable {
         }
         // In place, field by field: no copy of the instance's state.
         switch outcome {
-        case .success(let timeline):
-            let jitter = info[p].jitterFraction
-            let due = steady.policyDue(for: timeline, jitterFraction: jitter, receivedAt: time)
-            instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
-            if instances[hot: p].hasRare {
-                instances[p].backoffUntil = nil
-                instances[p].lastFailure = nil
-            }
+        case .success: break
         case .failure, .timedOut:
             var s = instances[p]
             let flight = s.inFlightRecord!
@@ -1637,6 +1638,24 @@ public struct ReloadScheduler: Sendable {
             }
             instances[p] = s
         }
+    }
+
+    /// ``complete(at:with:at:)-(Int,ReloadOutcome,_)`` for a success:
+    /// `timeline` is moved into the instance's record (the one copy made
+    /// of it, where the outcome was copied twice on the way).
+    private mutating func complete(at p: Int, with timeline: consuming TimelineRecord, at time: Double) {
+        guard instances.withView(p, { $0.isInFlight }) else { return }
+        willChange(p)
+        touch(p)
+        // In place, field by field: no copy of the instance's state.
+        let due = steady.policyDue(for: timeline, jitterFraction: info[p].jitterFraction, receivedAt: time)
+        instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
+        if instances[hot: p].hasRare {
+            instances[p].backoffUntil = nil
+            instances[p].lastFailure = nil
+        }
+        replan(p)
+        replanEntry(p)
     }
 
     // MARK: Display
