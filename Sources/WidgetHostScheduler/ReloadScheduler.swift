@@ -1255,13 +1255,21 @@ public struct ReloadScheduler: Sendable {
             tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
             due[i] = ~p  // issued: in flight, nothing to plan until it completes
         }
-        for p in due[..<examined] {
-            if p < 0 {
-                // What `replan` would find for an instance in flight: no plan, no recheck.
-                reloads.set(~p, to: .infinity)
-                setRecheck(~p, .infinity)
-            } else {
-                replan(p)
+        if issued == due.count {
+            // Every due reload issued (the usual wakeup): the wheel's due
+            // buckets are emptied at once, and each instance in flight has
+            // no plan and no recheck (what `replan` would find).
+            reloads.removeAll(upTo: now)
+            for p in due { setRecheck(~p, .infinity) }
+        } else {
+            for p in due[..<examined] {
+                if p < 0 {
+                    // What `replan` would find for an instance in flight: no plan, no recheck.
+                    reloads.set(~p, to: .infinity)
+                    setRecheck(~p, .infinity)
+                } else {
+                    replan(p)
+                }
             }
         }
         scratch.due = scratch.keeps(capacity: due.capacity) ? due : []

@@ -184,6 +184,66 @@ struct ReloadWheel: Sendable {
         }
     }
 
+    /// Takes out every position whose key is `≤ bound` (a wakeup's due
+    /// reloads, each of them issued), as `set(_:to:)` to `.infinity` would
+    /// one at a time: the ring's buckets before `bound`'s are emptied
+    /// whole, each node reset where the walk that found it left it in the
+    /// cache, with no neighbour to mend; `bound`'s own bucket and `far` a
+    /// position at a time. Returns how many it took out.
+    @discardableResult
+    mutating func removeAll(upTo bound: Double) -> Int {
+        guard minimumKey <= bound else { return 0 }
+        var removed = 0
+        let last = Self.bucket(bound)
+        let ringEnd = base + Int64(Self.ringSize)
+        // Whole buckets: `base ..< min(last, ringEnd)`.
+        let wholeEnd = min(last, ringEnd)
+        if wholeEnd > base {
+            let first = base
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                heads.withUnsafeMutableBufferPointer { heads in
+                    occupied.withUnsafeMutableBufferPointer { occupied in
+                        // (Each word's bits are read before its slots are
+                        // visited: clearing them on the way is safe.)
+                        Self.forEachOccupied(in: UnsafeBufferPointer(occupied), from: first, through: wholeEnd - 1) {
+                            slot in
+                            var p = heads[slot]
+                            while p >= 0 {
+                                let next = nodes[Int(p)].next
+                                nodes[Int(p)] = Node()
+                                removed += 1
+                                p = next
+                            }
+                            heads[slot] = -1
+                            occupied[slot >> 6] &= ~(1 << UInt64(slot & 63))
+                        }
+                    }
+                }
+            }
+        }
+        // `bound`'s bucket, when in the ring: the keys up to `bound`.
+        if last >= base && last < ringEnd {
+            var p = heads[Self.slot(last)]
+            while p >= 0 {
+                let node = nodes[Int(p)]
+                if node.key <= bound {
+                    unlink(Int(p))
+                    nodes[Int(p)] = Node()
+                    removed += 1
+                }
+                p = node.next
+            }
+        }
+        while let p = far.minimumPosition, far.minimumKey <= bound {
+            far.set(p, to: .infinity)
+            nodes[p] = Node()
+            removed += 1
+        }
+        count -= removed
+        findMinimum()
+        return removed
+    }
+
     /// Calls `body` with every position whose key is `≤ bound`, and its key,
     /// in no particular order.
     func collect(upTo bound: Double, _ body: (Int, Double) -> Void) {
@@ -445,25 +505,31 @@ struct ReloadWheel: Sendable {
     /// (within the ring) that is not empty, in order of bucket.
     @inline(__always)
     private func forEachOccupied(from: Int64, through: Int64, _ body: (Int) -> Void) {
+        occupied.withUnsafeBufferPointer { Self.forEachOccupied(in: $0, from: from, through: through, body) }
+    }
+
+    /// ``forEachOccupied(from:through:_:)`` over the bits `occupied`.
+    @inline(__always)
+    private static func forEachOccupied(
+        in occupied: UnsafeBufferPointer<UInt64>, from: Int64, through: Int64, _ body: (Int) -> Void
+    ) {
         guard through >= from else { return }
-        let span = Int(min(through - from + 1, Int64(Self.ringSize)))
-        var s = Self.slot(from)
+        let span = Int(min(through - from + 1, Int64(ringSize)))
+        var s = slot(from)
         var left = span
-        occupied.withUnsafeBufferPointer { occupied in
-            while left > 0 {
-                let word = s >> 6
-                let bit = s & 63
-                let take = min(64 - bit, left)
-                var bits = occupied[word] >> UInt64(bit)
-                if take < 64 { bits &= (1 << UInt64(take)) - 1 }
-                while bits != 0 {
-                    let i = bits.trailingZeroBitCount
-                    body(s + i)
-                    bits &= bits - 1
-                }
-                left -= take
-                s = (s + take) & Int(Self.mask)
+        while left > 0 {
+            let word = s >> 6
+            let bit = s & 63
+            let take = min(64 - bit, left)
+            var bits = occupied[word] >> UInt64(bit)
+            if take < 64 { bits &= (1 << UInt64(take)) - 1 }
+            while bits != 0 {
+                let i = bits.trailingZeroBitCount
+                body(s + i)
+                bits &= bits - 1
             }
+            left -= take
+            s = (s + take) & Int(mask)
         }
     }
 }

@@ -6,7 +6,8 @@ import WidgetHostModel
 /// The reload wheel against a plain table of positions and keys, through
 /// random moves whose keys fall in the same bucket, across the ring's end,
 /// before its start, past any ring, and on fractions of a second: the
-/// earliest, every key and every walk agree with the table at every step.
+/// earliest, every key and every walk agree with the table at every step,
+/// a batch's due keys taken out one at a time or all at once.
 @Suite("Reload wheel")
 struct ReloadWheelTests {
     /// A key around `now`: mostly within the next hour (one bucket shared by
@@ -62,9 +63,16 @@ struct ReloadWheelTests {
                 wheel.collect(upTo: bound, into: &due)
                 #expect(Set(due) == Set(table.filter { $0.value <= bound }.keys), "step \(step)")
                 #expect(due.count == Set(due).count, "step \(step): a position found twice")
-                for q in due.sorted() {
-                    wheel.set(q, to: .infinity)
-                    table[q] = nil
+                if random.next() % 2 == 0 {
+                    // All at once (a wakeup whose due reloads were all issued).
+                    let removed = wheel.removeAll(upTo: bound)
+                    #expect(removed == due.count, "step \(step)")
+                    for q in due { table[q] = nil }
+                } else {
+                    for q in due.sorted() {
+                        wheel.set(q, to: .infinity)
+                        table[q] = nil
+                    }
                 }
             case 11 where positions > 50 && step % 40 == 0:
                 // An instance removed: later positions move down one.
