@@ -159,7 +159,7 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
     /// Reads, for each position of `positions` (`~p` for negative ones),
     /// its slot and the keys a move of it reads first (its own and its
     /// children's), ahead of the moves: see
-    /// ``InstanceRecords/readAhead(_:)``. Returns a number made from what
+    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
     /// was read.
     /// Positions for which `isWanted` is false are not read.
     func readAhead(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool = { _ in true }) -> UInt64 {

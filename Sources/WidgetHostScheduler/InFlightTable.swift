@@ -271,7 +271,7 @@ struct InFlightTable: Sendable {
     }
 
     /// Reads the first line of the record at `slot` ahead of the work (see
-    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from it.
+    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from it.
     func readAhead(_ slot: Int32) -> UInt64 {
         guard slot >= 0 else { return 0 }
         return records.withUnsafeBufferPointer {

@@ -46,7 +46,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
 
     /// Reads what a count or a search of the ring reads first (its header
     /// and its oldest time), ahead of the work (see
-    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from them.
+    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from them.
     func readAhead() -> UInt64 { storage?.readAhead ?? 0 }
 
     /// The times the ring holds room for (what it costs, for the profiles).

@@ -50,7 +50,7 @@ struct PositionIndex: Sendable {
 
     /// Reads the first bucket of each hash of `hashes` and the id of the
     /// instance it holds (its bytes), ahead of the searches for them (see
-    /// ``InstanceRecords/readAhead(_:)``). Returns a number made from what
+    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from what
     /// was read.
     func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) -> UInt64 {
         guard !buckets.isEmpty else { return 0 }

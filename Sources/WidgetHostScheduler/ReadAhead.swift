@@ -1,5 +1,5 @@
 /// Reading memory ahead of the work that needs it (see
-/// ``InstanceRecords/readAhead(_:)``): loads whose values are only summed,
+/// ``InstanceRecords/readAhead(_:ledgers:)``): loads whose values are only summed,
 /// so that the cache lines are on their way while other loads are too.
 enum ReadAhead {
     /// The size of a cache line on the machines this runs on.

@@ -174,7 +174,7 @@ public struct ReloadScheduler: Sendable {
         var peakBatch = 0
         var previousPeakBatch = 0
         var calls = 0
-        /// What ``InstanceRecords/readAhead(_:)`` returned, kept so that its
+        /// What ``InstanceRecords/readAhead(_:ledgers:)`` returned, kept so that its
         /// reads are made (a number of no meaning).
         var readAheadSum: UInt64 = 0
         /// One bit per position, all zero between calls: how `dueReloads`
@@ -1377,7 +1377,7 @@ public struct ReloadScheduler: Sendable {
         return issuedSerial
     }
 
-    /// ``issue(_:_:)-(Int,InFlightRecord)`` for a counted policy reload on
+    /// `issue(_:_:)` (of a record) for a counted policy reload on
     /// its plan (the steady state's): due since `dueSince` with the
     /// coalescing deadline `latest`, issued at `now`. Its record goes to
     /// the table as plain numbers, never made as an ``InFlightRecord``.
@@ -1594,7 +1594,7 @@ public struct ReloadScheduler: Sendable {
     /// Reads ahead what the work on the instances at `positions` (`~p` for
     /// negative ones) reads first: their records and ledgers, their places
     /// in the queues, their per-position numbers. See
-    /// ``InstanceRecords/readAhead(_:)``. Returns a number made from what
+    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
     /// was read.
     private func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
         var sum = instances.readAhead(positions, ledgers: ledgers)
@@ -1648,7 +1648,7 @@ public struct ReloadScheduler: Sendable {
         }
     }
 
-    /// ``complete(at:with:at:)-(Int,ReloadOutcome,_)`` for a success:
+    /// `complete(at:with:at:)` (of an outcome) for a success:
     /// `timeline` is moved into the instance's record (the one copy made
     /// of it, where the outcome was copied twice on the way).
     private mutating func complete(at p: Int, with timeline: consuming TimelineRecord, at time: Double) {

@@ -353,7 +353,7 @@ struct ReloadWheel: Sendable {
 
     /// Reads, for each position of `positions` (`~p` for negative ones), its
     /// node and its neighbours' (what taking it out of its bucket writes),
-    /// ahead of the moves: see ``InstanceRecords/readAhead(_:)``. Returns a
+    /// ahead of the moves: see ``InstanceRecords/readAhead(_:ledgers:)``. Returns a
     /// number made from what was read.
     func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
         var sum: UInt64 = 0
