@@ -127,30 +127,33 @@ struct InstanceRecords: Sendable {
     /// in its slot, or in a slot of the table taken for it; its last
     /// reload's time in the same access to the cold record.
     mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double) {
-        var taken = cold[p].flightSlot
-        if taken >= 0 {
-            flights[taken] = record
+        let slot = cold[p].flightSlot
+        if slot >= 0 {
+            flights[slot] = record
+            markInFlight(p, slot: slot, issuedAt: time)
         } else {
-            taken = flights.insert(record)
+            markInFlight(p, slot: flights.insert(record), issuedAt: time)
         }
-        cold.withUnsafeMutableBufferPointer { cold in
-            cold[p].flightSlot = taken
-            cold[p].lastReloadAt = time
-        }
-        hot[p].isInFlight = true
     }
 
-    /// ``setInFlight(_:_:issuedAt:)`` for a counted policy reload, as the
-    /// table keeps it (no record made to be taken apart).
+    /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
+    /// in plain numbers (no record made to be taken apart).
     mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, issuedAt time: Double) {
-        var taken = cold[p].flightSlot
-        if taken >= 0 {
-            flights.set(taken, plain: stored)
+        let slot = cold[p].flightSlot
+        if slot >= 0 {
+            flights.set(slot, plain: stored)
+            markInFlight(p, slot: slot, issuedAt: time)
         } else {
-            taken = flights.insert(plain: stored)
+            markInFlight(p, slot: flights.insert(plain: stored), issuedAt: time)
         }
+    }
+
+    /// The instance at `p` in flight since `time`, its record at `slot`:
+    /// one access to each record array.
+    @inline(__always)
+    private mutating func markInFlight(_ p: Int, slot: Int32, issuedAt time: Double) {
         cold.withUnsafeMutableBufferPointer { cold in
-            cold[p].flightSlot = taken
+            cold[p].flightSlot = slot
             cold[p].lastReloadAt = time
         }
         hot[p].isInFlight = true
@@ -187,10 +190,7 @@ struct InstanceRecords: Sendable {
             let counted = cold[p].ledger.record(time, window: window)
             return (counted, cold[p].ledger.last, cold[p].ledger.count)
         }
-        hot.withUnsafeMutableBufferPointer { hot in
-            hot[p].ledgerLast = last
-            hot[p].storedLedgerCount = UInt16(clamping: count)
-        }
+        hot.withUnsafeMutableBufferPointer { $0[p].noteLedger(last: last, count: count) }
         return counted
     }
 

@@ -1512,6 +1512,8 @@ public struct ReloadScheduler: Sendable {
             for i in results.indices {
                 readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
                 guard let p = position(of: results[i].ticket) else { continue }
+                // A success's timeline taken out here, in place: passing the
+                // outcome on copied it once more.
                 if case .success(let timeline) = results[i].outcome {
                     complete(at: p, with: timeline, at: time)
                 } else {
@@ -1613,39 +1615,33 @@ public struct ReloadScheduler: Sendable {
 
     /// ``complete(_:with:at:)`` for the instance at `p`.
     private mutating func complete(at p: Int, with outcome: ReloadOutcome, at time: Double) {
-        if case .success(let timeline) = outcome {
-            complete(at: p, with: timeline, at: time)
-            return
+        let reason: String
+        switch outcome {
+        case .success(let timeline): return complete(at: p, with: timeline, at: time)
+        case .failure(let text): reason = text
+        case .timedOut: reason = "timed out"
         }
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
         touch(p)
-        defer {
-            replan(p)
-            replanEntry(p)
+        // A failure keeps the last good timeline and retries with backoff.
+        var s = instances[p]
+        let flight = s.inFlightRecord!
+        s.inFlight = nil
+        s.consecutiveFailures += 1
+        let retry = time + configuration.backoff(afterFailures: s.consecutiveFailures)
+        s.backoffUntil = retry
+        s.lastFailure = FailureRecord(
+            time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
+        if flight.trigger != .policy {
+            let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
+            if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
+        } else if s.policyDue == nil {
+            s.policyDue = flight.dueSince
         }
-        // In place, field by field: no copy of the instance's state.
-        switch outcome {
-        case .success: break
-        case .failure, .timedOut:
-            var s = instances[p]
-            let flight = s.inFlightRecord!
-            s.inFlight = nil
-            let reason: String =
-                if case .failure(let text) = outcome { text } else { "timed out" }
-            s.consecutiveFailures += 1
-            let retry = time + configuration.backoff(afterFailures: s.consecutiveFailures)
-            s.backoffUntil = retry
-            s.lastFailure = FailureRecord(
-                time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
-            if flight.trigger != .policy {
-                let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
-                if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
-            } else if s.policyDue == nil {
-                s.policyDue = flight.dueSince
-            }
-            instances[p] = s
-        }
+        instances[p] = s
+        replan(p)
+        replanEntry(p)
     }
 
     /// `complete(at:with:at:)` (of an outcome) for a success:

@@ -341,8 +341,14 @@ struct HotRecord: Sendable {
     /// Keeps the copies of `ledger`'s last time and count in step.
     @inline(__always)
     mutating func noteLedger(_ ledger: RollingLedger) {
-        ledgerLast = ledger.last
-        storedLedgerCount = UInt16(clamping: ledger.count)
+        noteLedger(last: ledger.last, count: ledger.count)
+    }
+
+    /// Keeps the copies of the ledger's last time and count in step, as read.
+    @inline(__always)
+    mutating func noteLedger(last: Double?, count: Int) {
+        ledgerLast = last
+        storedLedgerCount = UInt16(clamping: count)
     }
 }
 
@@ -477,8 +483,7 @@ struct InFlightRecord: Sendable, Hashable {
 
     /// The serial number of its issue (``ReloadTicket/serial``); 0 for a
     /// record made from an ``InFlightReload`` (a stored state), which no
-    /// ticket names. First: a completion by ticket compares it before
-    /// anything else, and it is read ahead with the record's first line.
+    /// ticket names.
     var serial: UInt64 = 0
     var time: Double
     var dueSince: Double
