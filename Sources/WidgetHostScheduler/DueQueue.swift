@@ -1,33 +1,23 @@
 /// A 4-ary min-heap of instance positions keyed by a time, with a handle per
 /// position, so that the scheduler finds its earliest instance in O(1) and
-/// moves one instance in O(log N). Each queued position may carry a
-/// `Payload` that moves with it (the entry queue keeps each timeline's
-/// entries there, so that the earliest entry change is found without
-/// reading the instance's records); ``NoPayload`` costs nothing.
+/// moves one instance in O(log N): the scheduler's rechecks, and the keys
+/// past the horizon of its timing wheels (``ReloadWheel``, ``EntryWheel``).
 ///
 /// Struct of arrays: the keys sit together (the sift loops read only them),
 /// the positions beside them, and `slot` maps a position to its place in the
 /// heap (-1: not queued). An infinite key means "not queued".
 ///
 /// ```swift
-/// var queue = DueQueue<NoPayload>()
+/// var queue = DueQueue()
 /// queue.set(3, to: 1_800_000_600)
 /// queue.minimumKey  // 1_800_000_600
 /// queue.collect(upTo: 1_800_000_660, into: &buffer)  // [3]
 /// ```
-struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
+struct DueQueue: Sendable, Hashable {
     private(set) var keys: [Double] = []
     private var positions: [Int32] = []
     /// For each instance position, its index in `keys`/`positions`, or -1.
     private var slot: [Int32] = []
-    /// The payloads, in heap order beside `keys`; always empty when
-    /// `Payload` has no size.
-    private var payloads: [Payload] = []
-
-    /// Whether `Payload` is stored (known when the queue is specialized,
-    /// so a queue without one has no payload code at all).
-    private static var carriesPayload: Bool { MemoryLayout<Payload>.size > 0 }
-
     init() {}
 
     /// The number of queued positions.
@@ -55,21 +45,12 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
     }
 
     /// Queues `position` at `key`, moves it, or (for an infinite or NaN key) takes it out.
-    mutating func set(_ position: Int, to key: Double) where Payload == NoPayload {
-        set(position, to: key, payload: NoPayload())
-    }
-
-    /// Queues `position` at `key` with `payload`, moves it and replaces its
-    /// payload, or (for an infinite or NaN key) takes it out.
-    mutating func set(_ position: Int, to key: Double, payload: Payload) {
+    mutating func set(_ position: Int, to key: Double) {
         reserve(positions: position + 1)
         let at = Int(slot[position])
         guard key < .infinity else {
             if at >= 0 { removeAt(at) }
             return
-        }
-        if Self.carriesPayload {
-            if at < 0 { payloads.append(payload) } else { payloads[at] = payload }
         }
         if at < 0 {
             keys.append(key)
@@ -82,27 +63,6 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
         } else if key > keys[at] {
             keys[at] = key
             siftDown(at)
-        }
-    }
-
-    /// Calls `body` with the payload of the position with the smallest key
-    /// (the queue must carry payloads and not be empty), in place: no copy
-    /// of it is made.
-    mutating func withMinimumPayload<R>(_ body: (inout Payload) -> R) -> R {
-        precondition(Self.carriesPayload && !keys.isEmpty, "no payload: the queue carries none, or is empty")
-        return body(&payloads[0])
-    }
-
-    /// Moves the position with the smallest key to `key` (an infinite or
-    /// NaN key takes it out), keeping its payload.
-    mutating func setMinimumKey(to key: Double) {
-        precondition(!keys.isEmpty, "the queue is empty")
-        guard key < .infinity else { return removeAt(0) }
-        if key < keys[0] {
-            keys[0] = key
-        } else if key > keys[0] {
-            keys[0] = key
-            siftDown(0)
         }
     }
 
@@ -190,11 +150,6 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
         let lastPosition = positions[last]
         keys.removeLast()
         positions.removeLast()
-        if Self.carriesPayload {
-            // The last one's payload into the hole, where `place` finds it.
-            payloads.swapAt(at, last)
-            payloads.removeLast()
-        }
         guard at < last else { return }
         // The last element fills the hole, moved up or down to its place.
         if at > 0 && lastKey < keys[(at - 1) / 4] {
@@ -215,36 +170,8 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
     /// Puts `key` (of `position`) into the hole at `start`, moving the
     /// elements it passes into the hole instead of swapping (half the
     /// writes), on the arrays' buffers (one uniqueness check per array, not
-    /// one per write: these loops are a fifth of the scheduler's work).
-    /// The payload at `start` is the one placed; payloads are moved, never
-    /// copied (no reference counting per level).
+    /// one per write).
     private mutating func place(_ key: Double, _ position: Int32, from start: Int, up: Bool) {
-        guard Self.carriesPayload else {
-            place(key, position, from: start, up: up) { _, _ in }
-            return
-        }
-        // Out of `self` while the keys move (no overlapping access), and back.
-        var moving: [Payload] = []
-        swap(&moving, &payloads)
-        moving.withUnsafeMutableBufferPointer { payloads in
-            let base = payloads.baseAddress.unsafelyUnwrapped
-            let held = (base + start).move()
-            let end = place(key, position, from: start, up: up) { to, from in
-                (base + to).moveInitialize(from: base + from, count: 1)
-            }
-            (base + end).initialize(to: held)
-        }
-        swap(&moving, &payloads)
-    }
-
-    /// ``place(_:_:from:up:)`` for the keys and positions: calls `move`
-    /// with each step (to, from) of the hole and returns where the element
-    /// went.
-    @inline(__always)
-    @discardableResult
-    private mutating func place(
-        _ key: Double, _ position: Int32, from start: Int, up: Bool, moving move: (Int, Int) -> Void
-    ) -> Int {
         keys.withUnsafeMutableBufferPointer { keys in
             positions.withUnsafeMutableBufferPointer { positions in
                 slot.withUnsafeMutableBufferPointer { slot in
@@ -256,7 +183,6 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
                             keys[i] = keys[parent]
                             positions[i] = positions[parent]
                             slot[Int(positions[i])] = Int32(i)
-                            move(i, parent)
                             i = parent
                         }
                     } else {
@@ -275,19 +201,14 @@ struct DueQueue<Payload: Sendable & Hashable>: Sendable, Hashable {
                             keys[i] = keys[best]
                             positions[i] = positions[best]
                             slot[Int(positions[i])] = Int32(i)
-                            move(i, best)
                             i = best
                         }
                     }
                     keys[i] = key
                     positions[i] = position
                     slot[Int(position)] = Int32(i)
-                    return i
                 }
             }
         }
     }
 }
-
-/// The payload of a ``DueQueue`` that carries none: no size, no storage.
-struct NoPayload: Sendable, Hashable {}

@@ -81,12 +81,12 @@ public struct ReloadScheduler: Sendable {
     /// Instances whose plan depends on the hour `now` is in (a counted reload
     /// overdue and waiting for budget: the allowance follows the viewing tier
     /// at `now`), keyed by when that hour (or the learning period) ends.
-    private var rechecks = DueQueue<NoPayload>()
+    private var rechecks = DueQueue()
     /// Per instance position: its next entry date after `latestTime`, with
     /// its timeline's entries and where that entry is in them
     /// (``EntryCursor``), so that an entry change reads neither the
     /// instance's records nor a per-position array.
-    private var entryChanges = DueQueue<EntryCursor>()
+    private var entryChanges = EntryWheel<EntryCursor>()
     /// Instance positions by app, for app events and `reloadAllTimelines`.
     private var byApp: [String: [Int32]] = [:]
     /// Instance positions by app and kind, for `reloadTimelines(ofKind:)`.
@@ -235,7 +235,7 @@ public struct ReloadScheduler: Sendable {
         index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
         reloads = ReloadWheel()
         rechecks = DueQueue()
-        entryChanges = DueQueue()
+        entryChanges = EntryWheel()
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
@@ -498,14 +498,13 @@ public struct ReloadScheduler: Sendable {
     /// after the last one shown, not the timeline's half-way points.
     private mutating func advanceEarliestEntry() {
         let now = latestTime ?? -Double.greatestFiniteMagnitude
-        let next = entryChanges.withMinimumPayload { cursor in
+        entryChanges.moveMinimum { cursor in
             let (date, index) = cursor.entries.withUnsafeBufferPointer {
                 Self.nextEntry(after: now, in: $0, from: Int(cursor.index))
             }
             cursor.index = Int32(clamping: index)
             return date
         }
-        entryChanges.setMinimumKey(to: next)
     }
 
     /// The first entry of `entries` (sorted by date: the daemon's result

@@ -120,7 +120,7 @@ struct ReloadWheel: Sendable {
     /// `base ..< base + ringSize`, every key in `far` past it.
     private var base: Int64 = 0
     /// Keys past the ring.
-    private var far = DueQueue<NoPayload>()
+    private var far = DueQueue()
     /// The number of queued positions.
     private(set) var count = 0
     /// The smallest key, `.infinity` when empty.
