@@ -40,12 +40,6 @@
 /// wheel.minimumPosition  // 3
 /// ```
 struct EntryWheel<Payload: WheelPayload>: Sendable {
-    /// A key in the sorted current bucket and its position.
-    private struct Entry: Sendable {
-        var key: Double
-        var position: Int32
-    }
-
     /// `previous` of a position in `current`.
     static var inCurrent: Int32 { -2 }
     /// `previous` of a position in `far`.
@@ -69,7 +63,9 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// first, or one of ``inCurrent``, ``inFar``, ``notQueued``.
     private var previous: [Int32] = []
     /// The keys of bucket `base` and before, from the latest to the earliest.
-    private var current: [Entry] = []
+    private var current: [KeyedPosition] = []
+    /// The most positions `current` keeps room for between buckets.
+    private static var currentKept: Int { 1024 }
     /// Per ring slot: the first position of its bucket, or -1.
     private var heads = [Int32](repeating: -1, count: ringSize)
     /// One bit per ring slot: whether its bucket has a position.
@@ -228,7 +224,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             let mid = (low + high) / 2
             if current[mid].key > key { low = mid + 1 } else { high = mid }
         }
-        current.insert(Entry(key: key, position: Int32(position)), at: low)
+        current.insert(KeyedPosition(key: key, position: Int32(position)), at: low)
     }
 
     /// Links `position` first into the list of ring slot `s`.
@@ -284,13 +280,16 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// `far` that the ring now reaches into it, and reads the payloads of
     /// `current` ahead. The wheel is not empty.
     private mutating func refill() {
+        // Its memory let go after a crowded second (every instance's
+        // entries from the same start).
+        if current.capacity > Self.currentKept { current = [] }
         if let s = firstOccupiedAfterBase() {
             base += (Int64(s) - base) & Self.mask
             // The list first (through `next` alone), then the keys.
             var p = heads[s]
             next.withUnsafeMutableBufferPointer { next in
                 while p >= 0 {
-                    current.append(Entry(key: 0, position: p))
+                    current.append(KeyedPosition(key: 0, position: p))
                     let q = next[Int(p)]
                     next[Int(p)] = -1
                     p = q
@@ -318,7 +317,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             far.set(p, to: .infinity)
             let b = Self.bucket(key)
             if b <= base {
-                current.append(Entry(key: key, position: Int32(p)))
+                current.append(KeyedPosition(key: key, position: Int32(p)))
                 previous[p] = Self.inCurrent
             } else {
                 link(p, Self.slot(b))
@@ -327,7 +326,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         var sum: UInt64 = 0
         payloads.withUnsafeBufferPointer { payloads in
             current.withUnsafeMutableBufferPointer { current in
-                Self.sortDescending(current)
+                current.sortLatestFirst()
                 for entry in current { sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0 }
             }
         }
@@ -337,27 +336,6 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// What the payloads read ahead added up to (kept, so that the reads
     /// are not optimized away).
     private var readAheadSum: UInt64 = 0
-
-    /// Sorts `entries` from the latest key to the earliest: an insertion
-    /// sort for a second's entries (about 80 at 100,000 instances), the
-    /// standard sort past 64.
-    private static func sortDescending(_ entries: UnsafeMutableBufferPointer<Entry>) {
-        guard entries.count > 1 else { return }
-        if entries.count > 64 {
-            var entries = entries
-            entries.sort { $0.key > $1.key }
-            return
-        }
-        for i in 1..<entries.count {
-            let entry = entries[i]
-            var j = i
-            while j > 0 && entries[j - 1].key < entry.key {
-                entries[j] = entries[j - 1]
-                j -= 1
-            }
-            entries[j] = entry
-        }
-    }
 
     /// The ring slot of the first bucket after `base` that is not empty.
     private func firstOccupiedAfterBase() -> Int? {

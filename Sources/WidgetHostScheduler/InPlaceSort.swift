@@ -89,3 +89,35 @@ extension UnsafeMutableBufferPointer where Element == Int {
         }
     }
 }
+
+/// A queued position and its key, as ``EntryWheel`` keeps the positions of
+/// its current bucket in order.
+struct KeyedPosition: Sendable {
+    var key: Double
+    var position: Int32
+}
+
+extension UnsafeMutableBufferPointer where Element == KeyedPosition {
+    /// Sorts by key from the latest to the earliest (the earliest last, to
+    /// be taken from the end), without allocating: an insertion sort for a
+    /// bucket's usual few, ``sortWithoutAllocating(by:)`` past 32. Equal
+    /// keys end in no particular order.
+    ///
+    /// ```swift
+    /// var bucket = [KeyedPosition(key: 2, position: 0), KeyedPosition(key: 5, position: 1)]
+    /// bucket.withUnsafeMutableBufferPointer { $0.sortLatestFirst() }  // positions 1, 0
+    /// ```
+    mutating func sortLatestFirst() {
+        guard count > 1 else { return }
+        guard count <= 32 else { return sortWithoutAllocating { $0.key > $1.key } }
+        for i in 1..<count {
+            let entry = self[i]
+            var j = i
+            while j > 0 && self[j - 1].key < entry.key {
+                self[j] = self[j - 1]
+                j -= 1
+            }
+            self[j] = entry
+        }
+    }
+}

@@ -36,4 +36,18 @@ struct InPlaceSortTests {
         }
         #expect(!bitmap.isEmpty, "no case took the bitmap's way")
     }
+
+    /// A wheel's bucket, few (insertion) and many (heap), with ties: the
+    /// keys from the latest to the earliest, every position kept.
+    @Test func sortsABucketLatestFirst() {
+        var random = SplitMix64(seed: 13)
+        for size in [0, 1, 2, 5, 31, 32, 33, 64, 200] {
+            var bucket = (0..<size).map {
+                KeyedPosition(key: 1_800_000_000 + Double(random.next() % 20) / 4, position: Int32($0))
+            }
+            bucket.withUnsafeMutableBufferPointer { $0.sortLatestFirst() }
+            #expect(bucket.map(\.key) == bucket.map(\.key).sorted(by: >), "\(size) keys")
+            #expect(Set(bucket.map(\.position)) == Set((0..<size).map(Int32.init)), "\(size) keys")
+        }
+    }
 }
