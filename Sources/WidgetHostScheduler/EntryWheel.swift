@@ -339,16 +339,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
 
     /// The ring slot of the first bucket after `base` that is not empty.
     private func firstOccupiedAfterBase() -> Int? {
-        let start = Self.slot(base + 1)
-        let words = occupied.count
-        var word = start >> 6
-        var bits = occupied[word] & (~0 << UInt64(start & 63))
-        for _ in 0...words {
-            if bits != 0 { return word << 6 + bits.trailingZeroBitCount }
-            word = (word + 1) % words
-            bits = occupied[word]
-        }
-        return nil
+        occupied.firstSetBit(circularlyFrom: Self.slot(base + 1))
     }
 }
 

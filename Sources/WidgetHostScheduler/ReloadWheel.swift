@@ -489,16 +489,7 @@ struct ReloadWheel: Sendable {
 
     /// The ring slot of the first bucket from `base` on that is not empty.
     private func firstOccupied() -> Int? {
-        let start = Self.slot(base)
-        let words = occupied.count
-        var word = start >> 6
-        var bits = occupied[word] & (~0 << UInt64(start & 63))
-        for _ in 0...words {
-            if bits != 0 { return word << 6 + bits.trailingZeroBitCount }
-            word = (word + 1) % words
-            bits = occupied[word]
-        }
-        return nil
+        occupied.firstSetBit(circularlyFrom: Self.slot(base))
     }
 
     /// Calls `body` with the ring slot of every bucket in `from ... through`

@@ -146,4 +146,21 @@ struct EntryWheelTests {
         }
         #expect(alive.count == 0)
     }
+
+    /// The ring's next bucket that is not empty, against a plain scan of
+    /// the bits from `start` round to it.
+    @Test func findsTheNextSetBitRoundTheRing() {
+        var random = SplitMix64(seed: 21)
+        for _ in 0..<500 {
+            var bits = [UInt64](repeating: 0, count: 4)
+            for _ in 0..<Int(random.next() % 4) {
+                let bit = Int(random.next() % 256)
+                bits[bit >> 6] |= 1 << UInt64(bit & 63)
+            }
+            let start = Int(random.next() % 256)
+            let expected = (0..<256).map { (start + $0) % 256 }.first { bits[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }
+            #expect(bits.firstSetBit(circularlyFrom: start) == expected, "from \(start) in \(bits)")
+        }
+    }
 }
+
