@@ -1153,6 +1153,11 @@ public struct ReloadScheduler: Sendable {
         // instructions even then, and most wakeups of a day of widgets
         // (an entry change) issue nothing.
         if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
+        // A wakeup with nothing queued by now (an entry change, mostly)
+        // moves time on and issues nothing: the scratch arrays are left
+        // alone (two thirds of a day of widgets' wakeups).
+        observe(now)
+        guard reloads.minimumKey <= now else { return }
         var issued = scratch.issued
         scratch.issued = []
         if !issued.isEmpty { issued.removeAll(keepingCapacity: true) }
