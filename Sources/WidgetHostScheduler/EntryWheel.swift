@@ -1,34 +1,45 @@
 /// The instance positions queued by the time of their next entry change,
 /// each with a `Payload` (the scheduler's ``EntryCursor``): a timing wheel
-/// of one-second buckets whose earliest bucket is kept sorted, so that the
-/// earliest position is known at once and taken in order of key.
+/// of one-second buckets whose earliest bucket is kept in order, so that
+/// the earliest position is known at once and taken in order of key.
 ///
 /// The entry queue sees every entry change twice (the earliest taken, the
 /// same position queued again at its next entry): about 80 changes a
-/// second of virtual time at 100,000 instances. In a 4-ary heap each of those moves
-/// sifted through every level and wrote, at each level, the new slot of
-/// the position it passed, with its payload: a sixth of a day of widgets'
-/// work. Here the earliest is the last of a small sorted array, and a
-/// position queued again is linked into its bucket's list: a few writes.
+/// second of virtual time at 100,000 instances. In a 4-ary heap each of
+/// those moves sifted through every level and wrote, at each level, the
+/// new slot of the position it passed, with its payload: a sixth of a day
+/// of widgets' work. Here the earliest is the last of a sorted array, and
+/// a position queued again for a later second is linked into its bucket's
+/// list: a few writes.
 ///
 /// - **The current bucket.** Every key in bucket `base` or before (a key
-///   in the past comes here too) is in `current`, sorted by key from the
-///   latest to the earliest, so that the earliest is taken from the end.
-///   Whenever `current` empties and the wheel does not, the next bucket
-///   that is not empty is sorted into it: a queued key is always findable
-///   as `current.last`.
+///   in the past comes here too) is in one of two places. `sorted` holds
+///   the bucket as it came in, sorted by key from the latest to the
+///   earliest, so that taking the earliest is taking the last. A position
+///   that leaves it is not looked for: its entry goes stale (its position
+///   is no longer marked ``inSorted``) and is dropped when it reaches the
+///   end. A key that comes into the bucket later (a key in the past, an
+///   entry less than a second after the last) goes to `late`, a small
+///   ``DueQueue``. The earliest is the earlier of the two. Every move is
+///   O(1) or O(log k) for k keys in the second, also when k is every
+///   instance (all placed at one start, with the same entry dates): a
+///   sorted array that took insertions and removals in place moved its
+///   tail each time, quadratic in k (`simulate` of 100,000 instances took
+///   four times as long).
 /// - **The ring.** The 8,191 buckets after `base` (2 h 16 min), each a
 ///   doubly linked list threaded through the per-position links, with a
 ///   bitmap of the buckets that are not empty. Keys from `base + 8192` on
 ///   wait in `far` (a ``DueQueue``) and come in as `base` moves up.
 /// - **Per position, struct of arrays.** The key, the payload and the two
-///   links, each in its own array. Sorting a bucket into `current` walks
-///   its list through `next` alone (4 bytes per position: 400 KB at
-///   100,000 instances, in the cache where 32-byte nodes were not, and a
-///   list walk is one miss after another), reads the keys together, then
-///   reads the payloads ahead (``WheelPayload/readAhead()``), so that the
-///   entry changes of the coming second find them in the cache.
+///   links, each in its own array. Sorting a bucket into `sorted` walks its
+///   list through `next` alone (4 bytes per position: 400 KB at 100,000
+///   instances, in the cache where 32-byte nodes were not, and a list walk
+///   is one miss after another), reads the keys together, then reads the
+///   payloads ahead (``WheelPayload/readAhead()``), so that the entry
+///   changes of the coming second find them in the cache.
 ///
+/// Whenever both `sorted` (its live entries) and `late` are empty and the
+/// wheel is not, the next bucket that is not empty comes into `sorted`.
 /// Equal keys are taken in no particular order.
 ///
 /// ```swift
@@ -40,18 +51,22 @@
 /// wheel.minimumPosition  // 3
 /// ```
 struct EntryWheel<Payload: WheelPayload>: Sendable {
-    /// `previous` of a position in `current`.
-    static var inCurrent: Int32 { -2 }
+    /// `previous` of a position in `sorted`.
+    static var inSorted: Int32 { -2 }
+    /// `previous` of a position in `late`.
+    static var inLate: Int32 { -3 }
     /// `previous` of a position in `far`.
-    static var inFar: Int32 { -3 }
+    static var inFar: Int32 { -4 }
     /// `previous` of a position not queued.
-    static var notQueued: Int32 { -4 }
+    static var notQueued: Int32 { -5 }
 
     /// The ring's size, in buckets of one second (`base`'s slot included).
     static var ringSize: Int { 8192 }
     private static var mask: Int64 { Int64(ringSize - 1) }
     /// A bucket number for keys too large for an `Int64` of seconds.
     private static var farBucket: Int64 { Int64(1) << 60 }
+    /// The most entries `sorted` keeps room for between buckets.
+    private static var sortedKept: Int { 1024 }
 
     /// Per position: its key, `.infinity` when not queued.
     private var keys: [Double] = []
@@ -60,18 +75,21 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// Per position: the next position in its ring bucket, or -1.
     private var next: [Int32] = []
     /// Per position: the previous position in its ring bucket, -1 for its
-    /// first, or one of ``inCurrent``, ``inFar``, ``notQueued``.
+    /// first, or one of ``inSorted``, ``inLate``, ``inFar``, ``notQueued``.
     private var previous: [Int32] = []
-    /// The keys of bucket `base` and before, from the latest to the earliest.
-    private var current: [KeyedPosition] = []
-    /// The most positions `current` keeps room for between buckets.
-    private static var currentKept: Int { 1024 }
+    /// The current bucket as it came in, from the latest key to the
+    /// earliest; its last entry is always live (the ones after it were
+    /// dropped as they went stale).
+    private var sorted: [KeyedPosition] = []
+    /// The keys that came into the current bucket after it was sorted.
+    private var late = DueQueue()
     /// Per ring slot: the first position of its bucket, or -1.
     private var heads = [Int32](repeating: -1, count: ringSize)
     /// One bit per ring slot: whether its bucket has a position.
     private var occupied = [UInt64](repeating: 0, count: ringSize / 64)
-    /// The current bucket: keys in `current` are in it or before, keys in
-    /// the ring in `base + 1 ..< base + ringSize`, keys in `far` after.
+    /// The current bucket: keys in `sorted` and `late` are in it or
+    /// before, keys in the ring in `base + 1 ..< base + ringSize`, keys in
+    /// `far` after.
     private var base: Int64 = 0
     /// Keys past the ring.
     private var far = DueQueue()
@@ -81,10 +99,13 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     init() {}
 
     /// The smallest key, `.infinity` when empty.
-    var minimumKey: Double { current.last?.key ?? .infinity }
+    var minimumKey: Double { min(sorted.last?.key ?? .infinity, late.minimumKey) }
 
     /// The position with the smallest key.
-    var minimumPosition: Int? { current.last.map { Int($0.position) } }
+    var minimumPosition: Int? {
+        if let last = sorted.last, !(late.minimumKey < last.key) { return Int(last.position) }
+        return late.minimumPosition
+    }
 
     /// The key of `position`, `.infinity` if not queued.
     func key(of position: Int) -> Double {
@@ -120,16 +141,15 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             keys[position] = .infinity
             payloads[position] = nil
         }
-        if current.isEmpty && count > 0 { refill() }
+        settle()
     }
 
     /// Moves the position with the smallest key on (the wheel must not be
     /// empty): `body` updates its payload in place and returns its next
     /// key, infinite or NaN to take it out.
     mutating func moveMinimum(_ body: (inout Payload) -> Double) {
-        precondition(!current.isEmpty, "the wheel is empty")
-        let p = Int(current.removeLast().position)
-        count -= 1
+        guard let p = minimumPosition else { preconditionFailure("the wheel is empty") }
+        detach(p)
         let key = payloads.withUnsafeMutableBufferPointer { payloads in
             body(&payloads[p]!)
         }
@@ -139,9 +159,8 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         } else {
             keys[p] = .infinity
             payloads[p] = nil
-            previous[p] = Self.notQueued
         }
-        if current.isEmpty && count > 0 { refill() }
+        settle()
     }
 
     /// Forgets `position` and renumbers every later position one down (an
@@ -149,7 +168,6 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     mutating func removePosition(_ position: Int) {
         guard position < keys.count else { return }
         if keys[position] < .infinity { detach(position) }
-        if current.isEmpty && count > 0 { refill() }
         keys.remove(at: position)
         payloads.remove(at: position)
         next.remove(at: position)
@@ -161,8 +179,12 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             if previous[i] >= 0 { previous[i] = renumbered(previous[i]) }
         }
         for i in heads.indices { heads[i] = renumbered(heads[i]) }
-        for i in current.indices { current[i].position = renumbered(current[i].position) }
+        // Its stale entries go (renumbered, they would name another position).
+        sorted.removeAll { $0.position == p }
+        for i in sorted.indices { sorted[i].position = renumbered(sorted[i].position) }
+        late.removePosition(position)
         far.removePosition(position)
+        settle()
     }
 
     /// Reads, for each position of `positions` (`~p` for negative ones) for
@@ -198,33 +220,21 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     private static func slot(_ bucket: Int64) -> Int { Int(bucket & mask) }
 
     /// Puts `position` (its key set to `key`, in no list) where its key
-    /// belongs: `current`, a ring bucket, or `far`.
+    /// belongs: `late` (the current bucket, already sorted), a ring
+    /// bucket, or `far`.
     private mutating func place(_ position: Int, _ key: Double) {
         let b = Self.bucket(key)
         if count == 0 { base = b }
         count += 1
         if b <= base {
-            insertIntoCurrent(position, key)
+            previous[position] = Self.inLate
+            late.set(position, to: key)
         } else if b - base < Int64(Self.ringSize) {
             link(position, Self.slot(b))
         } else {
             previous[position] = Self.inFar
             far.set(position, to: key)
         }
-    }
-
-    /// Inserts `position` into `current`, in its place by key.
-    private mutating func insertIntoCurrent(_ position: Int, _ key: Double) {
-        previous[position] = Self.inCurrent
-        // The first index whose key is at or below `key` (the array runs
-        // from the latest key down): inserted there, after the later ones.
-        var low = 0
-        var high = current.count
-        while low < high {
-            let mid = (low + high) / 2
-            if current[mid].key > key { low = mid + 1 } else { high = mid }
-        }
-        current.insert(KeyedPosition(key: key, position: Int32(position)), at: low)
     }
 
     /// Links `position` first into the list of ring slot `s`.
@@ -240,25 +250,18 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         heads[s] = Int32(position)
     }
 
-    /// Takes `position` (queued) out of `current`, its ring bucket or
-    /// `far`; its key and payload are left for the caller to set.
-    /// `current` may be left empty (the caller refills it).
+    /// Takes `position` (queued) out of `sorted` (its entry left there,
+    /// stale), `late`, its ring bucket or `far`; its key and payload are
+    /// left for the caller to set. The caller then calls `settle()`.
     private mutating func detach(_ position: Int) {
-        let key = keys[position]
         let before = previous[position]
         let after = next[position]
         count -= 1
         switch before {
-        case Self.inCurrent:
-            // Among the entries with its key (found by halving), the one of `position`.
-            var low = 0
-            var high = current.count
-            while low < high {
-                let mid = (low + high) / 2
-                if current[mid].key > key { low = mid + 1 } else { high = mid }
-            }
-            while current[low].position != Int32(position) { low += 1 }
-            current.remove(at: low)
+        case Self.inSorted:
+            break
+        case Self.inLate:
+            late.set(position, to: .infinity)
         case Self.inFar:
             far.set(position, to: .infinity)
         default:
@@ -266,7 +269,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             if before >= 0 {
                 next[Int(before)] = after
             } else {
-                let s = Self.slot(Self.bucket(key))
+                let s = Self.slot(Self.bucket(keys[position]))
                 heads[s] = after
                 if after < 0 { occupied[s >> 6] &= ~(1 << UInt64(s & 63)) }
             }
@@ -275,21 +278,33 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         previous[position] = Self.notQueued
     }
 
-    /// Fills the empty `current` with the next bucket that is not empty
-    /// (from the ring, or else from `far`), sorted, brings the keys of
-    /// `far` that the ring now reaches into it, and reads the payloads of
-    /// `current` ahead. The wheel is not empty.
+    /// Drops the stale entries at the end of `sorted`, and brings the next
+    /// bucket in when the current one is empty and the wheel is not: after
+    /// it, the earliest queued key is `sorted`'s last or `late`'s first.
+    @inline(__always)
+    private mutating func settle() {
+        while let last = sorted.last, previous[Int(last.position)] != Self.inSorted {
+            sorted.removeLast()
+        }
+        if sorted.isEmpty && late.count == 0 && count > 0 { refill() }
+    }
+
+    /// Fills the empty current bucket (`sorted` and `late` both empty)
+    /// with the next bucket that is not empty (from the ring, or else from
+    /// `far`), sorted, brings the keys of `far` that the ring now reaches
+    /// into it, and reads the payloads of `sorted` ahead. The wheel is not
+    /// empty.
     private mutating func refill() {
         // Its memory let go after a crowded second (every instance's
         // entries from the same start).
-        if current.capacity > Self.currentKept { current = [] }
+        if sorted.capacity > Self.sortedKept { sorted = [] }
         if let s = firstOccupiedAfterBase() {
             base += (Int64(s) - base) & Self.mask
             // The list first (through `next` alone), then the keys.
             var p = heads[s]
             next.withUnsafeMutableBufferPointer { next in
                 while p >= 0 {
-                    current.append(KeyedPosition(key: 0, position: p))
+                    sorted.append(KeyedPosition(key: 0, position: p))
                     let q = next[Int(p)]
                     next[Int(p)] = -1
                     p = q
@@ -297,11 +312,11 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             }
             keys.withUnsafeBufferPointer { keys in
                 previous.withUnsafeMutableBufferPointer { previous in
-                    current.withUnsafeMutableBufferPointer { current in
-                        for i in current.indices {
-                            let p = Int(current[i].position)
-                            current[i].key = keys[p]
-                            previous[p] = Self.inCurrent
+                    sorted.withUnsafeMutableBufferPointer { sorted in
+                        for i in sorted.indices {
+                            let p = Int(sorted[i].position)
+                            sorted[i].key = keys[p]
+                            previous[p] = Self.inSorted
                         }
                     }
                 }
@@ -317,17 +332,17 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             far.set(p, to: .infinity)
             let b = Self.bucket(key)
             if b <= base {
-                current.append(KeyedPosition(key: key, position: Int32(p)))
-                previous[p] = Self.inCurrent
+                sorted.append(KeyedPosition(key: key, position: Int32(p)))
+                previous[p] = Self.inSorted
             } else {
                 link(p, Self.slot(b))
             }
         }
         var sum: UInt64 = 0
         payloads.withUnsafeBufferPointer { payloads in
-            current.withUnsafeMutableBufferPointer { current in
-                current.sortLatestFirst()
-                for entry in current { sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0 }
+            sorted.withUnsafeMutableBufferPointer { sorted in
+                sorted.sortLatestFirst()
+                for entry in sorted { sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0 }
             }
         }
         readAheadSum &+= sum

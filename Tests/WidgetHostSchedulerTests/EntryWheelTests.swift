@@ -4,7 +4,7 @@ import WidgetHostModel
 @testable import WidgetHostScheduler
 
 /// The entry wheel against a plain table of positions, keys and payloads,
-/// through random moves: keys in the past, in the sorted current bucket,
+/// through random moves: keys in the past, in the current bucket,
 /// in the ring and past it (in `far`), the earliest moved on, positions
 /// taken out and renumbered. The earliest is always the table's, every
 /// payload stays with its position, and none is lost or kept.
@@ -124,7 +124,7 @@ struct EntryWheelTests {
     }
 
     /// Many keys in one second (a busy second at 100,000 instances): taken
-    /// in order of key, past the insertion sort's size.
+    /// in order of key.
     @Test func aCrowdedSecondIsTakenInOrder() {
         let alive = Counter()
         do {
@@ -161,5 +161,40 @@ struct EntryWheelTests {
             let expected = (0..<256).map { (start + $0) % 256 }.first { bits[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }
             #expect(bits.firstSetBit(circularlyFrom: start) == expected, "from \(start) in \(bits)")
         }
+    }
+
+    /// Every position at one key (instances placed at one start, their
+    /// entries at the same dates), then moved on, moved within the second
+    /// and taken out in random order: the earliest and the count stay
+    /// right, and the rest drain in order.
+    @Test func aCrowdAtOneKeyMovesAndDrains() {
+        let alive = Counter()
+        do {
+            var random = SplitMix64(seed: 17)
+            var wheel = EntryWheel<Payload>()
+            let start = 1_800_000_000.0
+            var table: [Int: Double] = [:]
+            for p in 0..<1_000 {
+                wheel.set(p, to: start, payload: Payload(tracked: Tracked(p, alive)))
+                table[p] = start
+            }
+            for p in (0..<1_000).shuffled(using: &random) {
+                switch random.next() % 3 {
+                case 0: table[p] = start + 0.5  // within the second
+                case 1: table[p] = start + 300
+                default: table[p] = nil
+                }
+                wheel.set(p, to: table[p] ?? .infinity, payload: Payload(tracked: Tracked(p, alive)))
+                #expect(wheel.count == table.count)
+                #expect(wheel.minimumKey == table.values.min() ?? .infinity)
+            }
+            var taken: [Double] = []
+            while wheel.count > 0 {
+                taken.append(wheel.minimumKey)
+                wheel.moveMinimum { _ in .infinity }
+            }
+            #expect(taken == table.values.sorted())
+        }
+        #expect(alive.count == 0)
     }
 }
