@@ -133,15 +133,8 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
             previous.append(contentsOf: repeatElement(Self.notQueued, count: more))
         }
         if keys[position] < .infinity { detach(position) }
-        if key < .infinity {
-            keys[position] = key
-            payloads[position] = payload
-            place(position, key)
-        } else {
-            keys[position] = .infinity
-            payloads[position] = nil
-        }
-        settle()
+        payloads[position] = payload
+        requeue(position, at: key)
     }
 
     /// Moves the position with the smallest key on (the wheel must not be
@@ -153,12 +146,19 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         let key = payloads.withUnsafeMutableBufferPointer { payloads in
             body(&payloads[p]!)
         }
+        requeue(p, at: key)
+    }
+
+    /// Queues `position` (detached, its payload set) at `key`, or (for an
+    /// infinite or NaN key) lets its payload go; then settles.
+    @inline(__always)
+    private mutating func requeue(_ position: Int, at key: Double) {
         if key < .infinity {
-            keys[p] = key
-            place(p, key)
+            keys[position] = key
+            place(position, key)
         } else {
-            keys[p] = .infinity
-            payloads[p] = nil
+            keys[position] = .infinity
+            payloads[position] = nil
         }
         settle()
     }
