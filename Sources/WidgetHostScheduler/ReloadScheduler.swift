@@ -1154,8 +1154,10 @@ public struct ReloadScheduler: Sendable {
         // (an entry change) issue nothing.
         if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
         // A wakeup with nothing queued by now (an entry change, mostly)
-        // moves time on and issues nothing: the scratch arrays are left
-        // alone (two thirds of a day of widgets' wakeups).
+        // moves time on and issues nothing: nothing to plan again, no
+        // batch time to ask for (asking it at every entry change was a
+        // fifth of the work of a day of widgets with entries), and the
+        // scratch arrays left alone (two thirds of that day's wakeups).
         observe(now)
         guard reloads.minimumKey <= now else { return }
         var issued = scratch.issued
@@ -1167,14 +1169,10 @@ public struct ReloadScheduler: Sendable {
     }
 
     /// Issues the reloads due at `now` (at most `limit`), their tickets
-    /// appended to `tickets` in the order of the instances.
+    /// appended to `tickets` in the order of the instances. `latestTime`
+    /// is `now` and a reload is queued by `now` (its one caller,
+    /// ``dueReloads(at:limit:into:)``, saw to both).
     private mutating func issueDue(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
-        observe(now)
-        // Nothing queued by now (a wakeup for an entry change, mostly):
-        // nothing to issue or plan again, and no batch time to ask for
-        // (asking it at every entry change was a fifth of the work of a
-        // day of widgets with entries).
-        guard reloads.minimumKey <= now else { return }
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
         // for it, so the batch stays one wakeup. The question is asked in the
