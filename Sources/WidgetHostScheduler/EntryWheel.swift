@@ -286,7 +286,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         while let last = sorted.last, previous[Int(last.position)] != Self.inSorted {
             sorted.removeLast()
         }
-        if sorted.isEmpty && late.count == 0 && count > 0 { refill() }
+        if sorted.isEmpty && late.count == 0 && count > 0 { refill() } else { readAheadSorted() }
     }
 
     /// Fills the empty current bucket (`sorted` and `late` both empty)
@@ -338,15 +338,39 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
                 link(p, Self.slot(b))
             }
         }
+        sorted.withUnsafeMutableBufferPointer { $0.sortLatestFirst() }
+        readFrom = sorted.count
+        readAheadSorted()
+    }
+
+    /// Reads the payloads of `sorted` ahead, a chunk at a time as its end
+    /// comes within a chunk of the ones read (two chunks at first): a
+    /// crowded second (thousands of positions with the same entry date)
+    /// read ahead all at once no longer fit in the cache when its moves
+    /// reached them.
+    @inline(__always)
+    private mutating func readAheadSorted() {
+        // (`removePosition` may have shortened `sorted`.)
+        let readFrom = min(self.readFrom, sorted.count)
+        guard readFrom > 0, sorted.count - readFrom < Self.readAheadChunk else { return }
+        let start = max(0, readFrom - (readFrom == sorted.count ? 2 : 1) * Self.readAheadChunk)
         var sum: UInt64 = 0
         payloads.withUnsafeBufferPointer { payloads in
-            sorted.withUnsafeMutableBufferPointer { sorted in
-                sorted.sortLatestFirst()
-                for entry in sorted { sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0 }
+            sorted.withUnsafeBufferPointer { sorted in
+                // The earliest first: its move comes first.
+                for entry in sorted[start..<readFrom].reversed() {
+                    sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0
+                }
             }
         }
+        self.readFrom = start
         readAheadSum &+= sum
     }
+
+    /// The index of `sorted` from which its payloads were read ahead.
+    private var readFrom = 0
+    /// How many of `sorted`'s payloads are read ahead at a time.
+    static var readAheadChunk: Int { 32 }
 
     /// What the payloads read ahead added up to (kept, so that the reads
     /// are not optimized away).

@@ -198,8 +198,9 @@ struct InstanceRecords: Sendable {
     /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
     /// two passes: the lines of the records that a reload touches, then the
     /// blocks they point to (with `ledgers`, for an issue: the ledger
-    /// ring's first line, header, oldest and newest times; the in-flight
-    /// record's first line, with its serial). The loads of one pass do not wait on
+    /// ring's first line, header, oldest and newest times, and the
+    /// timeline's entries, which the reload's new timeline lets go of; the
+    /// in-flight record's first line, with its serial). The loads of one pass do not wait on
     /// each other, so the processor has many cache misses in flight at
     /// once, where the work on one instance after another waits on each of
     /// its misses in turn (at 100,000 instances the records are not in the
@@ -221,7 +222,10 @@ struct InstanceRecords: Sendable {
                 }
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    sum &+= (ledgers ? cold[p].ledger.readAhead() : 0) &+ flights.readAhead(cold[p].flightSlot)
+                    if ledgers {
+                        sum &+= cold[p].ledger.readAhead() &+ (cold[p].timeline?.readAheadEntries() ?? 0)
+                    }
+                    sum &+= flights.readAhead(cold[p].flightSlot)
                 }
             }
         }

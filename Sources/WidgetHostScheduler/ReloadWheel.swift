@@ -328,6 +328,32 @@ struct ReloadWheel: Sendable {
         }
     }
 
+    /// Appends the positions of the ring's buckets from the earliest on,
+    /// whole buckets, until `buffer` holds at least `count` or the ring
+    /// ends; returns the key from which the buckets were not read (the
+    /// ring's end when it was read to its end).
+    func collectComing(atLeast count: Int, into buffer: inout [Int]) -> Double {
+        guard minimumKey < .infinity else { return .infinity }
+        let first = Self.slot(base)
+        var walked: Int64 = 0  // buckets from `base` looked at
+        while buffer.count < count {
+            guard walked < Int64(Self.ringSize),
+                let s = occupied.firstSetBit(circularlyFrom: Self.slot(base + walked)),
+                Int64((s - first) & Int(Self.mask)) >= walked
+            else {
+                walked = Int64(Self.ringSize)
+                break
+            }
+            var p = heads[s]
+            while p >= 0 {
+                buffer.append(Int(p))
+                p = nodes[Int(p)].next
+            }
+            walked = Int64((s - first) & Int(Self.mask)) + 1
+        }
+        return Double(base + walked)
+    }
+
     /// Appends every position whose key is `≤ bound` to `buffer`, in no
     /// particular order.
     func collect(upTo bound: Double, into buffer: inout [Int]) {

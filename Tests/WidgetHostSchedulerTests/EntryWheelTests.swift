@@ -197,4 +197,46 @@ struct EntryWheelTests {
         }
         #expect(alive.count == 0)
     }
+
+    /// The positions whose payloads were read ahead, in order.
+    final class ReadLog: @unchecked Sendable {
+        var read: [Int] = []
+    }
+
+    /// A payload that logs its read-ahead.
+    struct LoggedPayload: WheelPayload {
+        let position: Int
+        let log: ReadLog
+        func readAhead() -> UInt64 {
+            log.read.append(position)
+            return 0
+        }
+    }
+
+    /// A crowded second (1,000 positions, each at its own key within it):
+    /// each payload is read ahead before its move, once, and never more
+    /// than two chunks before it (all at once, a crowd's payloads did not
+    /// fit in the cache by the time their moves came).
+    @Test func aCrowdedSecondIsReadAheadAChunkAtATime() {
+        let log = ReadLog()
+        var wheel = EntryWheel<LoggedPayload>()
+        let start = 1_800_000_000.0
+        // Position 1,000 first, now; the crowd ten seconds later, in the ring.
+        wheel.set(1_000, to: start, payload: LoggedPayload(position: 1_000, log: log))
+        for p in (0..<1_000).reversed() {
+            wheel.set(p, to: start + 10 + Double(p) * 0.000_5, payload: LoggedPayload(position: p, log: log))
+        }
+        #expect(wheel.minimumPosition == 1_000)
+        wheel.moveMinimum { _ in .infinity }  // the crowd's second comes in
+        #expect(log.read.count == 2 * EntryWheel<LoggedPayload>.readAheadChunk)
+        var moved: [Int] = []
+        while let p = wheel.minimumPosition {
+            #expect(log.read.contains(p), "position \(p) moved before it was read ahead")
+            #expect(log.read.count - moved.count <= 2 * EntryWheel<LoggedPayload>.readAheadChunk)
+            moved.append(p)
+            wheel.moveMinimum { _ in .infinity }
+        }
+        #expect(moved == Array(0..<1_000))
+        #expect(log.read == Array(0..<1_000))
+    }
 }

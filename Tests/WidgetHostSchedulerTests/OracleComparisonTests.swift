@@ -23,8 +23,10 @@ struct OracleComparison {
     init(_ scenario: OracleScenario) {
         let c = scenario.configuration
         var fast = ReloadScheduler(configuration: c)
-        // Every batch read ahead, however small (a scenario has 1-10 instances).
+        // Every batch and the coming reloads read ahead, however few (a
+        // scenario has 1-10 instances).
         fast.readAheadMinimum = 1
+        fast.comingReadAheadMinimum = 0
         var scan = ScanScheduler(configuration: c)
         let end = scenario.end
         var ids: [String] = []

@@ -139,4 +139,48 @@ struct ReloadWheelTests {
         }
         #expect(table.isEmpty && wheel.count == 0)
     }
+
+    /// The coming reloads read ahead: whole buckets from the earliest on,
+    /// until there are enough, and the key from which nothing was read;
+    /// against a plain table, with buckets that are crowded, sparse, past
+    /// the ring, and across the ring's end.
+    @Test(arguments: [3, 9, 31])
+    func collectsTheComingBucketsWhole(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<200 {
+            var wheel = ReloadWheel()
+            var table: [Int: Double] = [:]
+            // The ring's start somewhere below the keys, so that the ring's
+            // end may fall anywhere among them.
+            let now = 1_800_000_000.0 + Double(random.next() % 8192)
+            wheel.set(0, to: now)
+            table[0] = now
+            for p in 1..<Int(2 + random.next() % 40) {
+                let key =
+                    random.next() % 4 == 0
+                    ? now + Double(random.next() % 4) + 0.5
+                    : now + Double(random.next() % 12_000)
+                wheel.set(p, to: key)
+                table[p] = key
+            }
+            let atLeast = Int(1 + random.next() % 12)
+            var coming: [Int] = []
+            let through = wheel.collectComing(atLeast: atLeast, into: &coming)
+            // Every position below `through` within the ring, none at or past it.
+            let ringEnd = now.rounded(.down) + Double(ReloadWheel.ringSize)
+            let expected = table.filter { $0.value < through && $0.value < ringEnd }.keys.sorted()
+            #expect(coming.sorted() == expected, "through \(through), table \(table)")
+            #expect(through <= ringEnd)
+            if coming.count >= atLeast {
+                // Whole buckets, and no more than it takes: without the
+                // last bucket read there were fewer than asked for.
+                let lastBucket = through - 1
+                #expect(table.values.contains { $0 >= lastBucket && $0 < through })
+                #expect(coming.filter { table[$0]! < lastBucket }.count < atLeast)
+            } else {
+                // Fewer in the whole ring: it was read to its end.
+                #expect(through == ringEnd)
+            }
+        }
+    }
 }
