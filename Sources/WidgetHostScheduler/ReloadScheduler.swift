@@ -190,9 +190,11 @@ public struct ReloadScheduler: Sendable {
         /// The ids' hashes and positions of a ``complete(_:at:)``.
         var hashes: [UInt64] = []
         var found: [Int] = []
-        /// The reload queue's keys below this were read ahead as the coming
-        /// reloads (``readAheadComing()``), and the positions read.
-        var readAheadThrough = -Double.infinity
+        /// The reload queue's keys in `comingFrom ..< comingThrough` were
+        /// the last read ahead as the coming reloads (``readAheadComing()``),
+        /// and the positions read.
+        var comingFrom = -Double.infinity
+        var comingThrough = -Double.infinity
         var coming: [Int] = []
 
         /// Calls per window of the peak.
@@ -1183,22 +1185,26 @@ public struct ReloadScheduler: Sendable {
         readAheadComing()
     }
 
-    /// Reads ahead the records of the reloads queued next (at least
-    /// ``comingReadAhead`` of them, whole buckets of the reload queue), once
-    /// per stretch of the queue: at 100,000 instances a wakeup issues one
-    /// or two reloads, each of which waited, one miss after another, for
-    /// its records, ledger and places in the queues; read a few wakeups
-    /// ahead, they are in the cache when it comes.
+    /// Reads ahead the records of the reloads queued next, a stretch of
+    /// the reload queue ahead: whole buckets, at least ``comingReadAhead``
+    /// positions, read as the earliest reload enters the stretch read
+    /// before. At 100,000 instances a wakeup issues one or two reloads,
+    /// each of which waited, one miss after another, for its records,
+    /// ledger, timeline and places in the queues (and the queue's walk for
+    /// the next earliest, for its bucket's nodes); read a stretch ahead,
+    /// they are in the cache when their wakeup comes.
     @inline(__always)
     private mutating func readAheadComing() {
         let next = reloads.minimumKey
-        guard next >= scratch.readAheadThrough, next < .infinity, instances.count >= comingReadAheadMinimum else {
+        guard next >= scratch.comingFrom, next < .infinity, instances.count >= comingReadAheadMinimum else {
             return
         }
         var coming = scratch.coming
         scratch.coming = []
         coming.removeAll(keepingCapacity: true)
-        scratch.readAheadThrough = reloads.collectComing(atLeast: Self.comingReadAhead, into: &coming)
+        let from = max(next, scratch.comingThrough)
+        scratch.comingFrom = from
+        scratch.comingThrough = reloads.collectComing(from: from, atLeast: Self.comingReadAhead, into: &coming)
         scratch.readAheadSum &+= coming.withUnsafeBufferPointer { readAhead($0, ledgers: true) }
         scratch.coming = coming
     }

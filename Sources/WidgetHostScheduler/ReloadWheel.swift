@@ -126,6 +126,19 @@ struct ReloadWheel: Sendable {
     /// The smallest key, `.infinity` when empty.
     private(set) var minimumKey = Double.infinity
     private var minimum: Int32 = -1
+    /// The positions of bucket `orderBucket` (the earliest, walked a second
+    /// time) by key, the latest first: each time its earliest leaves, the
+    /// next is the last entry still queued at its key, not a walk of the
+    /// bucket. Entries whose position left or moved go stale (the node's
+    /// key differs) and are dropped from the end; a position linked into
+    /// the bucket makes the whole order stale (`orderBucket` none).
+    private var order: [KeyedPosition] = []
+    private var orderBucket = Self.noBucket
+    /// The bucket ``findMinimum()`` last walked.
+    private var walkedBucket = Self.noBucket
+    private static var noBucket: Int64 { .min }
+    /// The most entries `order` keeps room for between buckets.
+    private static var orderKept: Int { 1024 }
 
     init() {}
 
@@ -221,8 +234,18 @@ struct ReloadWheel: Sendable {
                 }
             }
         }
-        // `bound`'s bucket, when in the ring: the keys up to `bound`.
-        if last >= base && last < ringEnd {
+        // `bound`'s bucket, when in the ring: the keys up to `bound`, from
+        // the end of its order when it has one.
+        if last == orderBucket && last >= base {
+            while let entry = order.last, !(entry.key > bound) {
+                order.removeLast()
+                let p = Int(entry.position)
+                guard nodes[p].key == entry.key else { continue }  // stale
+                unlink(p)
+                nodes[p] = Node()
+                removed += 1
+            }
+        } else if last >= base && last < ringEnd {
             var p = heads[Self.slot(last)]
             while p >= 0 {
                 let node = nodes[Int(p)]
@@ -328,14 +351,16 @@ struct ReloadWheel: Sendable {
         }
     }
 
-    /// Appends the positions of the ring's buckets from the earliest on,
-    /// whole buckets, until `buffer` holds at least `count` or the ring
-    /// ends; returns the key from which the buckets were not read (the
-    /// ring's end when it was read to its end).
-    func collectComing(atLeast count: Int, into buffer: inout [Int]) -> Double {
+    /// Appends the positions of the ring's buckets from `key`'s (or the
+    /// earliest, if later) on, whole buckets, until `buffer` holds at least
+    /// `count` or the ring ends; returns the key from which the buckets
+    /// were not read (the ring's end when it was read to its end).
+    func collectComing(from key: Double, atLeast count: Int, into buffer: inout [Int]) -> Double {
         guard minimumKey < .infinity else { return .infinity }
         let first = Self.slot(base)
-        var walked: Int64 = 0  // buckets from `base` looked at
+        let start = Self.bucket(key) - base
+        guard start < Int64(Self.ringSize) else { return max(key, Double(base + Int64(Self.ringSize))) }
+        var walked = max(0, start)  // buckets from `base` looked at
         while buffer.count < count {
             guard walked < Int64(Self.ringSize),
                 let s = occupied.firstSetBit(circularlyFrom: Self.slot(base + walked)),
@@ -375,6 +400,8 @@ struct ReloadWheel: Sendable {
         for i in heads.indices { heads[i] = renumbered(heads[i]) }
         minimum = renumbered(minimum)
         far.removePosition(position)
+        orderBucket = Self.noBucket
+        walkedBucket = Self.noBucket
     }
 
     /// Reads, for each position of `positions` (`~p` for negative ones), its
@@ -415,6 +442,7 @@ struct ReloadWheel: Sendable {
             far.set(position, to: key)
             return
         }
+        if b == orderBucket { orderBucket = Self.noBucket }
         let s = Self.slot(b)
         let head = heads[s]
         // One access to the nodes for both writes (each access checks the
@@ -472,6 +500,7 @@ struct ReloadWheel: Sendable {
             }
         }
         base = b
+        orderBucket = Self.noBucket
     }
 
     /// Finds the smallest key again (the earliest moved later or left):
@@ -502,6 +531,22 @@ struct ReloadWheel: Sendable {
             }
             heads[s] = Int32(p)
         }
+        if orderBucket == base {
+            while let last = order.last, nodes[Int(last.position)].key != last.key { order.removeLast() }
+            if let last = order.last {
+                (minimumKey, minimum) = (last.key, last.position)
+                return
+            }
+        }
+        // A bucket walked a second time (its earliest left and others
+        // stay: a batch's reloads issued one wakeup at a time) is put in
+        // order: walked at every change, a bucket of k took k²/2 reads.
+        let again = walkedBucket == base
+        walkedBucket = base
+        if again {
+            if order.capacity > Self.orderKept { order = [] }
+            order.removeAll(keepingCapacity: true)
+        }
         var p = heads[Self.slot(base)]
         while p >= 0 {
             let node = nodes[Int(p)]
@@ -509,7 +554,12 @@ struct ReloadWheel: Sendable {
                 minimumKey = node.key
                 minimum = p
             }
+            if again { order.append(KeyedPosition(key: node.key, position: p)) }
             p = node.next
+        }
+        if again {
+            order.withUnsafeMutableBufferPointer { $0.sortLatestFirst() }
+            orderBucket = base
         }
     }
 

@@ -140,14 +140,14 @@ struct ReloadWheelTests {
         #expect(table.isEmpty && wheel.count == 0)
     }
 
-    /// The coming reloads read ahead: whole buckets from the earliest on,
-    /// until there are enough, and the key from which nothing was read;
-    /// against a plain table, with buckets that are crowded, sparse, past
-    /// the ring, and across the ring's end.
+    /// The coming reloads read ahead: whole buckets from a key's on (or
+    /// the earliest's, if later), until there are enough, and the key
+    /// from which nothing was read; against a plain table, with buckets
+    /// that are crowded, sparse, past the ring, and across the ring's end.
     @Test(arguments: [3, 9, 31])
     func collectsTheComingBucketsWhole(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        for _ in 0..<200 {
+        for _ in 0..<300 {
             var wheel = ReloadWheel()
             var table: [Int: Double] = [:]
             // The ring's start somewhere below the keys, so that the ring's
@@ -163,13 +163,25 @@ struct ReloadWheelTests {
                 wheel.set(p, to: key)
                 table[p] = key
             }
+            let from =
+                switch random.next() % 3 {
+                case 0: now - 100
+                case 1: now + Double(random.next() % 6_000) + 0.5
+                default: now + Double(8_192 + random.next() % 4_000)
+                }
+            let start = max(from.rounded(.down), now.rounded(.down))
             let atLeast = Int(1 + random.next() % 12)
             var coming: [Int] = []
-            let through = wheel.collectComing(atLeast: atLeast, into: &coming)
-            // Every position below `through` within the ring, none at or past it.
+            let through = wheel.collectComing(from: from, atLeast: atLeast, into: &coming)
+            // Every position from `start`'s bucket and below `through`
+            // within the ring, none other.
             let ringEnd = now.rounded(.down) + Double(ReloadWheel.ringSize)
-            let expected = table.filter { $0.value < through && $0.value < ringEnd }.keys.sorted()
-            #expect(coming.sorted() == expected, "through \(through), table \(table)")
+            let expected = table.filter { $0.value >= start && $0.value < through && $0.value < ringEnd }.keys
+            #expect(coming.sorted() == expected.sorted(), "from \(from), through \(through), table \(table)")
+            guard start < ringEnd else {
+                #expect(through == max(from, ringEnd))
+                continue
+            }
             #expect(through <= ringEnd)
             if coming.count >= atLeast {
                 // Whole buckets, and no more than it takes: without the
@@ -178,9 +190,29 @@ struct ReloadWheelTests {
                 #expect(table.values.contains { $0 >= lastBucket && $0 < through })
                 #expect(coming.filter { table[$0]! < lastBucket }.count < atLeast)
             } else {
-                // Fewer in the whole ring: it was read to its end.
+                // Fewer in the rest of the ring: it was read to its end.
                 #expect(through == ringEnd)
             }
         }
+    }
+
+    /// A bucket whose earliest left twice (a batch issued one wakeup at a
+    /// time) is put in order; a position linked into it afterwards, or
+    /// moved within it, is still taken at its turn.
+    @Test func anOrderedBucketTakesWhatComesIntoItLater() {
+        var wheel = ReloadWheel()
+        let second = 1_800_000_000.0
+        for p in 0..<6 { wheel.set(p, to: second + 0.1 * Double(p)) }
+        wheel.set(0, to: .infinity)  // walked once
+        wheel.set(1, to: .infinity)  // walked again: in order
+        #expect(wheel.minimumPosition == 2)
+        wheel.set(6, to: second + 0.35)  // into the ordered bucket, between 3 and 4
+        wheel.set(4, to: second + 0.05)  // moved within it, to the front
+        var taken: [Int] = []
+        while let p = wheel.minimumPosition {
+            taken.append(p)
+            wheel.set(p, to: .infinity)
+        }
+        #expect(taken == [4, 2, 3, 6, 5])
     }
 }
