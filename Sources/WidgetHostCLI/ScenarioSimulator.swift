@@ -155,6 +155,8 @@ struct ScenarioSimulator {
         // only moves forward: older answers can never be asked for again).
         var memo: [CallKey: CallOutput] = [:]
         var memoTime = -Double.infinity
+        scheduler.tracksDisplayChanges = trackDisplay
+        var displayChanged: [Int] = []
         /// Results not yet given back, and their reloads, to report after.
         var completions: [ReloadCompletion] = []
         var reported: [(position: Int, reload: Reload)] = []
@@ -252,7 +254,12 @@ struct ScenarioSimulator {
             }
             progress?(now, reloads)
             if trackDisplay {
-                for id in scheduler.instanceIDs {
+                // Only the instances whose displayed entry may have changed,
+                // not every instance at every wakeup (O(instances) a wakeup).
+                displayChanged.removeAll(keepingCapacity: true)
+                scheduler.takeDisplayChanges(into: &displayChanged)
+                for position in displayChanged {
+                    let id = scheduler.instance(at: position).id
                     guard let entry = scheduler.displayedEntry(of: id, at: now), shown[id] != entry.date else {
                         continue
                     }

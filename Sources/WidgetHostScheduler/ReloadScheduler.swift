@@ -66,6 +66,15 @@ public struct ReloadScheduler: Sendable {
     public private(set) var touched: Set<String> = []
     /// Whether ``touched`` is recorded (the daemon turns it on).
     public var tracksTouched = false
+    /// Whether the positions whose displayed entry may have changed are
+    /// recorded, for ``takeDisplayChanges(into:)`` (`simulate --display`
+    /// and `--html` turn it on).
+    public var tracksDisplayChanges = false {
+        didSet { if !tracksDisplayChanges { displayChanges = [] } }
+    }
+    /// Positions whose displayed entry may have changed since the last
+    /// ``takeDisplayChanges(into:)``, repeats included.
+    private var displayChanges: [Int32] = []
     /// The fewest instances `dueReloads` and `complete(_:at:)` read ahead
     /// over: below it the passes cost more than the waits they save (a day
     /// of widgets, with a wakeup every 1.8 events, took 9 % more
@@ -249,6 +258,8 @@ public struct ReloadScheduler: Sendable {
         reloads = ReloadWheel()
         rechecks = DueQueue()
         entryChanges = EntryWheel()
+        // Positions may name other instances now: each is entered again below.
+        displayChanges.removeAll(keepingCapacity: true)
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
@@ -275,6 +286,30 @@ public struct ReloadScheduler: Sendable {
     @inline(__always)
     private mutating func touch(_ p: Int) {
         if tracksTouched { touched.insert(instances[cold: p].instance.id) }
+    }
+
+    /// Appends to `positions`, in order and once each, the positions of
+    /// the instances whose displayed entry (``displayedEntry(of:at:)``)
+    /// may have changed since the last call: a new timeline, or an entry's
+    /// date passed. Every instance whose displayed entry changed is among
+    /// them, so a driver that shows entries compares only these, not every
+    /// instance at every wakeup (``tracksDisplayChanges`` must be on).
+    ///
+    /// ```swift
+    /// scheduler.tracksDisplayChanges = true
+    /// _ = scheduler.dueReloads(at: now)
+    /// scheduler.takeDisplayChanges(into: &changed)
+    /// for p in changed { show(scheduler.instance(at: p).id) }
+    /// ```
+    public mutating func takeDisplayChanges(into positions: inout [Int]) {
+        guard !displayChanges.isEmpty else { return }
+        displayChanges.sort()
+        var last: Int32 = -1
+        for p in displayChanges where p != last && Int(p) < instances.count {
+            positions.append(Int(p))
+            last = p
+        }
+        displayChanges.removeAll(keepingCapacity: true)
     }
 
     /// The instances touched since the last call (``touched``), forgotten.
@@ -480,6 +515,7 @@ public struct ReloadScheduler: Sendable {
     /// `position`, with its timeline's entries (a new timeline, or the
     /// instance entered or put back).
     private mutating func replanEntry(_ position: Int) {
+        if tracksDisplayChanges { displayChanges.append(Int32(position)) }
         let now = latestTime ?? -Double.greatestFiniteMagnitude
         // Through the view: a copy of the cold record retained and released all of it.
         let (next, index) = instances.withView(position) { s in
@@ -511,6 +547,7 @@ public struct ReloadScheduler: Sendable {
     /// after the last one shown, not the timeline's half-way points.
     private mutating func advanceEarliestEntry() {
         let now = latestTime ?? -Double.greatestFiniteMagnitude
+        if tracksDisplayChanges, let p = entryChanges.minimumPosition { displayChanges.append(Int32(p)) }
         entryChanges.moveMinimum { cursor in
             let (date, index) = cursor.entries.withUnsafeBufferPointer {
                 Self.nextEntry(after: now, in: $0, from: Int(cursor.index))
@@ -592,6 +629,7 @@ public struct ReloadScheduler: Sendable {
             renumber(&byAppAndKind[key]!)
         }
         renumber(&locationUsers)
+        renumber(&displayChanges)
         return true
     }
 

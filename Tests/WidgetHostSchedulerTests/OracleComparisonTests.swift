@@ -27,6 +27,7 @@ struct OracleComparison {
         // scenario has 1-10 instances).
         fast.readAheadMinimum = 1
         fast.comingReadAheadMinimum = 0
+        fast.tracksDisplayChanges = true
         var scan = ScanScheduler(configuration: c)
         let end = scenario.end
         var ids: [String] = []
@@ -47,6 +48,31 @@ struct OracleComparison {
             guard fast.recordsAreInStep else {
                 difference = "a hot record's flags differ from its cold record \(at)"
                 return false
+            }
+            return true
+        }
+        // What each instance showed at the last wakeup: every one whose
+        // displayed entry changed since must be among the display changes
+        // the scheduler reports (`simulate --display` and `--html` read
+        // only those).
+        var shown: [String: Double] = [:]
+        var changed: [Int] = []
+        func checkDisplayChanges(at now: Double) -> Bool {
+            changed.removeAll()
+            fast.takeDisplayChanges(into: &changed)
+            guard changed == Array(Set(changed)).sorted() else {
+                difference = "display changes at \(now - t0) not in order or repeated: \(changed)"
+                return false
+            }
+            for (p, id) in fast.instanceIDs.enumerated() {
+                let date = fast.displayedEntry(of: id, at: now)?.date
+                guard date != shown[id] else { continue }
+                guard changed.contains(p) else {
+                    difference =
+                        "\(id) shows the entry of \((date ?? .nan) - t0) at \(now - t0), not reported as a display change"
+                    return false
+                }
+                shown[id] = date
             }
             return true
         }
@@ -170,13 +196,13 @@ struct OracleComparison {
                     }
                 case .wake:
                     // A driver woken for something else asks what is due.
-                    guard reloadDue(at: time) else { return }
+                    guard reloadDue(at: time), checkDisplayChanges(at: time) else { return }
                 }
                 guard compareState("after the event at \(time - t0)") else { return }
                 continue
             }
             guard let wake, wake <= end else { break }
-            guard reloadDue(at: wake) else { return }
+            guard reloadDue(at: wake), checkDisplayChanges(at: wake) else { return }
         }
     }
 }
