@@ -141,7 +141,17 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// empty): `body` updates its payload in place and returns its next
     /// key, infinite or NaN to take it out.
     mutating func moveMinimum(_ body: (inout Payload) -> Double) {
-        guard let p = minimumPosition else { preconditionFailure("the wheel is empty") }
+        // Field by field, not through `minimumPosition`: a non-mutating
+        // property read here made the optimizer copy the whole wheel (136
+        // bytes, a `memcpy` per entry change) to lend it.
+        let p: Int
+        if let last = sorted.last, !(late.minimumKey < last.key) {
+            p = Int(last.position)
+        } else if let q = late.minimumPosition {
+            p = q
+        } else {
+            preconditionFailure("the wheel is empty")
+        }
         detach(p)
         let key = payloads.withUnsafeMutableBufferPointer { payloads in
             body(&payloads[p]!)

@@ -1098,7 +1098,9 @@ public struct ReloadScheduler: Sendable {
     /// ``ReloadWheel/collect(upTo:into:)`` would), so that the instances
     /// to issue are collected in the same walk; the second walk reads only
     /// the keys in `(now, lmin]`.
-    private func batchIsLater(than now: Double, collecting due: inout [Int]) -> Bool {
+    /// `mutating` though it only reads: its caller is, and a non-mutating
+    /// call copied the whole scheduler (936 bytes) to lend it.
+    private mutating func batchIsLater(than now: Double, collecting due: inout [Int]) -> Bool {
         guard reloads.minimumKey < .infinity else { return false }
         if earliestPlanHasNoSlack {
             reloads.collect(upTo: now, into: &due)
@@ -1681,8 +1683,10 @@ public struct ReloadScheduler: Sendable {
     /// negative ones) reads first: their records and ledgers, their places
     /// in the queues, their per-position numbers. See
     /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
-    /// was read.
-    private func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
+    /// was read. `mutating` though it only reads: its callers are, and a
+    /// non-mutating call from them copied the whole scheduler (936 bytes)
+    /// to lend it.
+    private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
         var sum = instances.readAhead(positions, ledgers: ledgers)
         info.withUnsafeBufferPointer { info in
             for p in positions {
