@@ -21,8 +21,10 @@
 ///   queue changes, so reading them costs nothing: a key below the earliest
 ///   becomes the earliest; when the earliest moves later or leaves, the
 ///   first bucket that is not empty (found in the bitmap) is read through,
-///   and `base` moves up to it. Taken out in random order, the k instances
-///   of a batch cost about ln k such reads of one bucket.
+///   and `base` moves up to it. A bucket read through a second time (its
+///   earliest left and others stayed: a batch issued a wakeup at a time)
+///   is sorted, so that each next earliest is the end of that order, not
+///   another read of the bucket (k²/2 reads for a bucket of k).
 /// - **Walks.** ``collect(upTo:_:)`` visits the buckets up to the bound's,
 ///   skipping empty ones by the bitmap, then `far` if the bound is past the
 ///   ring: every position it finds is due, and it finds them in no
