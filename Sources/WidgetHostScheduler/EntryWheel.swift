@@ -102,7 +102,14 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     var minimumKey: Double { min(sorted.last?.key ?? .infinity, late.minimumKey) }
 
     /// The position with the smallest key.
-    var minimumPosition: Int? {
+    var minimumPosition: Int? { Self.minimumPosition(sorted, late) }
+
+    /// The position with the smallest key, from the current bucket's two
+    /// parts (a static function, so that a mutating caller lends it the two
+    /// fields: through the property, the optimizer copied the whole wheel,
+    /// 136 bytes, to lend it).
+    @inline(__always)
+    private static func minimumPosition(_ sorted: [KeyedPosition], _ late: DueQueue) -> Int? {
         if let last = sorted.last, !(late.minimumKey < last.key) { return Int(last.position) }
         return late.minimumPosition
     }
@@ -141,17 +148,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// empty): `body` updates its payload in place and returns its next
     /// key, infinite or NaN to take it out.
     mutating func moveMinimum(_ body: (inout Payload) -> Double) {
-        // Field by field, not through `minimumPosition`: a non-mutating
-        // property read here made the optimizer copy the whole wheel (136
-        // bytes, a `memcpy` per entry change) to lend it.
-        let p: Int
-        if let last = sorted.last, !(late.minimumKey < last.key) {
-            p = Int(last.position)
-        } else if let q = late.minimumPosition {
-            p = q
-        } else {
-            preconditionFailure("the wheel is empty")
-        }
+        guard let p = Self.minimumPosition(sorted, late) else { preconditionFailure("the wheel is empty") }
         detach(p)
         let key = payloads.withUnsafeMutableBufferPointer { payloads in
             body(&payloads[p]!)

@@ -91,7 +91,8 @@ extension UnsafeMutableBufferPointer where Element == Int {
 }
 
 /// A queued position and its key, as ``EntryWheel`` keeps the positions of
-/// its current bucket in order.
+/// its current bucket in order (and ``ReloadWheel`` its earliest bucket,
+/// once walked twice).
 struct KeyedPosition: Sendable {
     var key: Double
     var position: Int32
