@@ -4,13 +4,24 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 /// What the loop keeps for the event stream: which commits have events to
-/// publish, and when each instance's displayed entry changes next.
+/// publish, and the `entry` events not yet written.
 struct WatchState {
     /// A commit may have written events since the last publish.
     var committed = true
-    /// The tracker has every instance's next entry date.
+    /// The scores and stack tops were made.
     var primed = false
-    var entries = EntryTracker()
+    /// The instances whose displayed entry became current at its date and
+    /// whose `entry` event is not written yet: the store took no writes, or
+    /// the scheduler was rebuilt before the event was written. The
+    /// scheduler finds the entries that became current
+    /// (``ReloadScheduler/takeDisplayChanges(into:causes:)``); these are
+    /// only what waits to be written.
+    var pendingEntries: Set<String> = []
+    /// Positions taken from the scheduler, kept to be filled again.
+    var entryChanges: [Int] = []
+    /// When the event stream began: entries that became current before
+    /// (while the daemon was not running) get no `entry` event.
+    var since = -Double.infinity
     /// Each instance's relevance score in force as last published, and each
     /// stack's top (``stackTopSize`` instances), to tell when an order changes.
     var scores: [String: Double] = [:]
@@ -22,70 +33,6 @@ struct WatchState {
     var ranks: [WidgetFamily: (ranks: [String: Int], size: Int)] = [:]
 }
 
-/// The next entry date of each instance, earliest first (a binary heap with
-/// stale items skipped), so that the loop finds the entries that became
-/// current without looking at every instance.
-struct EntryTracker {
-    private var heap: [(date: Double, id: String)] = []
-    private var next: [String: Double] = [:]
-
-    /// Sets (or clears, with nil) the instance's next entry date.
-    mutating func set(_ id: String, _ date: Double?) {
-        next[id] = date
-        guard let date else { return }
-        heap.append((date, id))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].date < heap[parent].date else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    /// The earliest date tracked, if any.
-    var earliest: Double? {
-        mutating get {
-            dropStale()
-            return heap.first?.date
-        }
-    }
-
-    /// Removes and returns the instances whose next entry date is at or before `now`.
-    mutating func popDue(_ now: Double) -> [String] {
-        var due: [String] = []
-        while let top = earliest, top <= now {
-            let id = removeTop().id
-            next[id] = nil
-            due.append(id)
-        }
-        return due
-    }
-
-    private mutating func dropStale() {
-        while let top = heap.first, next[top.id] != top.date { _ = removeTop() }
-    }
-
-    private mutating func removeTop() -> (date: Double, id: String) {
-        let top = heap[0]
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return top }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count && heap[left].date < heap[smallest].date { smallest = left }
-            if right < heap.count && heap[right].date < heap[smallest].date { smallest = right }
-            if smallest == parent { break }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return top
-    }
-}
-
 extension Daemon {
     /// Once per turn of the loop, before it sleeps: writes an `entry` event
     /// for each instance whose displayed entry changed at its date, publishes
@@ -94,7 +41,6 @@ extension Daemon {
     func serviceWatch() {
         let now = clock.now()
         if !watch.primed {
-            for id in scheduler.instanceIDs { watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now)) }
             primeScores(at: now)
             var families = Set<WidgetFamily>()
             for position in 0..<scheduler.instanceCount { families.insert(scheduler.instance(at: position).family) }
@@ -103,34 +49,11 @@ extension Daemon {
             }
             watch.primed = true
         }
-        // While the store takes no writes the due entries stay tracked: their
-        // events are written once it is back, none is dropped.
-        let due = storage.isAvailable ? watch.entries.popDue(now) : []
-        if !due.isEmpty {
-            var rows: [(id: String, message: String, data: String?)] = []
-            for id in due {
-                guard let entry = scheduler.displayedEntry(of: id, at: now) else { continue }
-                var details = WatchEventDetails()
-                details.entryDate = entry.date
-                details.nextEntryDate = scheduler.nextEntryChange(of: id, after: now)
-                details.relevance = scheduler.relevanceScore(of: id, at: now)
-                watch.entries.set(id, details.nextEntryDate)
-                rows.append(
-                    (id, "the entry of \(Timestamp.iso8601(entry.date)) is now displayed", EventLog.data(details)))
-            }
-            if !rows.isEmpty {
-                let stored = commit("\(rows.count) entries became current") { tx in
-                    for row in rows {
-                        try tx.appendEvent(
-                            time: now, instanceID: row.id, kind: WatchEventType.entry.rawValue, message: row.message,
-                            data: row.data)
-                    }
-                }
-                // Not stored: due again, written when the store is back.
-                if !stored { for row in rows { watch.entries.set(row.id, now) } }
-            }
-        }
-        // A second round publishes the `stack` events the first one wrote
+        // While the store takes no writes the entries that became current
+        // stay with the scheduler (or pending here): their events are
+        // written once it is back, none is dropped.
+        if storage.isAvailable { writeEntryEvents(at: now) }
+        // A second round publishes        // A second round publishes the `stack` events the first one wrote
         // (they change no order themselves), so nothing waits for the next wakeup.
         while watch.committed {
             watch.committed = false
@@ -144,9 +67,9 @@ extension Daemon {
                 guard let id = event.instance else { continue }
                 switch WatchEventType(rawValue: event.type) {
                 case .timeline?, .instanceAdded?, .instanceUpdated?, .entry?:
-                    if event.type != WatchEventType.entry.rawValue {
-                        watch.entries.set(id, scheduler.nextEntryChange(of: id, after: now))
-                    }
+                    // A new timeline has its own event: an `entry` event
+                    // still waiting would tell of an entry no longer shown.
+                    if event.type != WatchEventType.entry.rawValue { watch.pendingEntries.remove(id) }
                     let score = scheduler.relevanceScore(of: id, at: now)
                     // Only a changed score, or a new or changed instance, can change an order.
                     let placed =
@@ -163,7 +86,7 @@ extension Daemon {
                         }
                     }
                 case .instanceRemoved?:
-                    watch.entries.set(id, nil)
+                    watch.pendingEntries.remove(id)
                     watch.scores[id] = nil
                     touched.formUnion(watch.stackTops.keys)
                 default: break
@@ -172,6 +95,45 @@ extension Daemon {
             noteStackOrders(touched, at: now)
         }
         server?.deliverWatchEvents()
+    }
+
+    /// Writes an `entry` event for each instance whose displayed entry
+    /// became current at its date since the last call (the scheduler's
+    /// display changes caused by an entry's date), and for those pending.
+    /// What the store does not take stays pending.
+    func writeEntryEvents(at now: Double) {
+        takeEntryChanges()
+        guard !watch.pendingEntries.isEmpty else { return }
+        var rows: [(id: String, message: String, data: String?)] = []
+        for id in watch.pendingEntries.sorted() {
+            guard let entry = scheduler.displayedEntry(of: id, at: now), entry.date >= watch.since else { continue }
+            var details = WatchEventDetails()
+            details.entryDate = entry.date
+            details.nextEntryDate = scheduler.nextEntryChange(of: id, after: now)
+            details.relevance = scheduler.relevanceScore(of: id, at: now)
+            rows.append((id, "the entry of \(Timestamp.iso8601(entry.date)) is now displayed", EventLog.data(details)))
+        }
+        let stored =
+            rows.isEmpty
+            || commit("\(rows.count) entries became current") { tx in
+                for row in rows {
+                    try tx.appendEvent(
+                        time: now, instanceID: row.id, kind: WatchEventType.entry.rawValue, message: row.message,
+                        data: row.data)
+                }
+            }
+        // Not stored: written when the store is back.
+        if stored { watch.pendingEntries = [] }
+    }
+
+    /// Moves the instances whose displayed entry became current at its
+    /// date, as the scheduler found them, to ``WatchState/pendingEntries``:
+    /// before the scheduler is replaced (its positions name its own
+    /// instances), and before each write.
+    func takeEntryChanges() {
+        watch.entryChanges.removeAll(keepingCapacity: true)
+        scheduler.takeDisplayChanges(into: &watch.entryChanges, causes: .entryDate)
+        for position in watch.entryChanges { watch.pendingEntries.insert(scheduler.instance(at: position).id) }
     }
 
     /// The first instances of a stack by relevance (the scores last published).

@@ -150,6 +150,17 @@ public final class Daemon {
         self.completions = try Mailbox()
         self.startedAt = startedAt
         self.clockWatch = ClockWatch(wall: clock.now(), boot: clock.boottime())
+        watch.since = startedAt
+    }
+
+    /// A scheduler as the daemon runs it: recording the instances it
+    /// changes (for ``commit(_:_:)``) and the entries that became current
+    /// (for `entry` events, ``serviceWatch()``).
+    static func running(_ configuration: SchedulerConfiguration, state: SchedulerState) -> ReloadScheduler {
+        var scheduler = ReloadScheduler(configuration: configuration, state: state)
+        scheduler.tracksTouched = true
+        scheduler.tracksDisplayChanges = true
+        return scheduler
     }
 
     // MARK: Start
@@ -267,8 +278,7 @@ public final class Daemon {
                     "restart: one catch-up reload each for \(RestartPlanner.list(reconciliation.catchUp))")
             }
             let fresh = merge(widgets, into: &state, at: now, logger: logger)
-            var built = ReloadScheduler(configuration: configuration.scheduler, state: state)
-            built.tracksTouched = true
+            var built = running(configuration.scheduler, state: state)
             for widget in fresh { built.add(widget, at: now) }
             phases.end("reconcile and merge")
             // Only what the reconciliation and the configuration changed is
@@ -662,9 +672,9 @@ public final class Daemon {
         let previous = scheduler.state
         var state = scheduler.state
         let fresh = Self.merge(widgets, into: &state, at: now, logger: logger)
-        var built = ReloadScheduler(configuration: new.scheduler, state: state)
-        built.tracksTouched = true
+        var built = Self.running(new.scheduler, state: state)
         for widget in fresh { built.add(widget, at: now) }
+        takeEntryChanges()
         scheduler = built
         instanceSetGeneration &+= 1
         configuration = new
@@ -739,8 +749,8 @@ public final class Daemon {
         let state = RestartPlanner.reconcile(
             state: scheduler.state, lastSeen: reference.wall, now: now, monotonicElapsed: boot - reference.boot
         ).state
-        scheduler = ReloadScheduler(configuration: configuration.scheduler, state: state)
-        scheduler.tracksTouched = true
+        takeEntryChanges()
+        scheduler = Self.running(configuration.scheduler, state: state)
         clockWatch.accept(wall: now, boot: boot)
         let note =
             "wall clock jumped \(jump > 0 ? "forward" : "back") \(Timestamp.duration(abs(jump))): scheduling times moved with it"

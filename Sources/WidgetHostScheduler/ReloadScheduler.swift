@@ -70,11 +70,21 @@ public struct ReloadScheduler: Sendable {
     /// recorded, for ``takeDisplayChanges(into:)`` (`simulate --display`
     /// and `--html` turn it on).
     public var tracksDisplayChanges = false {
-        didSet { if !tracksDisplayChanges { displayChanges = [] } }
+        didSet {
+            if !tracksDisplayChanges {
+                displayChanges = []
+                entryDateChanges = []
+            }
+        }
     }
     /// Positions whose displayed entry may have changed since the last
-    /// ``takeDisplayChanges(into:)``, repeats included.
+    /// ``takeDisplayChanges(into:causes:)`` by a new timeline (or the
+    /// instance entered), repeats included.
     private var displayChanges: [Int32] = []
+    /// Positions whose displayed entry changed since the last
+    /// ``takeDisplayChanges(into:causes:)`` because an entry's date passed,
+    /// repeats included.
+    private var entryDateChanges: [Int32] = []
     /// The fewest instances `dueReloads` and `complete(_:at:)` read ahead
     /// over: below it the passes cost more than the waits they save (a day
     /// of widgets, with a wakeup every 1.8 events, took 9 % more
@@ -260,6 +270,7 @@ public struct ReloadScheduler: Sendable {
         entryChanges = EntryWheel()
         // Positions may name other instances now: each is entered again below.
         displayChanges.removeAll(keepingCapacity: true)
+        entryDateChanges.removeAll(keepingCapacity: true)
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
@@ -290,10 +301,12 @@ public struct ReloadScheduler: Sendable {
 
     /// Appends to `positions`, in order and once each, the positions of
     /// the instances whose displayed entry (``displayedEntry(of:at:)``)
-    /// may have changed since the last call: a new timeline, or an entry's
-    /// date passed. Every instance whose displayed entry changed is among
-    /// them, so a driver that shows entries compares only these, not every
-    /// instance at every wakeup (``tracksDisplayChanges`` must be on).
+    /// may have changed since the last call, by the `causes` asked for: a
+    /// new timeline, or an entry's date passed. Every instance whose
+    /// displayed entry changed is among them, so a driver that shows
+    /// entries compares only these, not every instance at every wakeup
+    /// (``tracksDisplayChanges`` must be on). Every change recorded is
+    /// forgotten, whatever the causes asked for.
     ///
     /// ```swift
     /// scheduler.tracksDisplayChanges = true
@@ -301,15 +314,28 @@ public struct ReloadScheduler: Sendable {
     /// scheduler.takeDisplayChanges(into: &changed)
     /// for p in changed { show(scheduler.instance(at: p).id) }
     /// ```
-    public mutating func takeDisplayChanges(into positions: inout [Int]) {
-        guard !displayChanges.isEmpty else { return }
-        displayChanges.sort()
-        var last: Int32 = -1
-        for p in displayChanges where p != last && Int(p) < instances.count {
-            positions.append(Int(p))
-            last = p
-        }
+    ///
+    /// The daemon's event stream asks for `.entryDate` only: a new
+    /// timeline has its own `timeline` event.
+    public mutating func takeDisplayChanges(
+        into positions: inout [Int], causes: DisplayChangeCauses = [.newTimeline, .entryDate]
+    ) {
+        let start = positions.count
+        if causes.contains(.newTimeline) { positions.append(contentsOf: displayChanges.lazy.map(Int.init)) }
+        if causes.contains(.entryDate) { positions.append(contentsOf: entryDateChanges.lazy.map(Int.init)) }
         displayChanges.removeAll(keepingCapacity: true)
+        entryDateChanges.removeAll(keepingCapacity: true)
+        guard positions.count > start else { return }
+        positions[start...].sort()
+        // Repeats, and positions past the last instance, dropped in place.
+        var kept = start
+        for i in start..<positions.count {
+            let p = positions[i]
+            guard p < instances.count, kept == start || positions[kept - 1] != p else { continue }
+            positions[kept] = p
+            kept += 1
+        }
+        positions.removeSubrange(kept...)
     }
 
     /// The instances touched since the last call (``touched``), forgotten.
@@ -547,7 +573,7 @@ public struct ReloadScheduler: Sendable {
     /// after the last one shown, not the timeline's half-way points.
     private mutating func advanceEarliestEntry() {
         let now = latestTime ?? -Double.greatestFiniteMagnitude
-        if tracksDisplayChanges, let p = entryChanges.minimumPosition { displayChanges.append(Int32(p)) }
+        if tracksDisplayChanges, let p = entryChanges.minimumPosition { entryDateChanges.append(Int32(p)) }
         entryChanges.moveMinimum { cursor in
             let (date, index) = cursor.entries.withUnsafeBufferPointer {
                 Self.nextEntry(after: now, in: $0, from: Int(cursor.index))
@@ -630,6 +656,7 @@ public struct ReloadScheduler: Sendable {
         }
         renumber(&locationUsers)
         renumber(&displayChanges)
+        renumber(&entryDateChanges)
         return true
     }
 

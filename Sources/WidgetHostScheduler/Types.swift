@@ -317,3 +317,19 @@ public struct FailureRecord: Sendable, Hashable, Codable {
         self.retryAt = retryAt
     }
 }
+
+/// Why an instance's displayed entry may have changed, for
+/// ``ReloadScheduler/takeDisplayChanges(into:causes:)``.
+///
+/// ```swift
+/// // Only the entries that became current at their dates:
+/// scheduler.takeDisplayChanges(into: &changed, causes: .entryDate)
+/// ```
+public struct DisplayChangeCauses: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// A new timeline was stored (or the instance was added or put back).
+    public static let newTimeline = DisplayChangeCauses(rawValue: 1)
+    /// An entry's date passed: it is the one displayed now.
+    public static let entryDate = DisplayChangeCauses(rawValue: 2)
+}

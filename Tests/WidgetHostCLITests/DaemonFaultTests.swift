@@ -165,10 +165,25 @@ struct DaemonHostFaultTests {
     /// acting on what it cannot store (reloads pause, changing requests get
     /// `storage-unavailable` and change nothing), logs once, keeps answering
     /// `status`, and resumes by itself when space returns; every
-    /// acknowledged change survives a `kill -9` afterwards.
+    /// acknowledged change survives a `kill -9` afterwards. Entries that
+    /// became current while nothing could be written get their `entry`
+    /// event once the store is back.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount")))
     func aFullDiskPausesTheDaemonAndItResumesByItself() throws {
-        let daemon = try DaemonProcess("full-disk", configuration: busyConfiguration, stateDirectory: "fs")
+        // `tick` shows its first entry, then three more 45, 46 and 47 s
+        // after its reload: during the outage below.
+        let configuration =
+            busyConfiguration
+            .replacingOccurrences(
+                of: #""plugins": ["#, with: #""plugins": [{ "name": "ticking", "path": "@FIXTURES@/ticking.so" }, "#
+            )
+            .replacingOccurrences(
+                of: #""instances": ["#,
+                with: #"""
+                    "instances": [{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t",
+                                    "configuration": { "start": 45, "spacing": 1 } },
+                    """#)
+        let daemon = try DaemonProcess("full-disk", configuration: configuration, stateDirectory: "fs")
         let mountPoint = daemon.directory + "/fs"
         #expect(CLI.shell("mount -t tmpfs -o size=6m,mode=0700 widgethost-test \(mountPoint)").status == 0)
         defer { _ = CLI.shell("umount -l \(mountPoint)") }
@@ -176,6 +191,7 @@ struct DaemonHostFaultTests {
         try waitUntil("the leaderboard reloaded by its policy 3 times") {
             daemon.reloadLines("board").filter { $0.contains("reason=policy") }.count >= 3
         }
+        let ticked = try #require(try daemon.status().instances.first { $0.id == "tick" }?.entryDate)
         // Acknowledged changes: panda's visibility, toggled; the last `ok` must survive.
         var visible = true
         func toggle() throws -> ControlResponse {
@@ -193,6 +209,7 @@ struct DaemonHostFaultTests {
             if answer.ok { visible.toggle() } else { refused = answer }
             return refused != nil
         }
+        let outageSeen = Date().timeIntervalSince1970
         #expect(refused?.error?.code == .storageUnavailable, "\(String(describing: refused))")
         #expect(refused?.error?.message.contains("nothing was changed") == true)
         let reloadsWhenFull = daemon.reloadLines("board").count
@@ -223,7 +240,9 @@ struct DaemonHostFaultTests {
         }
         #expect(daemon.process?.isRunning == true)
 
-        // Space returns: the daemon resumes by itself.
+        // Space returns, once tick's last entry is current: the daemon resumes by itself.
+        let lastEntry = ticked + 47
+        Thread.sleep(forTimeInterval: max(0, lastEntry + 1 - Date().timeIntervalSince1970))
         #expect(CLI.shell("rm -f \(mountPoint)/filler").status == 0)
         try waitUntil("a change is accepted again", timeout: 30) {
             let answer = try toggle()
@@ -237,10 +256,29 @@ struct DaemonHostFaultTests {
             daemon.reloadLines("board").allSatisfy { !$0.contains("crashed") }, "no plugin is blamed for the disk")
         #expect(try daemon.status().plugins.allSatisfy { $0.state == "loaded" && $0.crashes == 0 })
 
+        try waitUntil("tick's entry event is written") {
+            let shown = try daemon.status().instances.first { $0.id == "tick" }?.entryDate ?? 0
+            let events = try StateStore(path: daemon.state).events(after: 0, limit: 100_000)
+            return abs(shown - lastEntry) < 0.001 && events.contains { $0.kind == "entry" && $0.instanceID == "tick" }
+        }
+
         // Nothing acknowledged was lost.
         daemon.kill9()
-        let stored = try StateStore(path: daemon.state).loadSchedulerState()
+        let store = try StateStore(path: daemon.state)
+        let stored = try store.loadSchedulerState()
         #expect(try #require(stored.instances.first { $0.instance.id == "panda" }).instance.isVisible == visible)
+        // tick's entries all became current during the outage: one `entry`
+        // event, written when the store was back, for the one displayed then.
+        #expect(outageSeen < ticked + 45, "the outage began \(outageSeen - ticked) s after tick's reload")
+        let entries = try store.events(after: 0, limit: 100_000).filter {
+            $0.kind == "entry" && $0.instanceID == "tick"
+        }
+        #expect(entries.count == 1, "\(entries.map(\.message))")
+        let details = try entries.first.flatMap { $0.data }.map {
+            try JSONDecoder().decode(WatchEventDetails.self, from: Data($0.utf8))
+        }
+        #expect(abs((details?.entryDate ?? 0) - lastEntry) < 0.001, "\(entries.map(\.message))")
+        #expect((entries.first?.time ?? 0) > lastEntry)
     }
 
     /// More clients than the daemon takes: the extra ones are told

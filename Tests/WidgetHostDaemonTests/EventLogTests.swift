@@ -170,17 +170,4 @@ struct EventLogTests {
         infinite.reason = "policy"
         #expect(EventLog.data(infinite) == #"{"reason":"policy"}"#)
     }
-
-    @Test func entryTrackerPopsDueInstancesOnce() {
-        var tracker = EntryTracker()
-        tracker.set("a", 10)
-        tracker.set("b", 5)
-        tracker.set("c", 20)
-        tracker.set("a", 15)  // moved: the old date is stale
-        tracker.set("c", nil)  // cleared
-        #expect(tracker.popDue(9) == ["b"])
-        #expect(tracker.popDue(12).isEmpty)
-        #expect(tracker.popDue(30) == ["a"])
-        #expect(tracker.earliest == nil)
-    }
 }
