@@ -18,7 +18,10 @@ final class ConfigurationReading: Sendable {
     /// ``DaemonConfiguration/load(_:)``.
     init(path: String) {
         done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        // A serial queue of its own, not a global one: using a global
+        // queue once left libdispatch's pool monitor behind, which woke the
+        // idle daemon every second for the rest of its life.
+        DispatchQueue(label: "widgethost.configuration-reading", qos: .userInitiated).async { [self] in
             let read = Result { () throws(DocumentError) in try DaemonConfiguration.load(path) }
             result.withLock { $0 = read }
             done.leave()

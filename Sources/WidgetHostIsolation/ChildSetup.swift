@@ -141,13 +141,22 @@ struct RunnerLauncher {
         }
         let environment = ChildEnvironment.make(
             dataDirectory: dataDirectory, locale: locale, prefault: options.prefault)
-        var pid: pid_t = 0
-        var pidfd: Int32 = -1
-        let rc = withCStrings(["widgethost-runner"]) { argv in
-            withCStrings(environment) { envp in
-                wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], dataDirectory, &pid, &pidfd)
+        var spawned: (rc: Int32, pid: pid_t, pidfd: Int32) = (EAGAIN, 0, -1)
+        // From the launcher thread, which lives as long as the host: the
+        // runner's PR_SET_PDEATHSIG fires when the thread that spawned it ends.
+        if let launcher = LauncherThread.shared {
+            spawned = launcher.run {
+                var pid: pid_t = 0
+                var pidfd: Int32 = -1
+                let rc = withCStrings(["widgethost-runner"]) { argv in
+                    withCStrings(environment) { envp in
+                        wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], dataDirectory, &pid, &pidfd)
+                    }
+                }
+                return (rc, pid, pidfd)
             }
         }
+        let (rc, pid, pidfd) = spawned
         close(sockets[1])
         close(outPipe[1])
         close(errPipe[1])

@@ -168,6 +168,39 @@ let busyConfiguration = """
 
 @Suite("widgethost run: the daemon", .serialized)
 struct DaemonTests {
+    /// An idle daemon sleeps until its next due event: none of its threads
+    /// wakes while nothing is due (issue 17: 0 wakeups between due events;
+    /// `scripts/idle-wakeups` measures it at 100,000 instances). A
+    /// sleeping thread makes no context switch, voluntary or not, however
+    /// busy the machine. A global dispatch queue used once at the start
+    /// made one every second.
+    @Test func anIdleDaemonDoesNotWakeUp() throws {
+        let instances = (0..<20).map {
+            #"{ "id": "w\#($0)", "plugin": "character", "kind": "com.widgethost.character-detail", "app": "a" }"#
+        }
+        let daemon = try DaemonProcess(
+            "idle",
+            configuration: """
+                { "plugins": [{ "name": "character", "path": "@BUILD@/libCharacterPlugin.so" }],
+                  "scheduler": { "maximumJitter": 0 },
+                  "instances": [\(instances.joined(separator: ","))] }
+                """)
+        try daemon.start()
+        // Its entries change hourly and its policy comes due in 3 h.
+        try waitUntil("every instance has its timeline, none in flight") {
+            let status = try daemon.status()
+            return status.summary?.inFlight == 0 && status.instances.allSatisfy { $0.shows != nil }
+        }
+        sleep(1)  // the last commit and the answer to the last `status`
+        let pid = try #require(daemon.process?.processIdentifier)
+        let before = contextSwitches(of: pid)
+        sleep(5)
+        let after = contextSwitches(of: pid)
+        let woke = after.filter { $0.value != before[$0.key] }
+        #expect(woke.isEmpty, "threads that woke in 5 s idle (thread: switches): \(woke), before \(before)")
+        daemon.stop()
+    }
+
     @Test func reloadsInRealTimeAnswersStatusAndKeepsStateAcrossARestart() throws {
         let daemon = try DaemonProcess("restart", configuration: busyConfiguration)
         try daemon.start()
@@ -596,4 +629,18 @@ struct DaemonTests {
         #expect(try daemon.status().instances.count == 3)
         #expect(daemon.stop() == 0)
     }
+}
+
+/// Each thread's context switches (voluntary and not) so far, by thread id.
+func contextSwitches(of pid: Int32) -> [String: Int] {
+    var switches: [String: Int] = [:]
+    for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else {
+            continue
+        }
+        switches[task] = text.split(separator: "\n").filter { $0.contains("ctxt_switches") }.reduce(0) {
+            $0 + (Int($1.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0)
+        }
+    }
+    return switches
 }

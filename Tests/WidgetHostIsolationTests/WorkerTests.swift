@@ -55,6 +55,32 @@ struct WorkerTests {
         #expect(engine.statistics.workerCalls == 20)
     }
 
+    /// A worker started from a thread that then ends (a dispatch queue's,
+    /// which libdispatch ends once idle) serves the next call: runners die
+    /// with the thread that spawned them (`PR_SET_PDEATHSIG`), and every
+    /// runner is spawned from the host's launcher thread, which never ends.
+    @Test func aWorkerOutlivesTheThreadThatAskedForIt() throws {
+        /// The engine lent to the thread, and its answer: used by one thread at a time.
+        final class Handoff: @unchecked Sendable {
+            let engine = IsolationEngine(plugin: TestSupport.fixture("good"), recycling: WorkerRecycling(standbys: 0))
+            var output: CallOutput?
+        }
+        let handoff = Handoff()
+        let engine = handoff.engine
+        defer { engine.stop() }
+        let first = Thread { handoff.output = handoff.engine.call(Self.call()) }
+        first.start()
+        while !first.isFinished { usleep(10_000) }
+        // The thread has ended; give the kernel's parent-death signal time to arrive.
+        usleep(300_000)
+        let worker = try #require(handoff.output).processGroup
+        #expect(kill(worker, 0) == 0, "the worker is alive")
+        let second = engine.call(Self.call())
+        #expect(second.failure == nil)
+        #expect(second.processGroup == worker, "the same worker")
+        #expect(engine.statistics.workersStarted == 1)
+    }
+
     /// A timeout kills the worker's group; the standby takes the next call
     /// (no cold start on that call's path) and a new standby follows.
     @Test func aTimeoutKillsTheWorkerAndTheStandbyTakesTheNextCall() {
