@@ -145,12 +145,13 @@ struct RunnerLauncher {
         // From the launcher thread, which lives as long as the host: the
         // runner's PR_SET_PDEATHSIG fires when the thread that spawned it ends.
         if let launcher = LauncherThread.shared {
+            let (channel, output, errors) = (sockets[1], outPipe[1], errPipe[1])
             spawned = launcher.run {
                 var pid: pid_t = 0
                 var pidfd: Int32 = -1
                 let rc = withCStrings(["widgethost-runner"]) { argv in
                     withCStrings(environment) { envp in
-                        wh_spawn(runner, argv, envp, sockets[1], outPipe[1], errPipe[1], dataDirectory, &pid, &pidfd)
+                        wh_spawn(runner, argv, envp, channel, output, errors, dataDirectory, &pid, &pidfd)
                     }
                 }
                 return (rc, pid, pidfd)

@@ -34,6 +34,12 @@ final class LauncherThread: @unchecked Sendable {
         init(_ work: @escaping () -> Void) { self.work = work }
     }
 
+    /// A job's result, written by the launcher thread before the job is
+    /// marked finished (under the lock), read by the caller after.
+    private final class Answer<T>: @unchecked Sendable {
+        var value: T?
+    }
+
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// Signalled when a job is queued.
     private let queued = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -63,20 +69,15 @@ final class LauncherThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the launcher thread and returns its result, once it ran.
-    func run<T>(_ body: () -> T) -> T {
-        withoutActuallyEscaping(body) { body in
-            // The caller waits until the job finished: `body` and `result`
-            // are not used after this call returns.
-            nonisolated(unsafe) var result: T?
-            nonisolated(unsafe) let body = body
-            let job = Job { result = body() }
-            pthread_mutex_lock(lock)
-            jobs.append(job)
-            pthread_cond_signal(queued)
-            while !job.finished { pthread_cond_wait(finished, lock) }
-            pthread_mutex_unlock(lock)
-            return result!
-        }
+    func run<T>(_ body: @escaping () -> T) -> T {
+        let result = Answer<T>()
+        let job = Job { result.value = body() }
+        pthread_mutex_lock(lock)
+        jobs.append(job)
+        pthread_cond_signal(queued)
+        while !job.finished { pthread_cond_wait(finished, lock) }
+        pthread_mutex_unlock(lock)
+        return result.value!
     }
 
     /// The thread's loop: runs the jobs in order, never returns.
