@@ -153,6 +153,13 @@ public final class Daemon {
         watch.since = startedAt
     }
 
+    /// Milliseconds until the first plugin's warm workers are idle past
+    /// their `maxIdleSeconds`, for the loop's poll; nil when none may be.
+    var idleWorkersTimeout: Int32? {
+        guard let deadline = workers.values.compactMap(\.idleDeadline).min() else { return nil }
+        return Int32(max(0, min(Double(Int32.max), (deadline - wh_monotonic_seconds()) * 1000)).rounded(.up))
+    }
+
     /// A scheduler as the daemon runs it: recording the instances it
     /// changes (for ``commit(_:_:)``) and the entries that became current
     /// (for `entry` events, ``serviceWatch()``).
@@ -538,6 +545,8 @@ public final class Daemon {
                 reloadConfiguration()
             }
             retryStorageIfDue()
+            let monotonicNow = wh_monotonic_seconds()
+            for worker in workers.values { worker.retireIdleWorkers(at: monotonicNow) }
             if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
             serviceWatch()
 
@@ -562,9 +571,9 @@ public final class Daemon {
             }
             // Completions left for the next turn: look at the sockets, do not sleep.
             let backlogTimeout: Int32? = completionBacklog.isEmpty ? nil : 0
-            let timeouts = [storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout, backlogTimeout].compactMap {
-                $0
-            }
+            let timeouts = [
+                storageRetryTimeout, server?.acceptPauseTimeout, graceTimeout, backlogTimeout, idleWorkersTimeout,
+            ].compactMap { $0 }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeouts.min() ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }

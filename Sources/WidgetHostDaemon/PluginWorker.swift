@@ -1,3 +1,4 @@
+import CWidgetHostSupport
 import Dispatch
 import Synchronization
 import WidgetHostIsolation
@@ -129,6 +130,26 @@ final class PluginWorker {
 
     /// Whether a call of this plugin is running now.
     var isCalling: Bool { calls.isCalling }
+
+    /// When its warm workers will have been idle past the configured
+    /// `maxIdleSeconds` (monotonic seconds), nil when none may be: the loop
+    /// wakes then to retire them (``retireIdleWorkers(at:)``), so that an
+    /// idle plugin's workers give their memory back while it is idle, not
+    /// at its next call. One wakeup per idle spell.
+    var idleDeadline: Double? {
+        guard isolationMode == .worker else { return nil }
+        // A second past the engine's own deadline: its standby was ready a
+        // little after the call that made it.
+        return calls.lastActivity.map { $0 + recycling.maxIdleSeconds + 1 }
+    }
+
+    /// Retires the warm workers idle past `maxIdleSeconds` when their
+    /// deadline has come (on the plugin's queue); the next call starts a
+    /// fresh one.
+    func retireIdleWorkers(at monotonicNow: Double) {
+        guard let deadline = idleDeadline, deadline <= monotonicNow else { return }
+        calls.retireIdle()
+    }
 }
 
 /// The part of a worker that runs off the loop thread: the plugin's
@@ -140,6 +161,9 @@ private final class CallQueue: @unchecked Sendable {
     private let mode = Mutex("worker")
     /// Calls running (0 or 1) and whether queued calls are dropped.
     private let activity = Mutex((running: 0, cancelled: false))
+    /// When the last load or call ended (monotonic seconds), nil once its
+    /// idle workers were retired (or before anything ran).
+    private let lastEnded = Mutex<Double?>(nil)
 
     init(label: String, path: String, options: IsolationOptions, isolation: IsolationMode, recycling: WorkerRecycling) {
         queue = DispatchQueue(label: label)
@@ -155,6 +179,7 @@ private final class CallQueue: @unchecked Sendable {
         queue.async { [self] in
             let result = engine.prepare(dataDirectory: dataDirectory)
             mode.withLock { $0 = Self.describe(engine) }
+            lastEnded.withLock { $0 = wh_monotonic_seconds() }
             done(result)
         }
     }
@@ -175,6 +200,7 @@ private final class CallQueue: @unchecked Sendable {
             guard go else { return }
             let output = engine.call(call)
             mode.withLock { $0 = Self.describe(engine) }
+            lastEnded.withLock { $0 = wh_monotonic_seconds() }
             // Posted before the count drops: a loop that sees no call running
             // finds every completion in its mailbox.
             done(output)
@@ -183,6 +209,18 @@ private final class CallQueue: @unchecked Sendable {
     }
 
     var isCalling: Bool { activity.withLock { $0.running > 0 } }
+
+    /// When the last load or call ended, nil once idle workers were retired.
+    var lastActivity: Double? { lastEnded.withLock { $0 } }
+
+    /// Retires the engine's idle workers on the queue (after any call queued).
+    func retireIdle() {
+        lastEnded.withLock { $0 = nil }
+        queue.async { [self] in
+            engine.retireIdleWorkers()
+            mode.withLock { $0 = Self.describe(engine) }
+        }
+    }
 
     func cancelQueued() { activity.withLock { $0.cancelled = true } }
 

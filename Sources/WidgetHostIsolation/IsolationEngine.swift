@@ -256,8 +256,10 @@ public final class IsolationEngine {
         statistics.workersAlive = 0
     }
 
-    /// Replaces workers that have been idle past ``WorkerRecycling/maxIdleSeconds``
-    /// (the daemon calls this from time to time; a call does it too).
+    /// Retires the workers that have been idle past
+    /// ``WorkerRecycling/maxIdleSeconds``; the next call starts a fresh one.
+    /// The daemon calls this when a plugin's workers reach that idle time
+    /// (its loop wakes for it); a call does it too.
     public func retireIdleWorkers() {
         for pool in pools.values { pool.retireIdle(engine: self) }
     }

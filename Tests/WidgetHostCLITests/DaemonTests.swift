@@ -174,6 +174,31 @@ struct DaemonTests {
     /// sleeping thread makes no context switch, voluntary or not, however
     /// busy the machine. A global dispatch queue used once at the start
     /// made one every second.
+    /// A plugin's warm workers idle past its `maxIdleSeconds` are retired
+    /// while it is idle (their memory given back then, not at its next
+    /// call: the loop wakes once for it); the next call starts a fresh one.
+    @Test func idleWorkersAreRetiredWhileIdle() throws {
+        let daemon = try DaemonProcess(
+            "idle-workers",
+            configuration: """
+                { "plugins": [{ "name": "character", "path": "@BUILD@/libCharacterPlugin.so",
+                                "workers": { "maxIdleSeconds": "1s" } }],
+                  "scheduler": { "maximumJitter": 0, "minimumReloadInterval": 0 },
+                  "instances": [{ "id": "a", "plugin": "character", "kind": "com.widgethost.character-detail",
+                                  "app": "g" }] }
+                """)
+        try daemon.start()
+        let pid = try #require(daemon.process?.processIdentifier)
+        try waitUntil("a's first reload") { daemon.reloadLines("a").contains { $0.contains("outcome=ok") } }
+        try waitUntil("the idle workers are retired", timeout: 30) { childProcesses(of: pid).isEmpty }
+        let reload = try CLI.run(["reload", "--kind", "com.widgethost.character-detail", "--socket", daemon.socket])
+        #expect(reload.status == 0, "\(reload.stderr)")
+        try waitUntil("the next reload, by a fresh worker") {
+            daemon.reloadLines("a").filter { $0.contains("outcome=ok") }.count == 2
+        }
+        daemon.stop()
+    }
+
     @Test func anIdleDaemonDoesNotWakeUp() throws {
         let instances = (0..<20).map {
             #"{ "id": "w\#($0)", "plugin": "character", "kind": "com.widgethost.character-detail", "app": "a" }"#
@@ -643,4 +668,17 @@ func contextSwitches(of pid: Int32) -> [String: Int] {
         }
     }
     return switches
+}
+
+/// The processes whose parent is `pid`.
+func childProcesses(of pid: Int32) -> [Int32] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+        guard let child = Int32(entry),
+            let text = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After the command: state, then the parent's pid.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+    }
 }
