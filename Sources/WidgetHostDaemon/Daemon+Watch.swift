@@ -53,7 +53,7 @@ extension Daemon {
         // stay with the scheduler (or pending here): their events are
         // written once it is back, none is dropped.
         if storage.isAvailable { writeEntryEvents(at: now) }
-        // A second round publishes        // A second round publishes the `stack` events the first one wrote
+        // A second round publishes the `stack` events the first one wrote
         // (they change no order themselves), so nothing waits for the next wakeup.
         while watch.committed {
             watch.committed = false
