@@ -69,10 +69,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     /* Die with the host: PDEATHSIG fires when the parent thread exits;
-     * re-check the parent after setting it, in case it already died. */
+     * re-check the parent after setting it, in case it already died (then
+     * the runner was given to init or a subreaper, another pid). A parent
+     * that is pid 1 is a host running as a container's init, not a dead one. */
     pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent || parent == 1) _exit(7);
+    if (getppid() != parent) _exit(7);
     signal(SIGPIPE, SIG_IGN);
     /* Plugin output goes to pipes; make stdio line-buffered so a crash
      * loses as little of the plugin's log as possible. */

@@ -95,6 +95,18 @@ struct CLITests {
         }
     }
 
+    /// A host that is pid 1 (a container's init, `docker run` without
+    /// `--init`) loads and calls plugins: a runner whose parent is pid 1
+    /// once took it for a dead host and exited, and every plugin "failed".
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func aHostThatIsPidOneLoadsPlugins() throws {
+        let load = CLI.shell(
+            "unshare --pid --fork '\(CLI.buildDirectory)/widgethost' load '\(CLI.fixtures)/good.so' --data-dir '\(CLI.dataDirectory)'"
+        )
+        #expect(load.status == 0, "\(load.output)")
+        #expect(load.output.contains("All calls succeeded."), "\(load.output)")
+    }
+
     @Test func loadJSONFollowsTheDocumentedSchema() throws {
         let result = try CLI.run([
             "load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall",
