@@ -566,8 +566,13 @@ public final class Daemon {
                 pollfd(fd: webDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += server?.descriptors ?? []
+            // Stopping, the loop looks again every 50 ms whether the calls
+            // still running have ended: a call's completion is posted just
+            // before its queue counts it done, so the wakeup it brings may
+            // still see it running (the stop then waited out the whole grace
+            // period after the last call had ended).
             let graceTimeout = shutdownDeadline.map {
-                Int32(max(0, min(60_000, ($0 - wh_monotonic_seconds()) * 1000)).rounded(.up))
+                Int32(max(0, min(50, ($0 - wh_monotonic_seconds()) * 1000)).rounded(.up))
             }
             // Completions left for the next turn: look at the sockets, do not sleep.
             let backlogTimeout: Int32? = completionBacklog.isEmpty ? nil : 0
