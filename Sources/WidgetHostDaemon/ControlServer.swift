@@ -54,6 +54,13 @@ final class ControlServer {
         let uid: uid_t
         let pid: pid_t
         var input: [UInt8] = []
+        /// Where the part of `input` not yet parsed starts.
+        var parsed = 0
+        /// `input` holds a complete line not yet parsed.
+        var hasCompleteLine = false
+        /// The client ended its input (or it broke): closed once the lines
+        /// it sent are answered.
+        var ended = false
         var output: [UInt8] = []
         var written = 0
         /// When queued output last moved (monotonic), while there is some.
@@ -100,10 +107,31 @@ final class ControlServer {
             list.append(pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0))
         }
         for (fd, connection) in connections {
-            let events = (connection.closing ? 0 : Int16(POLLIN)) | (connection.pending > 0 ? Int16(POLLOUT) : 0)
+            let events = (wantsInput(connection) ? Int16(POLLIN) : 0) | (connection.pending > 0 ? Int16(POLLOUT) : 0)
             list.append(pollfd(fd: fd, events: events, revents: 0))
         }
         return list
+    }
+
+    /// Requests parsed from one connection in one turn of the loop: a
+    /// client that sends many lines at once (a pipelining one, or one that
+    /// floods) is served a few at a time, between the loop's other work.
+    static let requestsPerTurn = 16
+    /// Unread answers past which a connection's next requests wait, unread
+    /// in the socket: a client that does not read its answers is not
+    /// answered further, and the kernel's buffers hold it back.
+    static let answerBacklogBytes = 256 << 10
+
+    /// Whether the connection is read: not while it has lines to parse or
+    /// answers it has not read (their requests wait in the socket).
+    private func wantsInput(_ connection: Connection) -> Bool {
+        !connection.closing && !connection.ended && !connection.hasCompleteLine
+            && connection.pending <= Self.answerBacklogBytes
+    }
+
+    /// Whether the connection has requests the loop can take now.
+    private func hasRequestsReady(_ connection: Connection) -> Bool {
+        !connection.closing && connection.hasCompleteLine && connection.pending <= Self.answerBacklogBytes
     }
 
     /// Milliseconds until the server needs the loop again without an event
@@ -115,6 +143,8 @@ final class ControlServer {
         if let stalled = connections.values.filter({ $0.pending > 0 }).map(\.lastDrained).min() {
             deadlines.append(stalled + limits.stallSeconds)
         }
+        // Lines already read wait for the next turn: no sleep.
+        if connections.values.contains(where: hasRequestsReady) { deadlines.append(now) }
         guard let next = deadlines.min() else { return nil }
         return Int32(max(0, min(60_000, (next - now) * 1000)).rounded(.up))
     }
@@ -131,7 +161,14 @@ final class ControlServer {
             } else if let connection = connections[item.fd] {
                 if item.revents & Int16(POLLOUT) != 0 && !flush(connection) { continue }
                 if connection.closing { continue }
-                if item.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { requests += read(connection) }
+                if item.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(connection) }
+            }
+        }
+        for connection in connections.values where !connection.closing {
+            if hasRequestsReady(connection) { requests += take(connection) }
+            if connection.ended && !connection.hasCompleteLine {
+                // Answer what was asked before the end of input, then close (``reapClosing()``).
+                connection.closing = true
             }
         }
         for connection in connections.values
@@ -242,40 +279,55 @@ final class ControlServer {
         Glibc.close(connection.descriptor)
     }
 
-    private func read(_ connection: Connection) -> [Incoming] {
+    /// Reads what the connection sent, up to a line of
+    /// ``ControlProtocol/maximumLineBytes``; a longer line is refused and
+    /// the connection ends.
+    private func receive(_ connection: Connection) {
+        guard !connection.ended, !connection.hasCompleteLine else { return }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var closed = false
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(connection.descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 connection.input.append(contentsOf: chunk[..<count])
-                if connection.input.count > ControlProtocol.maximumLineBytes { break }
+                if chunk[..<count].contains(UInt8(ascii: "\n")) { connection.hasCompleteLine = true }
+                if connection.hasCompleteLine || connection.input.count > ControlProtocol.maximumLineBytes { break }
                 continue
             }
             if count < 0 && errno == EINTR { continue }
-            if count == 0 || errno != EAGAIN { closed = true }
+            if count == 0 || errno != EAGAIN { connection.ended = true }
             break
         }
-        var requests: [Incoming] = []
-        var start = 0
-        while let newline = connection.input[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            let line = connection.input[start..<newline]
-            start = newline + 1
-            if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { continue }
-            requests.append(Self.parse(Array(line), connection: connection.descriptor))
-        }
-        connection.input.removeSubrange(..<start)
-        if connection.input.count > ControlProtocol.maximumLineBytes {
+        if !connection.hasCompleteLine && connection.input.count - connection.parsed > ControlProtocol.maximumLineBytes
+        {
             reply(
                 to: connection.descriptor,
                 with: .failure(
                     id: nil, .tooLarge, "a request line is longer than \(ControlProtocol.maximumLineBytes) bytes"))
             connection.input = []
-            closed = true
+            connection.parsed = 0
+            connection.ended = true
         }
-        if closed {
-            // Answer what was asked before the end of input, then close (``reapClosing()``).
-            if requests.isEmpty { drop(connection) } else { connection.closing = true }
+    }
+
+    /// Parses up to ``requestsPerTurn`` of the lines read.
+    private func take(_ connection: Connection) -> [Incoming] {
+        var requests: [Incoming] = []
+        var start = connection.parsed
+        while requests.count < Self.requestsPerTurn,
+            let newline = connection.input[start...].firstIndex(of: UInt8(ascii: "\n"))
+        {
+            let line = connection.input[start..<newline]
+            start = newline + 1
+            if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { continue }
+            requests.append(Self.parse(Array(line), connection: connection.descriptor))
+        }
+        connection.parsed = start
+        connection.hasCompleteLine = connection.input[start...].contains(UInt8(ascii: "\n"))
+        // What was parsed is let go once it is most of the buffer (not at
+        // every turn: a long burst would be moved again and again).
+        if !connection.hasCompleteLine || start > connection.input.count / 2 {
+            connection.input.removeSubrange(..<start)
+            connection.parsed = 0
         }
         return requests
     }

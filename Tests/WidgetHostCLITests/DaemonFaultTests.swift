@@ -281,6 +281,40 @@ struct DaemonHostFaultTests {
         #expect((entries.first?.time ?? 0) > lastEntry)
     }
 
+    /// A client that sends thousands of requests at once and reads none of
+    /// the answers: the daemon takes a few of its requests a turn, stops
+    /// reading it while its answers wait (the rest wait in the socket), and
+    /// goes on answering others and reloading. It once read 4 MiB of
+    /// requests and answered them all in one turn: another client waited
+    /// 16 s and the daemon grew to 729 MB.
+    @Test func aClientFloodingRequestsDoesNotHoldUpOthers() throws {
+        let daemon = try DaemonProcess("flood", configuration: busyConfiguration)
+        try daemon.start()
+        try waitUntil("the leaderboard has a timeline") {
+            try daemon.status().instances.first { $0.id == "board" }?.shows != nil
+        }
+        let flood = try LineSocket.connect(to: daemon.socket)
+        defer { flood.close() }
+        let lines = Array(String(repeating: #"{"v":2,"op":"status","limit":1000}"# + "\n", count: 40_000).utf8)
+        // Blocks once the daemon stops reading it: on a thread of its own.
+        let writer = Thread { try? flood.write(lines) }
+        writer.start()
+        sleep(1)
+        let pid = try #require(daemon.process?.processIdentifier)
+        var slowest = 0.0
+        for _ in 0..<5 {
+            let started = Date()
+            #expect(try daemon.hello().ok)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+        }
+        #expect(slowest < 2, "hello took \(slowest) s while another client floods")
+        let resident = residentMegabytes(of: pid)
+        #expect(resident < 200, "the daemon holds \(resident) MB")
+        let reloads = daemon.reloadLines("board").count
+        try waitUntil("reloads go on") { daemon.reloadLines("board").count > reloads }
+        #expect(daemon.stop() == 0)
+    }
+
     /// More clients than the daemon takes: the extra ones are told
     /// `too-many-connections`; the daemon raises its soft descriptor limit,
     /// keeps answering and reloading.
@@ -542,4 +576,12 @@ struct DaemonJournalTests {
         #expect(other.stop() == 0)
         #expect(other.logText.split(separator: "\n").allSatisfy { !$0.hasPrefix("<") })
     }
+}
+
+/// The resident set of `pid`, MB (/proc/PID/statm), 0 when unreadable.
+func residentMegabytes(of pid: Int32) -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE))) >> 20
 }
