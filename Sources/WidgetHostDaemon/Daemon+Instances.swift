@@ -302,8 +302,7 @@ extension Daemon {
             return .failure(
                 ControlErrorBody(
                     .unknownInstance,
-                    "no instance \"\(id)\"; instances: \(scheduler.instanceIDs.prefix(50).joined(separator: ", "))",
-                    field: field))
+                    unknownInstanceMessage(id), field: field))
         }
         guard instance.origin == .runtime else {
             return .failure(

@@ -105,14 +105,42 @@ extension Daemon {
             guard let detail = instanceDetail(of: id, at: clock.now()) else {
                 return .failure(
                     id: request.id, .unknownInstance,
-                    "no instance \"\(id)\"; instances: \(scheduler.instanceIDs.prefix(50).joined(separator: ", "))",
-                    field: "instance")
+                    unknownInstanceMessage(id), field: "instance")
             }
             var response = ControlResponse(id: request.id)
             response.instance = detail
             return response
         default: return perform(operation, request)
         }
+    }
+
+    /// The answer for an id no instance has: how many there are and the
+    /// ten nearest ids (``nearest(to:in:count:)``), not every id (at
+    /// 100,000 instances that line would pass the clients' 4 MiB limit).
+    func unknownInstanceMessage(_ id: String) -> String {
+        let ids = scheduler.instanceIDs
+        guard !ids.isEmpty else { return "no instance \"\(id)\": the daemon has none" }
+        let names = Self.nearest(to: id, in: ids).sorted().joined(separator: ", ")
+        return "no instance \"\(id)\" (of \(ids.count)\(ids.count > 10 ? "; the nearest" : "")): \(names)"
+    }
+
+    /// The `count` ids of `ids` with the most leading bytes in common with
+    /// `id` (ties in order of id), nearest first; one pass over `ids`.
+    static func nearest(to id: String, in ids: [String], count: Int = 10) -> [String] {
+        let wanted = Array(id.utf8)
+        /// More leading bytes in common first, then in order of id.
+        func before(_ a: (shared: Int, id: String), _ b: (shared: Int, id: String)) -> Bool {
+            a.shared != b.shared ? a.shared > b.shared : a.id < b.id
+        }
+        var nearest: [(shared: Int, id: String)] = []
+        for other in ids {
+            let candidate = (shared: zip(wanted, other.utf8).prefix { $0 == $1 }.count, id: other)
+            guard nearest.count < count || before(candidate, nearest[nearest.count - 1]) else { continue }
+            nearest.append(candidate)
+            nearest.sort(by: before)
+            if nearest.count > count { nearest.removeLast() }
+        }
+        return nearest.map(\.id)
     }
 
     private func perform(_ operation: ControlOperation, _ request: ControlRequest) -> ControlResponse {
@@ -128,8 +156,7 @@ extension Daemon {
             guard scheduler.instanceState(id) != nil else {
                 return .failure(
                     ControlErrorBody(
-                        .unknownInstance,
-                        "no instance \"\(id)\"; configured: \(scheduler.instanceIDs.joined(separator: ", "))"))
+                        .unknownInstance, unknownInstanceMessage(id)))
             }
             return .success(id)
         }

@@ -346,7 +346,7 @@ struct DaemonTests {
         // Bad requests get an error; the daemon goes on.
         let unknown = try CLI.run(["explain", "nope"] + socket)
         #expect(unknown.status == 2)
-        #expect(unknown.stderr.contains("no instance \"nope\""))
+        #expect(unknown.stderr.contains("no instance \"nope\" (of 3): board, new-year, panda"), "\(unknown.stderr)")
         let badKind = try CLI.run(["reload", "--kind", "no.such.kind"] + socket)
         #expect(badKind.status == 2)
         #expect(badKind.stderr.contains("no plugin declares kind \"no.such.kind\""))

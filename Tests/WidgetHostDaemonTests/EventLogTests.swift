@@ -170,4 +170,16 @@ struct EventLogTests {
         infinite.reason = "policy"
         #expect(EventLog.data(infinite) == #"{"reason":"policy"}"#)
     }
+
+    /// An unknown id is answered with the ten nearest ids, not every id:
+    /// most leading bytes in common first, then in order of id.
+    @Test func theNearestIdsToAnUnknownOne() {
+        let ids = (0..<100_000).map { "w\($0)" } + ["kitchen-clock", "kitchen-weather", "kids"]
+        let nearest = Daemon.nearest(to: "kitchen-wether", in: ids)
+        #expect(nearest.prefix(3) == ["kitchen-weather", "kitchen-clock", "kids"])
+        #expect(Daemon.nearest(to: "w4242x", in: ids).first == "w4242")
+        #expect(Daemon.nearest(to: "w4242x", in: ids).count == 10)
+        #expect(Daemon.nearest(to: "a", in: ["b", "c"]) == ["b", "c"])
+        #expect(Daemon.nearest(to: "a", in: []).isEmpty)
+    }
 }
