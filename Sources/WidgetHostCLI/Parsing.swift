@@ -7,18 +7,20 @@ import WidgetHostModel
     import Foundation
 #endif
 
-/// A duration given on the command line: `250ms`, `2s`, `1.5s`, `100us`, `1m`.
+/// A duration given on the command line: `250ms`, `2s`, `1.5s`, `100us`, `1m`;
+/// above 0 and at most 10 years (``Bounds/isDuration(_:)``).
 struct DurationArgument: ExpressibleByArgument, Sendable {
     var seconds: Double
 
     init?(argument: String) {
         let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where argument.hasSuffix(suffix) {
-            guard let value = Double(argument.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
+            guard let value = Double(argument.dropLast(suffix.count)), value > 0, Bounds.isDuration(value * scale)
+            else { return nil }
             seconds = value * scale
             return
         }
-        guard let value = Double(argument), value.isFinite, value > 0 else { return nil }
+        guard let value = Double(argument), value > 0, Bounds.isDuration(value) else { return nil }
         seconds = value
     }
 

@@ -45,6 +45,8 @@ struct Scenario {
     var summary: String
     var start: Double
     var days: Double?
+    /// The most days a scenario runs (`"days"`, `--days`).
+    static let maximumDays = 366.0
     var seed: UInt64?
     var configuration: SchedulerConfiguration
     var instances: [Instance]
@@ -98,7 +100,8 @@ enum ScenarioParser {
                 throw reader.fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
             }
             let start = startDate.timeIntervalSince1970
-            let fileSeed = try reader.number(top["seed"], "seed").map { UInt64(max(0, $0)) }
+            let fileSeed = try reader.integer(top["seed"], "seed", in: 0...Int.max).map { UInt64($0) }
+            let fileDays = try days(top["days"])
             let seed = overrideSeed ?? fileSeed
             let configuration = try SchedulerConfiguration(document: top["scheduler"], reader: reader)
 
@@ -175,7 +178,6 @@ enum ScenarioParser {
                 throw reader.fail("events", "expected an array, found a \(value.typeName)")
             }
             if let value = top["randomViews"] {
-                let fileDays = try reader.number(top["days"], "days")
                 events += try randomViews(
                     value, start: start, days: overrideDays ?? fileDays, seed: seed ?? 1, ids: ids)
             }
@@ -203,12 +205,12 @@ enum ScenarioParser {
                         Scenario.Stack(
                             name: try reader.string(m["name"], "\(field).name") ?? "stack \(index)",
                             instances: stackIDs,
-                            every: try reader.duration(m["every"], "\(field).every") ?? 3600))
+                            every: try stackSampling(m["every"], "\(field).every")))
                 }
             }
             return Scenario(
                 file: reader.file, summary: try reader.string(top["description"], "description") ?? "", start: start,
-                days: try reader.number(top["days"], "days"), seed: seed, configuration: configuration,
+                days: fileDays, seed: seed, configuration: configuration,
                 instances: instances,
                 lateInstances: late, events: events, stacks: stacks)
         }
@@ -275,6 +277,25 @@ enum ScenarioParser {
                 if case .string(let text)? = m[key] { label += " \(key)=\(text)" }
             }
             return Scenario.Event(time: at, action: action, label: label)
+        }
+
+        /// The file's `"days"`: more than 0 and at most ``Scenario/maximumDays``, as `--days`.
+        func days(_ value: JSONValue?) throws(DocumentError) -> Double? {
+            guard let days = try reader.number(value, "days") else { return nil }
+            guard days > 0 && days <= Scenario.maximumDays else {
+                throw reader.fail(
+                    "days", "expected a number of days above 0 and at most \(Int(Scenario.maximumDays)), found \(days)")
+            }
+            return days
+        }
+
+        /// A stack's `"every"`: at least a second (default an hour).
+        func stackSampling(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Double {
+            guard let every = try reader.duration(value, field) else { return 3600 }
+            guard every >= 1 else {
+                throw reader.fail(field, "expected a duration of at least 1 s (\"1s\", \"5m\"), found \(every) s")
+            }
+            return every
         }
 
         /// `"randomViews": [{"instance": "x", "perDay": 12, "duration": "5m"}]`:

@@ -3,6 +3,10 @@ import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostScheduler
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -76,8 +80,17 @@ struct SimulateCommand: ParsableCommand {
     var html: String?
 
     func validate() throws {
-        if let days, !(days > 0 && days <= 366) {
-            throw ValidationError("--days must be between 0 and 366, got \(days)")
+        if let days, !(days > 0 && days <= Scenario.maximumDays) {
+            throw ValidationError(
+                "--days must be above 0 and at most \(Int(Scenario.maximumDays)), got \(days)")
+        }
+        if let html {
+            // Written over at the end: a device, a directory or a socket there is refused now.
+            var info = stat()
+            if stat(html, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+                throw ValidationError(
+                    "--html \(html) exists and is not a regular file; name a file to write the page to")
+            }
         }
         if let fleet, !(1...1_000_000).contains(fleet) {
             throw ValidationError("--fleet must be between 1 and 1000000 devices, got \(fleet)")

@@ -750,7 +750,8 @@ public final class ForkServer {
                 wh_deadline_boost_begin(&boost)
             }
             if serverPidfd < 0 { slice = min(slice, 0.005) }
-            let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(slice * 1e9))
+            // At most an hour a poll: any deadline, however far, converts.
+            let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(min(slice, 3600) * 1e9))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .serverExited

@@ -471,7 +471,8 @@ final class WorkerProcess {
             } else {
                 wh_deadline_boost_begin(&boost)
             }
-            let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(slice * 1e9))
+            // At most an hour a poll: any deadline, however far, converts.
+            let ready = wh_poll_ns(&fds, UInt(fds.count), Int64(min(slice, 3600) * 1e9))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .exited

@@ -107,6 +107,16 @@ struct CLITests {
         #expect(load.output.contains("All calls succeeded."), "\(load.output)")
     }
 
+    /// A timeout past 10 years is refused as a usage error: one of 1e10 s
+    /// once reached a Swift trap converting the deadline for `poll`.
+    @Test func aTimeoutBeyondTenYearsIsRefused() throws {
+        for flag in ["--timeout", "--load-timeout"] {
+            let result = try CLI.run(["timeline", CLI.fixtures + "/good.so", flag, "1e10"])
+            #expect(result.status == 2, "\(flag): \(result.stderr)")
+            #expect(result.stderr.contains("The value '1e10' is invalid for '\(flag)"), "\(result.stderr)")
+        }
+    }
+
     @Test func loadJSONFollowsTheDocumentedSchema() throws {
         let result = try CLI.run([
             "load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall",

@@ -225,6 +225,12 @@ struct SimulateScenarioTests {
                 "events[0].type"
             ),
             (#"{"start": "2026-11-23T08:00:00Z", "#, "not valid JSON"),
+            // Numbers that once reached a Swift trap or ran without end.
+            (Self.withCharacter(#""seed": 1e20"#), "seed: expected a whole number"),
+            (Self.withCharacter(#""seed": 2.5"#), "seed: expected a whole number"),
+            (Self.withCharacter(#""days": -1, "randomViews": [{"instance": "a"}]"#), "days: expected a number of days"),
+            (Self.withCharacter(#""days": 1e308"#), "days: expected a number of days above 0 and at most 366"),
+            (Self.withCharacter(#""stacks": [{"instances": ["a"], "every": 0}]"#), "stacks[0].every"),
         ]
         for (index, (text, expected)) in cases.enumerated() {
             let path = directory + "/bad\(index).json"
@@ -234,6 +240,29 @@ struct SimulateScenarioTests {
             #expect(result.stderr.contains(path), "case \(index) must name the file: \(result.stderr)")
             #expect(result.stderr.contains(expected), "case \(index) must mention \(expected): \(result.stderr)")
         }
+    }
+
+    /// A scenario of one Character instance, with `fields` added.
+    static func withCharacter(_ fields: String) -> String {
+        #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail"}], "#
+            + fields + "}"
+    }
+
+    /// `--html` is written over at the end of the run: a path that is not
+    /// a regular file (a device, a FIFO, a directory) is refused before the
+    /// run starts, and left as it was (it once replaced `/dev/full` with the
+    /// page). A FIFO stands for the device here.
+    @Test func anHTMLPathThatIsNotARegularFileIsRefused() throws {
+        let fifo = CLI.temporaryDirectory("html-path") + "/pipe"
+        unlink(fifo)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let result = try CLI.run([
+            "simulate", "--config", CLI.repositoryRoot + "/samples/scenarios/03-budget.json", "--html", fifo,
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--html \(fifo) exists and is not a regular file"), "\(result.stderr)")
+        var after = stat()
+        #expect(stat(fifo, &after) == 0 && (after.st_mode & S_IFMT) == S_IFIFO)
     }
 
     @Test func errorsNameTheLineAndColumnOfTheField() throws {
