@@ -31,23 +31,24 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
 }
 
 /// A point in time: ISO 8601 (`2026-11-21T17:00:00Z`), seconds since the
-/// epoch, or an offset from now (`+1h`, `-30m`, `+2d`).
+/// epoch, or an offset from now (`+1h`, `-30m`, `+2d`); between 1970 and
+/// 9999 (``Bounds/isTime(_:)``, the range a plugin's entry dates must be in).
 struct TimeArgument: ExpressibleByArgument, Sendable {
     var seconds: Double
 
     init?(argument: String) {
+        guard let seconds = Self.seconds(argument), Bounds.isTime(seconds) else { return nil }
+        self.seconds = seconds
+    }
+
+    private static func seconds(_ argument: String) -> Double? {
         if let sign = argument.first, sign == "+" || sign == "-",
             let offset = DurationText.parse(String(argument.dropFirst()))
         {
-            seconds = wallClockNow() + (sign == "+" ? offset : -offset)
-            return
+            return wallClockNow() + (sign == "+" ? offset : -offset)
         }
-        if let value = Double(argument), value.isFinite {
-            seconds = value
-            return
-        }
-        guard let date = try? Date.ISO8601FormatStyle().parse(argument) else { return nil }
-        seconds = date.timeIntervalSince1970
+        if let value = Double(argument) { return value }
+        return (try? Date.ISO8601FormatStyle().parse(argument))?.timeIntervalSince1970
     }
 }
 

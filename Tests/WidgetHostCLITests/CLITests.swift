@@ -107,13 +107,20 @@ struct CLITests {
         #expect(load.output.contains("All calls succeeded."), "\(load.output)")
     }
 
-    /// A timeout past 10 years is refused as a usage error: one of 1e10 s
-    /// once reached a Swift trap converting the deadline for `poll`.
-    @Test func aTimeoutBeyondTenYearsIsRefused() throws {
+    /// A timeout past 10 years, or a `--now` outside 1970-9999, is refused
+    /// as a usage error: a timeout of 1e10 s once reached a Swift trap
+    /// converting the deadline for `poll`.
+    @Test func aTimeOrTimeoutOutOfRangeIsRefused() throws {
         for flag in ["--timeout", "--load-timeout"] {
             let result = try CLI.run(["timeline", CLI.fixtures + "/good.so", flag, "1e10"])
             #expect(result.status == 2, "\(flag): \(result.stderr)")
             #expect(result.stderr.contains("The value '1e10' is invalid for '\(flag)"), "\(result.stderr)")
+        }
+        // A time outside 1970-9999 is the command line's mistake, not the
+        // plugin's (1e308 once crashed the plugin and blamed it).
+        for now in ["1e308", "-1e308", "nan", "0001-01-01T00:00:00Z"] {
+            let result = try CLI.run(["timeline", CLI.fixtures + "/good.so", "--now", now])
+            #expect(result.status == 2, "--now \(now): \(result.stdout) \(result.stderr)")
         }
     }
 
