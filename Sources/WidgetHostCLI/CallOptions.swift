@@ -52,15 +52,21 @@ struct CallOptions: ParsableArguments {
     /// or nothing yet), or a new temporary one of this command's own, so
     /// that testing a plugin never writes where the daemon keeps its data and
     /// two plugins with the same file name never share a folder.
+    /// `--data-dir` made absolute; a usage error when it names something
+    /// that is not a directory (every command that takes `--data-dir`).
+    static func checkedDataDirectory(_ dataDir: String) throws -> String {
+        let path = IsolatedRunnerPath.absolute(dataDir)
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw UsageError(
+                "--data-dir \(path) is a file, expected a directory (it is created if missing); pass a directory")
+        }
+        return path
+    }
+
     func callDataDirectory(for plugin: String) throws -> CommandDataDirectory {
         if let dataDir {
-            let path = IsolatedRunnerPath.absolute(dataDir)
-            var info = stat()
-            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
-                throw UsageError(
-                    "--data-dir \(path) is a file, expected a directory (it is created if missing); pass a directory")
-            }
-            return CommandDataDirectory(path: path, temporaryRoot: nil)
+            return CommandDataDirectory(path: try Self.checkedDataDirectory(dataDir), temporaryRoot: nil)
         }
         guard let root = DataDirectory.makeTemporary() else {
             throw HostFault(

@@ -106,7 +106,7 @@ struct SimulateCommand: ParsableCommand {
         }
         let isolation = IsolationOptions()
         let (paths, configurations, deterministic, networked) = try resolvePlugins(scenario, isolation: isolation)
-        let root = dataDir.map(IsolatedRunnerPath.absolute) ?? Self.temporaryRoot()
+        let root = try dataDir.map(CallOptions.checkedDataDirectory) ?? Self.temporaryRoot()
         // A temporary root is the run's own: it goes when the run ends.
         defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
         var simulator = ScenarioSimulator(

@@ -265,6 +265,19 @@ struct SimulateScenarioTests {
         #expect(stat(fifo, &after) == 0 && (after.st_mode & S_IFMT) == S_IFIFO)
     }
 
+    /// `--data-dir` naming a file is the command line's mistake, refused as
+    /// every command refuses it (it once ran, every reload failing with a
+    /// "runner unavailable" that blamed nothing it could fix).
+    @Test func aDataDirectoryThatIsAFileIsRefused() throws {
+        let file = CLI.temporaryDirectory("data-dir-file") + "/file"
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try CLI.run([
+            "simulate", "--config", CLI.repositoryRoot + "/samples/scenarios/03-budget.json", "--data-dir", file,
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--data-dir \(file) is a file, expected a directory"), "\(result.stderr)")
+    }
+
     @Test func errorsNameTheLineAndColumnOfTheField() throws {
         let path = CLI.temporaryDirectory("bad-scenarios") + "/lines.json"
         let text = """
