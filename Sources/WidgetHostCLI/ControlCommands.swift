@@ -3,6 +3,10 @@ import WidgetHostControl
 import WidgetHostModel
 import WidgetHostStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -318,6 +322,13 @@ struct UnquarantineCommand: ParsableCommand {
             return
         }
         let path = plugin.hasPrefix("/") ? plugin : IsolatedRunnerPath.absolute(plugin)
+        // An existing database only: opening creates one (and its directories).
+        var info = stat()
+        guard stat(state, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else {
+            throw UsageError(
+                "--state \(state) is not a state database (no such file, or not a regular non-empty file); name the file the daemon runs with (`widgethost run --state`)"
+            )
+        }
         do {
             let store = try StateStore(path: state)
             guard try store.unquarantine(path: path, at: Date().timeIntervalSince1970) else {

@@ -124,6 +124,22 @@ struct CLITests {
         }
     }
 
+    /// `unquarantine --state` edits an existing state database only: a
+    /// path that is missing, empty or a directory is refused, and nothing
+    /// is created (it once made the directories and a new database).
+    @Test func unquarantineEditsOnlyAnExistingStateDatabase() throws {
+        let directory = CLI.temporaryDirectory("unquarantine-state")
+        let empty = directory + "/empty.sqlite"
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        for state in [directory + "/missing/x.sqlite", empty, directory] {
+            let result = try CLI.run(["unquarantine", CLI.fixtures + "/good.so", "--state", state])
+            #expect(result.status == 2, "\(state): \(result.stderr)")
+            #expect(result.stderr.contains("is not a state database"), "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/missing"))
+        #expect((try FileManager.default.attributesOfItem(atPath: empty)[.size] as? Int) == 0)
+    }
+
     @Test func loadJSONFollowsTheDocumentedSchema() throws {
         let result = try CLI.run([
             "load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--json", "--family", "systemSmall",
