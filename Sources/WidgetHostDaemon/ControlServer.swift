@@ -91,6 +91,7 @@ final class ControlServer {
         do {
             listener = try ControlListener.listen(at: path)
         } catch {
+            if case .system(_, _, EADDRINUSE) = error { throw .socketInUse(error.description) }
             throw .socket(error.description)
         }
         spare = open("/dev/null", O_RDONLY | O_CLOEXEC)

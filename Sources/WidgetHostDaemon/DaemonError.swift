@@ -10,6 +10,8 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case state(path: String, detail: String)
     /// The control socket cannot be created.
     case socket(String)
+    /// Another daemon listens on the control socket.
+    case socketInUse(String)
     /// Another daemon holds the state file (`pid` 0 when it could not be read).
     case alreadyRunning(pid: Int32, statePath: String)
     /// The state file was written by a newer widgethost.
@@ -22,6 +24,8 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
         case .state(let path, let detail):
             "state database \(path): \(detail); check the path and its permissions, or pass --state"
         case .socket(let detail): "control socket: \(detail)"
+        case .socketInUse(let detail):
+            "control socket: \(detail); stop the daemon listening there, or give this one another --socket"
         case .alreadyRunning(let pid, let path):
             "another widgethost daemon\(pid > 0 ? " (pid \(pid))" : "") is using the state file \(path); stop it first, or give this one another --state"
         case .newerState(let detail): detail
@@ -36,11 +40,12 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The exit status: 2 for what a restart cannot fix (a configuration
-    /// mistake, another daemon on the same state, a state file from a newer
-    /// version; the systemd unit's `RestartPreventExitStatus=2`), 1 otherwise.
+    /// mistake, another daemon on the same state or socket, a state file
+    /// from a newer version; the systemd unit's `RestartPreventExitStatus=2`),
+    /// 1 otherwise.
     public var exitStatus: Int32 {
         switch self {
-        case .configuration, .alreadyRunning, .newerState: 2
+        case .configuration, .alreadyRunning, .socketInUse, .newerState: 2
         default: 1
         }
     }

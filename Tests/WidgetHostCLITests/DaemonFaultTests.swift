@@ -62,6 +62,13 @@ struct DaemonStateFaultTests {
             "\(second.stderr)")
         #expect(!FileManager.default.fileExists(atPath: daemon.directory + "/two/c.sock"))
         #expect(try daemon.hello().server?.pid == first.processIdentifier, "the first daemon goes on")
+        // Another state, the first daemon's socket: refused the same way (2, not a restart loop).
+        let third = try CLI.run([
+            "run", "--config", daemon.config, "--state", daemon.directory + "/third.sqlite", "--socket", daemon.socket,
+        ])
+        #expect(third.status == 2, "\(third.stderr)")
+        #expect(third.stderr.contains("another daemon is listening"), "\(third.stderr)")
+        #expect(try daemon.hello().server?.pid == first.processIdentifier, "the first daemon goes on")
 
         var info = stat()
         #expect(stat(daemon.state, &info) == 0)
