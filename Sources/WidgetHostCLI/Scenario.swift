@@ -80,8 +80,16 @@ enum ScenarioParser {
             guard let text = try reader.string(value, field) else {
                 throw reader.fail(field, "required: \"+2h30m\" or an ISO 8601 time")
             }
-            if text.hasPrefix("+"), let offset = DurationText.parse(String(text.dropFirst())) { return start + offset }
-            if let date = try? Date.ISO8601FormatStyle().parse(text) { return date.timeIntervalSince1970 }
+            let seconds: Double? =
+                text.hasPrefix("+")
+                ? DurationText.parse(String(text.dropFirst())).map { start + $0 }
+                : (try? Date.ISO8601FormatStyle().parse(text))?.timeIntervalSince1970
+            if let seconds {
+                guard Bounds.isTime(seconds) else {
+                    throw reader.fail(field, "\"\(text)\" is not between 1970-01-01 and 9999-12-31")
+                }
+                return seconds
+            }
             throw reader.fail(
                 field,
                 "\"\(text)\" is neither an offset like \"+2h30m\" nor an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
@@ -100,6 +108,13 @@ enum ScenarioParser {
                 throw reader.fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
             }
             let start = startDate.timeIntervalSince1970
+            // From 1970, and room for the longest run before 9999 (a plugin's
+            // entry dates must be in that range: out of it, every reload
+            // failed as the plugin's "malformed result").
+            guard Bounds.isTime(start), Bounds.isTime(start + Scenario.maximumDays * 86_400 * 2) else {
+                throw reader.fail(
+                    "start", "\"\(startText)\" is not between 1970-01-01 and 9997-12-31 (a scenario may run a year)")
+            }
             let fileSeed = try reader.integer(top["seed"], "seed", in: 0...Int.max).map { UInt64($0) }
             let fileDays = try days(top["days"])
             let seed = overrideSeed ?? fileSeed

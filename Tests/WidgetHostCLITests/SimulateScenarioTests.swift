@@ -231,6 +231,15 @@ struct SimulateScenarioTests {
             (Self.withCharacter(#""days": -1, "randomViews": [{"instance": "a"}]"#), "days: expected a number of days"),
             (Self.withCharacter(#""days": 1e308"#), "days: expected a number of days above 0 and at most 366"),
             (Self.withCharacter(#""stacks": [{"instances": ["a"], "every": 0}]"#), "stacks[0].every"),
+            // Times out of 1970-9999 (every reload once failed as the plugin's "malformed result").
+            (
+                Self.withCharacter(#""events": [{"at": "0001-01-01T00:00:00Z", "type": "appForeground", "app": "x"}]"#),
+                "events[0].at: \"0001-01-01T00:00:00Z\" is not between 1970-01-01 and 9999-12-31"
+            ),
+            (
+                #"{"start": "0001-01-01T00:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail"}]}"#,
+                "start: \"0001-01-01T00:00:00Z\" is not between 1970-01-01 and 9997-12-31"
+            ),
         ]
         for (index, (text, expected)) in cases.enumerated() {
             let path = directory + "/bad\(index).json"
