@@ -108,9 +108,10 @@ enum ScenarioParser {
                 throw reader.fail("start", "\"\(startText)\" is not an ISO 8601 time like \"2026-11-23T08:00:00Z\"")
             }
             let start = startDate.timeIntervalSince1970
-            // From 1970, and room for the longest run before 9999 (a plugin's
-            // entry dates must be in that range: out of it, every reload
-            // failed as the plugin's "malformed result").
+            // From 1970, and room before 9999 for the longest run and as long
+            // again for the entries its last timelines give (a plugin's entry
+            // dates must be in that range: out of it, every reload failed as
+            // the plugin's "malformed result").
             guard Bounds.isTime(start), Bounds.isTime(start + Scenario.maximumDays * 86_400 * 2) else {
                 throw reader.fail(
                     "start", "\"\(startText)\" is not between 1970-01-01 and 9997-12-31 (a scenario may run a year)")

@@ -141,23 +141,24 @@ struct RunnerLauncher {
         }
         let environment = ChildEnvironment.make(
             dataDirectory: dataDirectory, locale: locale, prefault: options.prefault)
-        var spawned: (rc: Int32, pid: pid_t, pidfd: Int32) = (EAGAIN, 0, -1)
         // From the launcher thread, which lives as long as the host: the
         // runner's PR_SET_PDEATHSIG fires when the thread that spawned it ends.
-        if let launcher = LauncherThread.shared {
-            let (channel, output, errors) = (sockets[1], outPipe[1], errPipe[1])
-            spawned = launcher.run {
-                var pid: pid_t = 0
-                var pidfd: Int32 = -1
-                let rc = withCStrings(["widgethost-runner"]) { argv in
-                    withCStrings(environment) { envp in
-                        wh_spawn(runner, argv, envp, channel, output, errors, dataDirectory, &pid, &pidfd)
-                    }
-                }
-                return (rc, pid, pidfd)
-            }
+        guard let launcher = LauncherThread.shared else {
+            for fd in sockets + outPipe + errPipe { close(fd) }
+            return .failure(
+                .hostOutOfResources("the host could not start the thread that spawns runners (out of threads)"))
         }
-        let (rc, pid, pidfd) = spawned
+        let (channel, output, errors) = (sockets[1], outPipe[1], errPipe[1])
+        let (rc, pid, pidfd) = launcher.run {
+            var pid: pid_t = 0
+            var pidfd: Int32 = -1
+            let rc = withCStrings(["widgethost-runner"]) { argv in
+                withCStrings(environment) { envp in
+                    wh_spawn(runner, argv, envp, channel, output, errors, dataDirectory, &pid, &pidfd)
+                }
+            }
+            return (rc, pid, pidfd)
+        }
         close(sockets[1])
         close(outPipe[1])
         close(errPipe[1])
