@@ -1,3 +1,4 @@
+import WidgetHostDaemon
 import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostScheduler
@@ -234,14 +235,9 @@ struct ScenarioSimulator {
                         output = Self.callPlugin(caller(pluginPaths[instance.plugin] ?? instance.plugin), call)
                         if deterministic { memo[key] = output }
                     }
-                    let outcome: ReloadOutcome
-                    if let result = output.result {
-                        outcome = .success(result.timeline)
-                    } else if case .timedOut? = output.failure?.reason {
-                        outcome = .timedOut
-                    } else {
-                        outcome = .failure(reason: output.failure?.message ?? "no result")
-                    }
+                    // The daemon's mapping: a host fault is held, uncharged.
+                    let outcome = ReloadOutcome(
+                        output, hostFaultRetryAt: now + scenario.configuration.minimumReloadInterval)
                     completions.append(ReloadCompletion(instanceID: decision.instanceID, outcome: outcome))
                     let reload = Reload(
                         decision: decision, outcome: output.failure?.code ?? "ok",

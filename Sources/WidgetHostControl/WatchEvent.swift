@@ -42,6 +42,10 @@ public enum WatchEventType: String, Sendable, Hashable, Codable, CaseIterable {
     case timeline
     /// A reload finished without a timeline: `outcome`.
     case failure
+    /// A reload's plugin was not called (it did not load or is quarantined,
+    /// its kind backs off, or the host failed): not charged, not counted as
+    /// a failure, held until it can be called; `outcome` says why.
+    case held
     /// The instance's displayed entry changed at its date (no reload): `entryDate`, `nextEntryDate`, `relevance`.
     case entry
     /// Placed at run time: `plugin`, `kind`, `family`, `app`, `origin`.

@@ -1,4 +1,5 @@
 import CWidgetHostSupport
+import WidgetHostControl
 import WidgetHostIsolation
 import WidgetHostModel
 import WidgetHostScheduler
@@ -40,18 +41,21 @@ extension Daemon {
             inFlight[decision.instanceID] = (wh_monotonic_seconds(), decision)
             dispatch(decision.instanceID, at: now)
         }
-        // Reloads that failed at once (plugin unavailable, kind backing off) are committed together.
+        // Reloads not called (plugin unavailable, kind backing off) are committed together.
         finishAll([])
     }
 
     /// Calls the plugin for the reload of `id` (issued, committed, in
-    /// flight), or ends it at once as unavailable. A reload whose plugin is
-    /// loading waits for the load (``PluginWorker/waiting``).
+    /// flight), or ends it at once as not called (uncharged, held: the
+    /// plugin did not load or is quarantined, or the kind backs off). A
+    /// reload whose plugin is loading waits for the load
+    /// (``PluginWorker/waiting``).
     func dispatch(_ id: String, at now: Double) {
         guard let decision = inFlight[id]?.decision else { return }
         guard let instance = instances[id], let worker = workers[decision.plugin] else {
             let problem = "plugin \(decision.plugin) cannot be called: it is not configured"
-            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            let retryAt = now + configuration.scheduler.backoffCap
+            finish(Completion(instanceID: id, notCalled: problem, retryAt: retryAt))
             return
         }
         loadAgainIfChanged(worker)
@@ -61,14 +65,15 @@ extension Daemon {
         }
         guard worker.state == .loaded, let description = worker.description else {
             let problem = "plugin \(decision.plugin) cannot be called: \(worker.problem ?? "it did not load")"
-            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            let retryAt = worker.holdUntil(at: now, backoff: configuration.scheduler.backoff(afterFailures:))
+            finish(Completion(instanceID: id, notCalled: problem, retryAt: retryAt))
             return
         }
         if let until = worker.backoff(of: instance.kind, at: now) {
             let count = worker.kindFailures[instance.kind]?.count ?? 0
             let problem =
                 "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
-            finish(Completion(instanceID: id, output: nil, unavailable: problem))
+            finish(Completion(instanceID: id, notCalled: problem, retryAt: until))
             return
         }
         let kind = description.kind(instance.kind)
@@ -79,7 +84,7 @@ extension Daemon {
             pushToken: kind?.acceptsPush == true ? pushTokens()[instance.kind] : nil)
         let mailbox = completions
         worker.submit(call) { output in
-            mailbox.post(Completion(instanceID: id, output: output, unavailable: nil))
+            mailbox.post(Completion(instanceID: id, output: output))
         }
     }
 
@@ -100,8 +105,10 @@ extension Daemon {
 
     /// Plugin loads that ended since the last turn of the loop: each
     /// recorded in its worker, the reloads that waited for it called (or
-    /// ended as unavailable if it did not load); a configuration waiting for
-    /// its plugins is applied once none is loading.
+    /// held, not called, if it did not load), and, once it loaded, the
+    /// holds of its instances' reloads not called ended (they are due
+    /// again now, not when their holds would have run out); a configuration
+    /// waiting for its plugins is applied once none is loading.
     func settleLoads(_ done: [PluginLoad]) {
         guard !done.isEmpty else { return }
         let now = clock.now()
@@ -113,6 +120,10 @@ extension Daemon {
                     // Its push kinds' tokens, made and stored now rather
                     // than on the way to their first call.
                     if description.kinds.contains(where: \.acceptsPush) { _ = pushTokens() }
+                    worker.endHold()
+                    for (id, instance) in instances where instance.plugin == worker.name {
+                        scheduler.endHold(of: id, at: now)
+                    }
                 }
                 let waiting = worker.waiting
                 worker.waiting = []
@@ -188,7 +199,8 @@ extension Daemon {
             for entry in batch {
                 try tx.appendEvent(
                     time: now, instanceID: entry.instanceID, kind: entry.kind, message: entry.message,
-                    data: watchDetails(ofCompletion: entry.instanceID))
+                    data: watchDetails(ofCompletion: entry.instanceID, held: entry.kind == "held" ? entry.message : nil)
+                )
             }
         }
         if !stored { storage.dirty.formUnion(ids) }
@@ -205,18 +217,19 @@ extension Daemon {
         guard let flight = inFlight.removeValue(forKey: completion.instanceID) else { return }
         let output = completion.output
         let outcome: ReloadOutcome
-        if let result = output?.result {
-            outcome = .success(result.timeline)
-        } else if case .timedOut? = output?.failure?.reason {
-            outcome = .timedOut
+        if let (reason, retryAt) = completion.notCalled {
+            outcome = .notCalled(reason: reason, retryAt: retryAt)
+        } else if let output {
+            // A host fault is retried after the minimum reload interval, uncharged.
+            outcome = ReloadOutcome(output, hostFaultRetryAt: now + configuration.scheduler.minimumReloadInterval)
         } else {
-            outcome = .failure(reason: output?.failure?.message ?? completion.unavailable ?? "no result")
+            outcome = .failure(reason: "no result")
         }
         scheduler.complete(completion.instanceID, with: outcome, at: now)
         stateGeneration &+= 1
         if case .success = outcome { changedTimelines.insert(completion.instanceID) }
         if let state = scheduler.instanceState(completion.instanceID) {
-            let text = ReloadLine.outcome(output, unavailable: completion.unavailable, state: state)
+            let text = ReloadLine.outcome(output, outcome: outcome, state: state)
             // Written with the other completions of this turn (``finishAll(_:)``);
             // not stored, it is owed and written with the first write that
             // succeeds (until then the reload stays in flight in the file, so
@@ -228,7 +241,7 @@ extension Daemon {
             // Logged once committed (``finishAll(_:)``): a reload in the log is in the state file.
             completionBatch.append(
                 (
-                    completion.instanceID, kind: output?.result == nil ? "failure" : "timeline", message: text,
+                    completion.instanceID, kind: Self.eventKind(of: outcome), message: text,
                     line: line, ok: output?.result != nil
                 ))
         }
@@ -252,6 +265,16 @@ extension Daemon {
         }
         if let failure = output.failure, failure.isPluginCrash, worker.state == .loaded {
             countCrash(of: worker, failure: failure, at: now)
+        }
+    }
+
+    /// The watch event type of a finished reload: `timeline`, `failure`,
+    /// or `held` for a reload whose plugin was not called.
+    static func eventKind(of outcome: ReloadOutcome) -> String {
+        switch outcome {
+        case .success: WatchEventType.timeline.rawValue
+        case .failure, .timedOut: WatchEventType.failure.rawValue
+        case .notCalled: WatchEventType.held.rawValue
         }
     }
 
@@ -381,12 +404,17 @@ enum ReloadLine {
         return parts.joined(separator: " ")
     }
 
-    static func outcome(_ output: CallOutput?, unavailable: String?, state: InstanceState) -> String {
+    static func outcome(_ output: CallOutput?, outcome: ReloadOutcome, state: InstanceState) -> String {
         if let result = output?.result {
             return "ok \(result.entries.count) entries policy=\(result.policy ?? .never)"
         }
-        let code = output?.failure?.code ?? (unavailable == nil ? "failed" : "unavailable")
-        let message = output?.failure?.message ?? unavailable ?? "no result"
+        if case .notCalled(let reason, _) = outcome {
+            let code = output?.failure?.code ?? "unavailable"
+            return
+                "\(code) (not called: \(reason); not charged, not counted as a failure, held until \(state.backoffUntil.map(Timestamp.iso8601) ?? "-"))"
+        }
+        let code = output?.failure?.code ?? "failed"
+        let message = output?.failure?.message ?? "no result"
         return
             "\(code) (\(message); \(state.consecutiveFailures) in a row, retry after \(state.backoffUntil.map(Timestamp.iso8601) ?? "-"))"
     }

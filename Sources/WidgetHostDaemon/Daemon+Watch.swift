@@ -187,13 +187,16 @@ extension Daemon {
         return EventLog.data(details)
     }
 
-    /// The details of a finished reload's event (`timeline` or `failure`):
-    /// the stored timeline, or the failure.
-    func watchDetails(ofCompletion id: String) -> String? {
+    /// The details of a finished reload's event (`timeline`, `failure` or
+    /// `held`): the stored timeline, or the failure, or why the plugin was
+    /// not called (`held`).
+    func watchDetails(ofCompletion id: String, held: String? = nil) -> String? {
         guard let s = scheduler.instanceState(id) else { return nil }
         let now = clock.now()
         var details = WatchEventDetails()
-        if s.consecutiveFailures > 0, let failure = s.lastFailure {
+        if let held {
+            details.outcome = held
+        } else if s.consecutiveFailures > 0, let failure = s.lastFailure {
             details.outcome = failure.reason
         } else {
             details.outcome = "ok"

@@ -119,7 +119,21 @@ public final class Daemon {
     struct Completion: Sendable {
         var instanceID: String
         var output: CallOutput?
-        var unavailable: String?
+        /// Why the plugin was not called, and until when the reload is
+        /// held (``ReloadOutcome/notCalled(reason:retryAt:)``); nil for a call made.
+        var notCalled: (reason: String, retryAt: Double)?
+
+        /// A call made, and its output.
+        init(instanceID: String, output: CallOutput) {
+            self.instanceID = instanceID
+            self.output = output
+        }
+
+        /// A reload whose plugin was not called: held until `retryAt`.
+        init(instanceID: String, notCalled reason: String, retryAt: Double) {
+            self.instanceID = instanceID
+            self.notCalled = (reason, retryAt)
+        }
     }
 
     /// A plugin load that ended: the worker (by identity, since a SIGHUP
@@ -676,9 +690,10 @@ public final class Daemon {
         }
         for (name, worker) in workers where newWorkers[name] !== worker {
             worker.stop()
-            // Reloads that waited for a replaced plugin's load end now; they are retried.
+            // Reloads that waited for a replaced plugin's load end now,
+            // uncharged; they are issued again at once.
             for id in worker.waiting {
-                finish(Completion(instanceID: id, output: nil, unavailable: "plugin \(name) was reconfigured"))
+                finish(Completion(instanceID: id, notCalled: "plugin \(name) was reconfigured", retryAt: now))
             }
             worker.waiting = []
         }
@@ -694,6 +709,10 @@ public final class Daemon {
         configuration = new
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
+        // A kept plugin that failed to load or is quarantined loads again if
+        // its file changed: SIGHUP is how an operator says "I fixed it", and
+        // its held reloads run once it has loaded.
+        for worker in newWorkers.values { loadAgainIfChanged(worker) }
         let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"
         let snapshot = scheduler.state
         _ = scheduler.takeTouched()

@@ -36,8 +36,13 @@ final class PluginWorker {
     /// the plugin: they fail at once and each instance backs off as well.
     var kindFailures: [String: (count: Int, until: Double)] = [:]
     /// Instances whose reload was issued (committed, in flight) while the
-    /// plugin was loading: called once it has loaded, failed as unavailable if it did not.
+    /// plugin was loading: called once it has loaded, held as not called
+    /// if it did not.
     var waiting: [String] = []
+    /// While the plugin cannot be called (it failed to load or is
+    /// quarantined): until when its reloads are held, and how many holds
+    /// in a row there have been. Reset when it loads.
+    private(set) var hold: (until: Double, count: Int)?
     private let calls: CallQueue
 
     /// Records a reload's outcome for its kind; returns the new backoff end
@@ -54,6 +59,22 @@ final class PluginWorker {
         kindFailures[kind] = (count, until)
         return count >= 2 ? until : nil
     }
+
+    /// Until when a reload found the plugin unusable at `now` is held: one
+    /// time for all of them, so that they are tried again together (the
+    /// first to be tried loads the plugin again if its file changed, and
+    /// the others wait for that load). Each hold that ends unused doubles
+    /// the next, `backoff(n)`: 5, 10, 20, 40, 60 minutes with the defaults.
+    func holdUntil(at now: Double, backoff: (Int) -> Double) -> Double {
+        if let hold, hold.until > now { return hold.until }
+        let count = (hold?.count ?? 0) + 1
+        let until = now + backoff(count)
+        hold = (until, count)
+        return until
+    }
+
+    /// The plugin loaded: its reloads are no longer held.
+    func endHold() { hold = nil }
 
     /// The end of `kind`'s backoff, if it is backing off at `now`.
     func backoff(of kind: String, at now: Double) -> Double? {

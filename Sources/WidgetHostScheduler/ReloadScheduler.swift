@@ -1735,6 +1735,7 @@ public struct ReloadScheduler: Sendable {
         case .success(let timeline): return complete(at: p, with: timeline, at: time)
         case .failure(let text): reason = text
         case .timedOut: reason = "timed out"
+        case .notCalled(_, let retryAt): return completeNotCalled(at: p, retryAt: retryAt, at: time)
         }
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
@@ -1757,6 +1758,65 @@ public struct ReloadScheduler: Sendable {
         instances[p] = s
         replan(p)
         replanEntry(p)
+    }
+
+    /// `complete(at:with:at:)` (of an outcome) for a reload never called:
+    /// its charge given back to the instance's ledger it was taken from (a
+    /// counted or push reload's), no failure
+    /// counted, the reload held until `retryAt` (the failure backoff's field
+    /// carries the hold; the last failure is left as it was).
+    private mutating func completeNotCalled(at p: Int, retryAt: Double, at time: Double) {
+        guard instances.withView(p, { $0.isInFlight }) else { return }
+        willChange(p)
+        touch(p)
+        var s = instances[p]
+        let flight = s.inFlightRecord!
+        s.inFlight = nil
+        // The instance's own charges only: the host-wide cap on free
+        // reloads limits how often they are tried, called or not (and
+        // giving a slot back would move other instances' capped plans
+        // earlier, which their queued times never do).
+        switch flight.charge {
+        case .counted: s.ledger.forget(flight.time)
+        case .free(.push): s.pushLedger.forget(flight.time)
+        case .free: break
+        }
+        let until = retryAt.isFinite ? max(retryAt, time) : time
+        s.backoffUntil = max(until, s.backoffUntil ?? until)
+        if flight.trigger != .policy {
+            let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
+            if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
+        } else if s.policyDue == nil {
+            s.policyDue = flight.dueSince
+        }
+        instances[p] = s
+        replan(p)
+        replanEntry(p)
+    }
+
+    /// Ends the hold of a reload that was not called
+    /// (``ReloadOutcome/notCalled(reason:retryAt:)``), now that its cause is
+    /// gone (the plugin loaded again): the instance waits only for what its
+    /// own failures ask (the last failure's retry time while it has failed
+    /// in a row), so a due reload is issued at the next wakeup. Does nothing
+    /// for an instance that is not held.
+    ///
+    /// ```swift
+    /// // The plugin loaded after a fix: its held instances reload now.
+    /// for id in idsOfThePlugin { scheduler.endHold(of: id, at: now) }
+    /// ```
+    public mutating func endHold(of id: String, at time: Double) {
+        observe(time)
+        guard let p = position(of: id), let until = instances.withView(p, { $0.backoffUntil }), until > time else {
+            return
+        }
+        let failures = instances.withView(p) { $0.consecutiveFailures }
+        let retry = failures > 0 ? instances[p].lastFailure?.retryAt : nil
+        guard retry.map({ $0 < until }) ?? true else { return }
+        willChange(p)
+        touch(p)
+        instances[p].backoffUntil = retry
+        replan(p)
     }
 
     /// `complete(at:with:at:)` (of an outcome) for a success:

@@ -282,10 +282,33 @@ public struct PushDecision: Sendable, Hashable, Codable {
 }
 
 /// How a reload ended.
+///
+/// Only what the plugin did is a failure. A reload the host could not
+/// make, because the plugin was not loaded (it failed to load, is
+/// quarantined, or is not configured), its kind is backing off, or the
+/// host itself failed (out of descriptors, memory, processes), is
+/// ``notCalled(reason:retryAt:)``: the charge it took from the instance's
+/// budget (counted or push) is given back and it does not count toward the
+/// instance's backoff. The host-wide cap on free reloads keeps it: the cap
+/// limits how often free reloads are tried.
+///
+/// ```swift
+/// // The plugin is quarantined: try again in five minutes, uncharged.
+/// scheduler.complete(ticket, with: .notCalled(reason: "plugin quarantined", retryAt: now + 300), at: now)
+/// ```
 public enum ReloadOutcome: Sendable, Hashable, Codable {
+    /// The plugin answered with a timeline.
     case success(TimelineRecord)
+    /// The plugin failed (crashed, answered badly, refused).
     case failure(reason: String)
+    /// The plugin did not answer within its timeout.
     case timedOut
+    /// The plugin was never called: the reload's charge is given back, no
+    /// failure is counted, and the reload (its request, or its policy's due
+    /// time) waits until `retryAt`, or until ``ReloadScheduler/endHold(of:at:)``
+    /// says its cause is gone. A `retryAt` that is not a finite time is
+    /// taken as the completion's time.
+    case notCalled(reason: String, retryAt: Double)
 }
 
 /// How the reload of one instance ended, as ``ReloadScheduler/complete(_:at:)``

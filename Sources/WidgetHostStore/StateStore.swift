@@ -278,6 +278,9 @@ public final class StateStore: Sendable {
             case .timedOut:
                 kind = "failure"
                 message = "timed out; \(instance.consecutiveFailures) in a row"
+            case .notCalled(let reason, _):
+                kind = "held"
+                message = "not called: \(reason); not charged"
             }
             try tx.appendEvent(time: time, instanceID: instanceID, kind: kind, message: message)
         }

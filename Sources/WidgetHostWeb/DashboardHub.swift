@@ -34,8 +34,10 @@ public actor DashboardHub {
                 let counted = event.details?.counted ?? false
                 started[id] = (event.time, event.details?.reason ?? "unknown", counted)
                 append(id, DashboardMark(time: event.time, kind: counted ? .counted : .free), now: event.time)
-            case .timeline?, .failure?:
-                let outcome = event.details?.outcome ?? (event.type == "timeline" ? "ok" : "failed")
+            case .timeline?, .failure?, .held?:
+                let outcome =
+                    event.type == "held"
+                    ? "notCalled" : event.details?.outcome ?? (event.type == "timeline" ? "ok" : "failed")
                 let start = started.removeValue(forKey: id)
                 metrics.reloadFinished(
                     reason: start?.reason ?? "unknown", outcome: outcome,

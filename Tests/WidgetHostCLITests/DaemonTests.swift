@@ -516,12 +516,58 @@ struct DaemonTests {
                 """)
         try daemon.start()
         try waitUntil("a due reload fails without a call while the kind backs off") {
-            daemon.logText.contains("outcome=unavailable (kind test.fixture is backing off until")
+            daemon.logText.contains("outcome=unavailable (not called: kind test.fixture is backing off until")
         }
         #expect(daemon.logText.contains("kind test.fixture of erring backs off until"))
         #expect(daemon.reloadLines("one").first?.contains("outcome=pluginError") == true)
         let explain = try CLI.run(["explain", "one", "--socket", daemon.socket])
         #expect(explain.stdout.contains("last failure:"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func reloadsOfAPluginThatCannotBeCalledAreHeldUnchargedAndRunOnceItLoads() throws {
+        // The plugin's file fails to load; its instance's reloads are held
+        // an hour (backoffBase), uncharged and not counted as failures.
+        let plugin = ScratchDirectory.make("held-plugin") + "/plugin.so"
+        try FileManager.default.copyItem(atPath: CLI.fixtures + "/ctor_crash.so", toPath: plugin)
+        let daemon = try DaemonProcess(
+            "held",
+            configuration: """
+                {
+                  "plugins": [{ "name": "flaky", "path": "\(plugin)" }],
+                  "scheduler": { "backoffBase": "1h", "backoffCap": "1h", "maximumJitter": 0 },
+                  "instances": [{ "id": "one", "plugin": "flaky", "kind": "com.widgethost.character-detail" }]
+                }
+                """)
+        let process = try daemon.start()
+        try waitUntil("the reload is held, not called", showing: daemon) {
+            daemon.reloadLines("one").first?.contains("outcome=unavailable (not called: plugin flaky cannot be called")
+                == true
+        }
+        let held = try #require(try daemon.status().instances.first)
+        #expect(held.consecutiveFailures == 0)
+        #expect(held.budgetUsed == 0)
+        #expect(held.unavailable?.contains("failed to load") == true)
+        #expect(daemon.reloadLines("one").first?.contains("not charged, not counted as a failure, held until") == true)
+        // A counted request waits for the hold, and is not charged meanwhile.
+        let asked = try CLI.run(["reload", "--kind", "com.widgethost.character-detail", "--socket", daemon.socket])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(try daemon.status().instances.first?.budgetUsed == 0)
+        // Fixed: the file replaced, SIGHUP. The plugin loads again and the
+        // held reload runs at once, not when its hour is up.
+        try FileManager.default.removeItem(atPath: plugin)
+        try FileManager.default.copyItem(atPath: CLI.buildDirectory + "/libCharacterPlugin.so", toPath: plugin)
+        kill(process.processIdentifier, SIGHUP)
+        try waitUntil("the held reload runs once the plugin has loaded", showing: daemon) {
+            daemon.reloadLines("one").contains { $0.contains("outcome=ok") }
+        }
+        let fixed = try #require(try daemon.status().instances.first)
+        #expect(fixed.consecutiveFailures == 0)
+        #expect(fixed.unavailable == nil)
+        // One reload served the held one (free: the instance was added) and the request.
+        #expect(fixed.budgetUsed == 0)
+        let ran = daemon.reloadLines("one").filter { $0.contains("outcome=ok") }
+        #expect(ran.count == 1 && ran[0].contains("reason=added free(instanceAdded)"), "\(ran)")
         #expect(daemon.stop() == 0)
     }
 

@@ -209,6 +209,11 @@ struct OracleComparison {
                         difference = "remove(\(id)) at \(time - t0) returned \(a) and the scan \(b)"
                         return
                     }
+                case .endHold(let index):
+                    guard !ids.isEmpty else { break }
+                    let id = ids[index % ids.count]
+                    fast.endHold(of: id, at: time)
+                    scan.endHold(of: id, at: time)
                 case .wake:
                     // A driver woken for something else asks what is due.
                     guard reloadDue(at: time), checkDisplayChanges(at: time) else { return }

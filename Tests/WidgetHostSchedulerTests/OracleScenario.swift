@@ -71,6 +71,9 @@ struct OracleScenario: Sendable, CustomStringConvertible {
         case remove(Int)
         /// A driver woken for something else asks what is due.
         case wake
+        /// Ends the hold of a reload not called of the id at this index of
+        /// the ids made so far (modulo): its plugin loaded again.
+        case endHold(Int)
     }
 
     static let apps = ["a", "b", "c"]
@@ -93,7 +96,7 @@ struct OracleScenario: Sendable, CustomStringConvertible {
             Gen.bool
         ).map { InstanceChoice(plugin: $0, kind: $1, app: $2, hidden: $3, usesLocation: $4) }.array(of: 1...10),
         zip(
-            Gen.int(in: 0..<(4 * 86_400)), Gen.int(in: 0...16), Gen.int(in: 0...13), Gen.int(in: 0...2),
+            Gen.int(in: 0..<(4 * 86_400)), Gen.int(in: 0...17), Gen.int(in: 0...13), Gen.int(in: 0...2),
             Gen.int(in: 0...63)
         ).map { StepChoice(time: $0, what: $1, target: $2, app: $3, detail: $4) }.array(of: 5...240),
         zip(
@@ -170,6 +173,7 @@ struct OracleScenario: Sendable, CustomStringConvertible {
                 usesLocation: (c.detail >> 2) & 1 == 1)
             return .add(choice)
         case 15: return .remove(c.target)
+        case 17: return .endHold(c.target)
         default:
             let plugin = [nil, "p", "q"][(c.detail >> 1) % 3]
             return .event(.push(kind: kind, plugin: plugin))
@@ -181,6 +185,12 @@ struct OracleScenario: Sendable, CustomStringConvertible {
         let a = answers[n % answers.count]
         if a.outcome >= 96 { return .timedOut }
         if a.outcome >= 88 { return .failure(reason: "random") }
+        if a.outcome >= 82 {
+            // Never called (the plugin unavailable, a host fault): held
+            // until a time in the past, the near future, or not a time.
+            let retryAt = a.offset % 97 == 0 ? .infinity : now + Double(a.offset % 2_400 - 600)
+            return .notCalled(reason: "not called", retryAt: retryAt)
+        }
         let policy: ReloadPolicy =
             switch a.policy {
             case 3: .never
@@ -238,6 +248,7 @@ struct OracleScenario: Sendable, CustomStringConvertible {
                 case .add(let choice): "add an instance " + Self.describe(Self.instance(0, choice))
                 case .remove(let i): "remove the id at \(i) of those made"
                 case .wake: "wake"
+                case .endHold(let i): "end the hold of the id at \(i) of those made"
                 }
             lines.append("  at \(Int(time - t0)) s: \(text)")
         }

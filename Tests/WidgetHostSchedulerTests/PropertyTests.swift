@@ -21,6 +21,9 @@ struct Scenario: CustomStringConvertible {
         /// The instance's timeline in force when the reload was issued, and when it arrived.
         var timeline: TimelineRecord?
         var receivedAt: Double?
+        /// Whether the plugin was called: a reload not called gave its
+        /// charge back, so it spends no budget, spacing or cap.
+        var called = true
     }
 
     let config: SchedulerConfiguration
@@ -100,9 +103,11 @@ struct Scenario: CustomStringConvertible {
             for batch in s.dueReloads(at: wake) {
                 for d in batch.decisions {
                     let now = current[d.instanceID]
-                    records.append(Record(decision: d, timeline: now?.0, receivedAt: now?.1))
-                    lastDecision[d.instanceID] = d.time
                     let outcome = o.outcome(answered, at: wake)
+                    var record = Record(decision: d, timeline: now?.0, receivedAt: now?.1)
+                    if case .notCalled = outcome { record.called = false }
+                    records.append(record)
+                    lastDecision[d.instanceID] = d.time
                     answered += 1
                     if case .success(let t) = outcome { current[d.instanceID] = (t, wake) }
                     s.complete(d.instanceID, with: outcome, at: wake)
@@ -139,8 +144,10 @@ struct Scenario: CustomStringConvertible {
         var pushes: [String: [Double]] = [:]
         for r in records {
             let d = r.decision
-            if d.charge.isCounted { counted[d.instanceID, default: []].append(d.time) }
+            // The host-wide free cap counts every try; the instance's budgets only the calls made.
             if case .free(let reason) = d.charge, reason.isCapped { capped.append(d.time) }
+            guard r.called else { continue }
+            if d.charge.isCounted { counted[d.instanceID, default: []].append(d.time) }
             if d.charge == .free(.push) { pushes[d.instanceID, default: []].append(d.time) }
         }
         // Push reloads: never over the push allowance in any 24 h window, and
@@ -156,7 +163,7 @@ struct Scenario: CustomStringConvertible {
         for r in records {
             let d = r.decision
             let mine = counted[d.instanceID] ?? []
-            if d.charge.isCounted {
+            if d.charge.isCounted && r.called {
                 // 1. Never over the allowance in any 24 h window (each window ending at a counted reload).
                 let inWindow = mine.filter { $0 > d.time - window && $0 <= d.time }.count
                 if inWindow > allowance { problems.append("budget: \(inWindow) > \(allowance) at \(d)") }

@@ -313,6 +313,54 @@ struct RuleTests {
         #expect(why?.next?.time == t0 + hour + 300)
     }
 
+    @Test("10. A reload not called is given back: no charge, no failure, held until its retry or its hold ends")
+    func notCalled() {
+        var s = ReloadScheduler(configuration: testConfig())
+        s.add(instance("a"), at: t0)
+        _ = drive(&s, until: t0) { d in .success(timeline([t0], .after(t0 + hour))) }
+        // The policy reload at t0 + 1 h finds the plugin unavailable: held 10 minutes.
+        let held = drive(&s, until: t0 + hour) { d in
+            .notCalled(reason: "plugin quarantined", retryAt: d.time + 600)
+        }
+        #expect(held.map(\.charge) == [.counted])
+        #expect(s.instanceState("a")?.ledger.count(at: t0 + hour, window: 86_400) == 0)
+        #expect(s.instanceState("a")?.consecutiveFailures == 0)
+        #expect(s.explain("a", at: t0 + hour + 1)?.lastFailure == nil)
+        #expect(s.plannedReload(of: "a", at: t0 + hour + 1)?.time == t0 + hour + 600)
+        // Its hold ends at once when the plugin loads: due now, counted once.
+        s.endHold(of: "a", at: t0 + hour + 60)
+        #expect(s.nextWakeup() == t0 + hour + 60)
+        let again = drive(&s, until: t0 + hour + 60) { d in .success(timeline([d.time], .never)) }
+        #expect(again.map(\.time) == [t0 + hour + 60])
+        #expect(s.instanceState("a")?.ledger.count(at: t0 + hour + 60, window: 86_400) == 1)
+        // Not called after real failures: the failures' backoff is kept
+        // when the hold ends, and their count is unchanged.
+        var f = ReloadScheduler(configuration: testConfig())
+        f.add(instance("b"), at: t0)
+        _ = drive(&f, until: t0) { d in .success(timeline([t0], .after(t0 + hour))) }
+        _ = drive(&f, until: t0 + hour) { _ in .failure(reason: "HTTP 503") }
+        _ = drive(&f, until: t0 + hour + 300) { d in
+            .notCalled(reason: "host out of descriptors", retryAt: d.time + 3600)
+        }
+        #expect(f.instanceState("b")?.consecutiveFailures == 1)
+        #expect(f.plannedReload(of: "b", at: t0 + hour + 301)?.time == t0 + 2 * hour + 300)
+        f.endHold(of: "b", at: t0 + hour + 400)
+        // The failure's retry (t0 + 1 h + 300 s) has passed: due at once,
+        // and the spacing was not spent by the reload never called.
+        #expect(f.nextWakeup() == t0 + hour + 400)
+        // A free request not called stays pending, with its charge.
+        var r = ReloadScheduler(configuration: testConfig())
+        r.add(instance("c"), at: t0)
+        _ = drive(&r, until: t0) { d in .success(timeline([t0], .never)) }
+        r.handle(.appForeground("app"), at: t0 + 100)
+        r.handle(.reloadTimelines(ofKind: "k", app: "app"), at: t0 + 100)
+        let free = drive(&r, until: t0 + 100) { d in .notCalled(reason: "kind backing off", retryAt: d.time + 60) }
+        #expect(free.map(\.charge) == [.free(.appForeground)])
+        let retried = drive(&r, until: t0 + 200) { d in .success(timeline([d.time], .never)) }
+        #expect(retried.map(\.time) == [t0 + 160])
+        #expect(retried.map(\.charge) == [.free(.appForeground)])
+    }
+
     @Test("11. Relevance: the top of a stack from score and duration")
     func relevance() {
         var s = ReloadScheduler(configuration: testConfig())

@@ -477,6 +477,28 @@ struct ScanScheduler: Sendable {
             s.consecutiveFailures = 0
             s.backoffUntil = nil
             s.lastFailure = nil
+        case .notCalled(_, let retryAt):
+            // Never called: the charge given back, no failure counted, the
+            // reload held until `retryAt`.
+            let issued = flight.decision.time
+            // Not the host-wide free cap: it limits tries, called or not.
+            switch flight.decision.charge {
+            case .counted: s.ledger.forget(issued)
+            case .free(.push): s.pushLedger.forget(issued)
+            case .free: break
+            }
+            let until = retryAt.isFinite ? max(retryAt, time) : time
+            s.backoffUntil = max(until, s.backoffUntil ?? until)
+            let d = flight.decision
+            if d.trigger != .policy {
+                let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
+                if let old = s.request, !Self.replaces(again, old) {
+                } else {
+                    s.request = again
+                }
+            } else if s.policyDue == nil {
+                s.policyDue = flight.dueSince
+            }
         case .failure, .timedOut:
             let reason: String =
                 if case .failure(let text) = outcome { text } else { "timed out" }
@@ -497,6 +519,16 @@ struct ScanScheduler: Sendable {
             }
         }
         state.instances[p] = s
+    }
+
+    /// Ends a not-called reload's hold: the instance waits only for its
+    /// own failures' backoff.
+    mutating func endHold(of id: String, at time: Double) {
+        observe(time)
+        guard let p = index[id], let until = state.instances[p].backoffUntil, until > time else { return }
+        let s = state.instances[p]
+        let retry = s.consecutiveFailures > 0 ? s.lastFailure?.retryAt : nil
+        if retry.map({ $0 < until }) ?? true { state.instances[p].backoffUntil = retry }
     }
 
     // MARK: Display
