@@ -1730,59 +1730,49 @@ public struct ReloadScheduler: Sendable {
 
     /// ``complete(_:with:at:)`` for the instance at `p`.
     private mutating func complete(at p: Int, with outcome: ReloadOutcome, at time: Double) {
-        let reason: String
         switch outcome {
-        case .success(let timeline): return complete(at: p, with: timeline, at: time)
-        case .failure(let text): reason = text
-        case .timedOut: reason = "timed out"
-        case .notCalled(_, let retryAt): return completeNotCalled(at: p, retryAt: retryAt, at: time)
+        case .success(let timeline): complete(at: p, with: timeline, at: time)
+        case .failure(let text): completeWithoutTimeline(at: p, failure: text, retryAt: nil, at: time)
+        case .timedOut: completeWithoutTimeline(at: p, failure: "timed out", retryAt: nil, at: time)
+        case .notCalled(_, let retryAt): completeWithoutTimeline(at: p, failure: nil, retryAt: retryAt, at: time)
         }
-        guard instances.withView(p, { $0.isInFlight }) else { return }
-        willChange(p)
-        touch(p)
-        // A failure keeps the last good timeline and retries with backoff.
-        var s = instances[p]
-        let flight = s.inFlightRecord!
-        s.inFlight = nil
-        s.consecutiveFailures += 1
-        let retry = time + configuration.backoff(afterFailures: s.consecutiveFailures)
-        s.backoffUntil = retry
-        s.lastFailure = FailureRecord(
-            time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
-        if flight.trigger != .policy {
-            let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
-            if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
-        } else if s.policyDue == nil {
-            s.policyDue = flight.dueSince
-        }
-        instances[p] = s
-        replan(p)
-        replanEntry(p)
     }
 
-    /// `complete(at:with:at:)` (of an outcome) for a reload never called:
-    /// its charge given back to the instance's ledger it was taken from (a
-    /// counted or push reload's), no failure
-    /// counted, the reload held until `retryAt` (the failure backoff's field
-    /// carries the hold; the last failure is left as it was).
-    private mutating func completeNotCalled(at p: Int, retryAt: Double, at time: Double) {
+    /// `complete(at:with:at:)` (of an outcome) for a reload that brought no
+    /// timeline; the last good one is kept, and the request (or the
+    /// policy's due time) waits again. A `failure` counts and retries with
+    /// backoff. A reload never called (`failure` nil) gives its charge
+    /// back to the instance's ledger it was taken from (a counted or push
+    /// reload's), counts no failure, and is held until `retryAt` (the
+    /// backoff's field carries the hold; the last failure is left as it
+    /// was).
+    private mutating func completeWithoutTimeline(at p: Int, failure reason: String?, retryAt: Double?, at time: Double)
+    {
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
         touch(p)
         var s = instances[p]
         let flight = s.inFlightRecord!
         s.inFlight = nil
-        // The instance's own charges only: the host-wide cap on free
-        // reloads limits how often they are tried, called or not (and
-        // giving a slot back would move other instances' capped plans
-        // earlier, which their queued times never do).
-        switch flight.charge {
-        case .counted: s.ledger.forget(flight.time)
-        case .free(.push): s.pushLedger.forget(flight.time)
-        case .free: break
+        if let reason {
+            s.consecutiveFailures += 1
+            let retry = time + configuration.backoff(afterFailures: s.consecutiveFailures)
+            s.backoffUntil = retry
+            s.lastFailure = FailureRecord(
+                time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
+        } else {
+            // The instance's own charges only: the host-wide cap on free
+            // reloads limits how often they are tried, called or not (and
+            // giving a slot back would move other instances' capped plans
+            // earlier, which their queued times never do).
+            switch flight.charge {
+            case .counted: s.ledger.forget(flight.time)
+            case .free(.push): s.pushLedger.forget(flight.time)
+            case .free: break
+            }
+            let until = retryAt.map { $0.isFinite ? max($0, time) : time } ?? time
+            s.backoffUntil = max(until, s.backoffUntil ?? until)
         }
-        let until = retryAt.isFinite ? max(retryAt, time) : time
-        s.backoffUntil = max(until, s.backoffUntil ?? until)
         if flight.trigger != .policy {
             let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
             if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }

@@ -489,16 +489,6 @@ struct ScanScheduler: Sendable {
             }
             let until = retryAt.isFinite ? max(retryAt, time) : time
             s.backoffUntil = max(until, s.backoffUntil ?? until)
-            let d = flight.decision
-            if d.trigger != .policy {
-                let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
-                if let old = s.request, !Self.replaces(again, old) {
-                } else {
-                    s.request = again
-                }
-            } else if s.policyDue == nil {
-                s.policyDue = flight.dueSince
-            }
         case .failure, .timedOut:
             let reason: String =
                 if case .failure(let text) = outcome { text } else { "timed out" }
@@ -507,6 +497,10 @@ struct ScanScheduler: Sendable {
             s.backoffUntil = retry
             s.lastFailure = FailureRecord(
                 time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
+        }
+        if case .success = outcome {
+        } else {
+            // No timeline: the request, or the policy's due time, waits again.
             let d = flight.decision
             if d.trigger != .policy {
                 let again = PendingRequest(trigger: d.trigger, charge: d.charge, requestedAt: flight.dueSince)
