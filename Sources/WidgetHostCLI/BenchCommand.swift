@@ -99,11 +99,18 @@ struct BenchCommand: ParsableCommand {
     @OptionGroup var options: CallOptions
 
     func validate() throws {
-        guard n > 0 else { throw ValidationError("-n must be at least 1") }
-        guard concurrency > 0 else { throw ValidationError("--concurrency must be at least 1") }
-        if let rate, !(rate > 0 && rate <= BenchLoad.maximumRate) {
+        guard (1...BenchLoad.maximumCalls).contains(n) else {
+            throw ValidationError("-n must be from 1 to \(BenchLoad.maximumCalls) calls per mode (got \(n))")
+        }
+        guard (1...BenchLoad.maximumConcurrency).contains(concurrency) else {
             throw ValidationError(
-                "--rate must be calls per second, more than 0 and at most 1000000 (got \(BenchReport.rate(rate)))")
+                "--concurrency must be from 1 to \(BenchLoad.maximumConcurrency) callers (got \(concurrency)): each caller has a worker or fork server of its own"
+            )
+        }
+        if let rate, !(rate >= BenchLoad.minimumRate && rate <= BenchLoad.maximumRate) {
+            throw ValidationError(
+                "--rate must be calls per second, from \(BenchLoad.minimumRate) (one call per \(Int(1 / BenchLoad.minimumRate)) s) to \(Int(BenchLoad.maximumRate)) (got \(BenchReport.rate(rate)))"
+            )
         }
     }
 
@@ -137,7 +144,8 @@ struct BenchCommand: ParsableCommand {
         let call = PluginCall(
             entry, kind: selected.id, family: chosenFamily, isPreview: preview,
             now: options.now?.seconds ?? wallClockNow(), timeout: options.timeout?.seconds,
-            configuration: try parseConfiguration(options.config), locale: options.locale,
+            configuration: try options.configuration(for: selected, plugin: description.path),
+            locale: options.locale,
             dataDirectory: options.dataDirectory(for: plugin), allowNetwork: selected.needsNetwork)
         let bench = Bench(
             plugin: plugin, call: call, modes: isolation.modes, calls: n, concurrency: concurrency,

@@ -16,6 +16,15 @@ enum BenchLoad: Sendable, Equatable {
 
     /// The largest `--rate` accepted: a slot per microsecond.
     static let maximumRate = 1_000_000.0
+    /// The smallest `--rate` accepted: a call per 100 s. (Near 0 the first
+    /// slot, one interval after the warm-up, was centuries away: the run hung.)
+    static let minimumRate = 0.01
+    /// The most `--concurrency` callers: each has a worker or fork server
+    /// (a sandboxed process) and a thread; a million of them hung the machine.
+    static let maximumConcurrency = 256
+    /// The most calls per mode (`-n`): the total over three modes stays far
+    /// from `Int`'s limit (a multiplication that would trap).
+    static let maximumCalls = 100_000_000
 
     /// The interval between two slots in nanoseconds; 0 for a closed loop.
     var intervalNanoseconds: UInt64 {

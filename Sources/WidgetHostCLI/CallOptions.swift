@@ -21,7 +21,10 @@ struct CallOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The instance configuration, a JSON object of parameter values.", valueName: "json"))
     var config: String?
 
-    @Option(help: "The locale passed to the plugin (BCP 47).")
+    @Option(
+        help: ArgumentHelp(
+            "The locale passed to the plugin: a BCP 47 tag (en-US) or a POSIX name (en_US.UTF-8).",
+            valueName: "locale"))
     var locale = "en-US"
 
     @Option(
@@ -43,6 +46,29 @@ struct CallOptions: ParsableArguments {
 
     @Flag(help: "Print JSON for machines instead of text (schema: docs/cli.md).")
     var json = false
+
+    func validate() throws {
+        if let timeout, !Bounds.isCallTimeout(timeout.seconds) {
+            throw ValidationError(
+                "--timeout must be \(Bounds.callTimeoutRange), as a scenario's or the daemon's timeout (got \(Timestamp.duration(timeout.seconds)))"
+            )
+        }
+        try LocaleCheck.validate(locale)
+    }
+
+    /// `--config` as member name → JSON text, checked against `kind`'s
+    /// parameters as every call checks it (``ConfigurationBuilder``): a
+    /// configuration `timeline` refuses, `bench` refuses too, before its
+    /// first call, with the same message and exit status (2).
+    func configuration(for kind: KindDescription, plugin: String) throws -> [String: String] {
+        let configuration = try parseConfiguration(config)
+        if case .failure(let problem) = ConfigurationBuilder.build(kind: kind, overrides: configuration) {
+            let reason = PluginFailure.Reason.badConfiguration(problem.description)
+            let failure = PluginFailure(plugin: plugin, reason: reason)
+            throw UsageError("\(failure.message). \(failure.hint)")
+        }
+        return configuration
+    }
 
     func isolation() -> IsolationOptions {
         IsolationOptions(loadTimeout: loadTimeout.seconds)

@@ -53,8 +53,8 @@ struct WidgetOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if let timeout, !(timeout > 0 && timeout <= 600) {
-            throw ValidationError("--timeout must be more than 0 and at most 600 seconds, got \(timeout)")
+        if let timeout, !Bounds.isCallTimeout(timeout) {
+            throw ValidationError("--timeout must be \(Bounds.callTimeoutRange), got \(timeout)")
         }
     }
 }

@@ -102,5 +102,57 @@ func parseConfiguration(_ text: String?) throws -> [String: String] {
     return result
 }
 
+/// `--locale`: a BCP 47 tag (`en-US`, `zh-Hans-CN`, `de-DE-u-co-phonebk`)
+/// or a POSIX locale name (`en_US.UTF-8`, `sr_RS@latin`, `C`): a letter,
+/// then letters and digits in parts joined by `-` or `_`, optionally a
+/// `.codeset` and a `@modifier`; at most ``maximumLength`` bytes. The
+/// plugin gets it as given; anything else (a space, a quote, a control
+/// character, 10 KB) is a usage error.
+enum LocaleCheck {
+    /// The longest locale accepted, in bytes.
+    static let maximumLength = 64
+
+    /// Whether `locale` has that form.
+    static func isValid(_ locale: String) -> Bool {
+        let bytes = Array(locale.utf8)
+        guard !bytes.isEmpty, bytes.count <= maximumLength, isLetter(bytes[0]) else { return false }
+        var modifier: ArraySlice<UInt8> = []
+        var rest = bytes[...]
+        if let at = rest.firstIndex(of: UInt8(ascii: "@")) {
+            modifier = rest[(at + 1)...]
+            rest = rest[..<at]
+            guard !modifier.isEmpty, modifier.allSatisfy(isAlphanumeric) else { return false }
+        }
+        if let dot = rest.firstIndex(of: UInt8(ascii: ".")) {
+            let codeset = rest[(dot + 1)...]
+            rest = rest[..<dot]
+            guard !codeset.isEmpty, codeset.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "-") }) else {
+                return false
+            }
+        }
+        // Parts joined by single `-` or `_`, none empty.
+        let parts = rest.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(isAlphanumeric) }
+    }
+
+    /// Throws a usage error (exit status 2) naming `flag` unless `locale` is valid.
+    static func validate(_ locale: String, flag: String = "--locale") throws {
+        guard !isValid(locale) else { return }
+        let shown = locale.utf8.count > maximumLength ? "\(locale.utf8.count) bytes" : JSONValue.quote(locale)
+        throw ValidationError(
+            "\(flag) must be a locale such as en-US, zh-Hans-CN or en_US.UTF-8 (letters and digits in parts joined by - or _, then optionally .codeset and @modifier; at most \(maximumLength) bytes), got \(TerminalText.escaped(shown))"
+        )
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}
+
 /// The current wall-clock time in seconds since the epoch.
 func wallClockNow() -> Double { Date().timeIntervalSince1970 }

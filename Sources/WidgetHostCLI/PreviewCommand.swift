@@ -64,7 +64,10 @@ struct PreviewCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The instance configuration, a JSON object of parameter values.", valueName: "json"))
     var config: String?
 
-    @Option(help: "The locale passed to the plugin (BCP 47).")
+    @Option(
+        help: ArgumentHelp(
+            "The locale passed to the plugin: a BCP 47 tag (en-US) or a POSIX name (en_US.UTF-8).",
+            valueName: "locale"))
     var locale = "en-US"
 
     @Option(
@@ -83,6 +86,7 @@ struct PreviewCommand: ParsableCommand {
         if html != nil && watch {
             throw ValidationError("--watch serves a page; --html writes one and exits: pick one")
         }
+        try LocaleCheck.validate(locale)
     }
 
     func run() throws {

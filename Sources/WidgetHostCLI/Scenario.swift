@@ -21,6 +21,9 @@ struct Scenario {
         var visible: Bool
         var usesLocation: Bool
         var timeout: Double?
+        /// Where the file declares it (`instances[2]`), for problems found
+        /// once the plugins load (a missing file, an unknown kind).
+        var field: String
     }
 
     enum Action: Equatable {
@@ -54,6 +57,11 @@ struct Scenario {
     var lateInstances: Set<String>
     var events: [Event]
     var stacks: [Stack]
+    /// The parsed file, to report problems found later with their line and column.
+    var reader: DocumentReader
+
+    /// An error at `field` of the file, with its line and column.
+    func fail(_ field: String, _ problem: String) -> ScenarioError { reader.fail(field, problem) }
 }
 
 /// A problem in a scenario file: names the file, the line, the field and what to do.
@@ -170,7 +178,7 @@ enum ScenarioParser {
                     app: try reader.string(m["app"], "\(field).app") ?? "app", configuration: configurationMembers,
                     visible: try reader.bool(m["visible"], "\(field).visible") ?? true,
                     usesLocation: try reader.bool(m["usesLocation"], "\(field).usesLocation") ?? false,
-                    timeout: try reader.duration(m["timeout"], "\(field).timeout"))
+                    timeout: try reader.callTimeout(m["timeout"], "\(field).timeout"), field: field)
                 let addAt = try m["addAt"].map { value throws(ScenarioError) in
                     try time(value, "\(field).addAt", start: start)
                 }
@@ -228,7 +236,7 @@ enum ScenarioParser {
                 file: reader.file, summary: try reader.string(top["description"], "description") ?? "", start: start,
                 days: fileDays, seed: seed, configuration: configuration,
                 instances: instances,
-                lateInstances: late, events: events, stacks: stacks)
+                lateInstances: late, events: events, stacks: stacks, reader: reader)
         }
 
         static let eventTypes = [

@@ -192,13 +192,18 @@ struct SimulateCommand: ParsableCommand {
                 let candidates = name.hasPrefix("/") ? [name] : directories.map { $0 + "/" + name }
                 guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
                     throw UsageError(
-                        "\(config): plugin \"\(name)\" (instance \(instance.id)) was not found; looked in: \(candidates.joined(separator: ", ")). Build it (`swift build`) or pass --plugin-dir."
-                    )
+                        scenario.fail(
+                            "\(instance.field).plugin",
+                            "plugin \"\(name)\" (instance \(instance.id)) was not found; looked in: \(candidates.joined(separator: ", ")). Build it (`swift build`) or pass --plugin-dir"
+                        ).description)
                 }
                 let loaded = IsolatedRunner.run(plugin: found, options: isolation)
                 guard let description = loaded.plugin, loaded.failure == nil else {
                     throw UsageError(
-                        "\(config): plugin \"\(name)\" does not load: \(loaded.failure?.message ?? "unknown error")")
+                        scenario.fail(
+                            "\(instance.field).plugin",
+                            "plugin \"\(name)\" does not load: \(loaded.failure?.message ?? "unknown error")"
+                        ).description)
                 }
                 paths[name] = found
                 descriptions[name] = description
@@ -206,19 +211,25 @@ struct SimulateCommand: ParsableCommand {
             let description = descriptions[name]!
             guard let kind = description.kind(instance.kind) else {
                 throw UsageError(
-                    "\(config): instance \(instance.id): plugin \(name) has no kind \"\(instance.kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
-                )
+                    scenario.fail(
+                        "\(instance.field).kind",
+                        "instance \(instance.id): plugin \(name) has no kind \"\(instance.kind)\"; it has: \(description.kinds.map(\.id).joined(separator: ", "))"
+                    ).description)
             }
             guard kind.families.contains(instance.family) else {
                 throw UsageError(
-                    "\(config): instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
-                )
+                    scenario.fail(
+                        "\(instance.field).family",
+                        "instance \(instance.id): kind \(kind.id) does not support \(instance.family); it supports: \(kind.families.map(\.name).joined(separator: ", "))"
+                    ).description)
             }
             if kind.isDeterministic { deterministic.insert(name + "\u{0}" + kind.id) }
             if kind.needsNetwork { networked.insert(name + "\u{0}" + kind.id) }
             switch ConfigurationBuilder.build(kind: kind, overrides: instance.configuration) {
             case .success(let json): configurations[instance.id] = json
-            case .failure(let problem): throw UsageError("\(config): instance \(instance.id): \(problem)")
+            case .failure(let problem):
+                throw UsageError(
+                    scenario.fail("\(instance.field).configuration", "instance \(instance.id): \(problem)").description)
             }
         }
         return (paths, configurations, deterministic, networked)

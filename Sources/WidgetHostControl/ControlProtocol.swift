@@ -317,9 +317,147 @@ public enum ControlCoding {
     }()
 
     /// Decodes one line; throws `JSONNesting.TooDeep` for a line nested
-    /// deeper than `JSONDecoder` can take without trapping.
+    /// deeper than `JSONDecoder` can take without trapping,
+    /// `JSONValue.ParseError` for a member name twice in one object or a
+    /// number beyond `Double`'s range (`JSONDecoder` takes the last of
+    /// duplicate names), and ``ControlDecodingError`` (naming the field, the
+    /// type expected and the type found) for a line of the wrong shape.
     public static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) throws -> T {
         try JSONNesting.check(line)
-        return try JSONDecoder().decode(type, from: Data(line))
+        try JSONValue.refuseAmbiguous(line)
+        do {
+            return try JSONDecoder().decode(type, from: Data(line))
+        } catch let error as DecodingError {
+            throw ControlDecodingError(error, line: line)
+        }
+    }
+}
+
+/// A protocol line that is JSON but not of the shape expected: names the
+/// field, the type expected and the type found.
+///
+/// ```text
+/// field "limit": expected an integer, found a string ("10")
+/// ```
+public struct ControlDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The field at fault as a path (`v`, `widget.family`, `instances[2]`);
+    /// empty for the line itself.
+    public var field: String
+    /// What the field takes (`an integer`, `a string`).
+    public var expected: String
+    /// What the line has there (`a string ("10")`, `nothing`).
+    public var found: String
+
+    /// Creates the error.
+    public init(field: String, expected: String, found: String) {
+        self.field = field
+        self.expected = expected
+        self.found = found
+    }
+
+    /// `field "limit": expected an integer, found a string ("10")`.
+    public var description: String {
+        field.isEmpty
+            ? "expected \(expected), found \(found)" : "field \"\(field)\": expected \(expected), found \(found)"
+    }
+
+    /// The error `JSONDecoder` threw, told in the line's terms: the path from
+    /// its coding path, what the line holds there from the line itself.
+    init(_ error: DecodingError, line: [UInt8]) {
+        let root = try? JSONValue.parse(String(decoding: line, as: UTF8.self))
+        func path(_ keys: [any CodingKey]) -> String {
+            var text = ""
+            for key in keys {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += text.isEmpty ? key.stringValue : "." + key.stringValue
+                }
+            }
+            return text
+        }
+        func value(at keys: [any CodingKey]) -> JSONValue? {
+            var current = root
+            for key in keys {
+                switch current {
+                case .object(let members)?:
+                    current = members.first(where: { $0.0 == key.stringValue })?.1
+                case .array(let items)?:
+                    guard let index = key.intValue, items.indices.contains(index) else { return nil }
+                    current = items[index]
+                default: return nil
+                }
+            }
+            return current
+        }
+        func found(at keys: [any CodingKey]) -> String {
+            guard let value = value(at: keys) else { return "nothing" }
+            switch value {
+            case .null: return "null"
+            case .object: return "an object"
+            case .array: return "an array"
+            default: return "a \(value.typeName) (\(value.compactText(limit: 40)))"
+            }
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            self.init(
+                field: path(context.codingPath), expected: Self.describe(type), found: found(at: context.codingPath))
+        case .valueNotFound(let type, let context):
+            self.init(
+                field: path(context.codingPath), expected: Self.describe(type), found: found(at: context.codingPath))
+        case .keyNotFound(let key, let context):
+            self.init(field: path(context.codingPath + [key]), expected: "a value (it is required)", found: "nothing")
+        case .dataCorrupted(let context):
+            // A number that does not fit its integer field (`1.5`, `1e20`):
+            // JSONDecoder calls the line "not valid JSON" and names no path.
+            // The first such number of the line (outside the fields that take
+            // any number) is the one.
+            if context.codingPath.isEmpty, let root, let (at, number) = Self.firstNonInteger(in: root) {
+                self.init(
+                    field: at, expected: "a whole number that fits in 64 bits",
+                    found: "a number (\(JSONValue.number(number).compactText(limit: 40)))")
+            } else {
+                self.init(
+                    field: path(context.codingPath), expected: "a valid value",
+                    found: "\(found(at: context.codingPath)): \(context.debugDescription)")
+            }
+        @unknown default:
+            self.init(field: "", expected: "a request object", found: "\(error)")
+        }
+    }
+
+    /// The path and value of the first number in `value` (depth first)
+    /// that is not a whole number within 64 bits, skipping the fields that
+    /// take any number (`widget.timeout`, `widget.configuration`).
+    private static func firstNonInteger(in value: JSONValue, prefix: String = "") -> (String, Double)? {
+        if prefix == "widget.timeout" || prefix.hasPrefix("widget.configuration") { return nil }
+        switch value {
+        case .number(let number):
+            return Bounds.exactInt(number) == nil ? (prefix, number) : nil
+        case .object(let members):
+            for (name, member) in members {
+                if let found = firstNonInteger(in: member, prefix: prefix.isEmpty ? name : prefix + "." + name) {
+                    return found
+                }
+            }
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = firstNonInteger(in: item, prefix: prefix + "[\(index)]") { return found }
+            }
+        default: break
+        }
+        return nil
+    }
+
+    /// A Swift type as the JSON it reads.
+    private static func describe(_ type: Any.Type) -> String {
+        let name = "\(type)"
+        if ["Int", "Int64", "Int32", "UInt64", "UInt32", "UInt"].contains(name) { return "an integer" }
+        if name == "Double" || name == "Float" { return "a number" }
+        if name == "String" { return "a string" }
+        if name == "Bool" { return "true or false" }
+        if name.hasPrefix("Array") || name.hasPrefix("[") { return "an array" }
+        return "an object"
     }
 }

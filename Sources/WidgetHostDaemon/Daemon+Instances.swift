@@ -146,12 +146,9 @@ extension Daemon {
         }
         if let timeout = spec.timeout {
             do {
-                let seconds = try Bounds.duration(timeout, field: "widget.timeout")
-                guard seconds > 0 && seconds <= 600 else {
-                    return bad("timeout", "\"timeout\" must be more than 0 and at most 600 seconds; got \(seconds)")
-                }
+                _ = try Bounds.callTimeout(timeout, field: "widget.timeout")
             } catch {
-                return bad("timeout", "\(error.description) (seconds, more than 0 and at most 600)")
+                return bad("timeout", error.description)
             }
         }
         if let configuration = spec.configuration, !configuration.isObject {

@@ -232,10 +232,7 @@ public struct DaemonConfiguration: Sendable {
                 }
                 for (name, member) in members { configuration[name] = member.compactText(limit: .max) }
             }
-            let timeout = try reader.duration(m["timeout"], "\(field).timeout")
-            if let timeout, !(timeout > 0 && timeout <= 600) {
-                throw reader.fail("\(field).timeout", "must be between 0 and 10 minutes, got \(timeout) s")
-            }
+            let timeout = try reader.callTimeout(m["timeout"], "\(field).timeout")
             instances.append(
                 Instance(
                     id: id, plugin: plugin, kind: try reader.requiredString(m["kind"], "\(field).kind"), family: family,
@@ -304,13 +301,24 @@ public struct DaemonConfiguration: Sendable {
             guard let number = try reader.integer(m[name], "\(field).\(name)", in: 1...(1 << 40)) else { return }
             policy[keyPath: key] = UInt64(number) * scale
         }
+        // pids.max: the kernel takes at most PID_MAX_LIMIT, and the host's own
+        // processes count (Bounds.smallestMaxTasks, Bounds.largestMaxTasks).
+        let tasks = Bounds.smallestMaxTasks...Bounds.largestMaxTasks
+        if let count = try reader.integer(m["maxTasks"], "\(field).maxTasks", in: Int.min...Int.max) {
+            guard tasks.contains(count) else {
+                throw reader.fail(
+                    "\(field).maxTasks",
+                    "expected a whole number from \(tasks.lowerBound) to \(tasks.upperBound), found \(count): it is pids.max of the plugin's pids cgroup; the kernel refuses more than \(tasks.upperBound) (PID_MAX_LIMIT, every call would fail), and the host's own processes in it (the runner, its PID namespace's init, a fork server's child) take up to 5"
+                )
+            }
+            policy.maxTasks = UInt64(count)
+        }
         policy.extraReadOnlyPaths = try paths("readOnlyPaths")
         policy.extraReadWritePaths = try paths("readWritePaths")
         try limit("addressSpaceMiB", \.addressSpaceBytes, scale: 1 << 20)
         try limit("cpuSeconds", \.cpuSeconds)
         try limit("openFiles", \.openFiles)
         try limit("fileSizeMiB", \.fileSizeBytes, scale: 1 << 20)
-        try limit("maxTasks", \.maxTasks)
         return policy
     }
 

@@ -123,9 +123,12 @@ enum ResultValidator {
                 type = try JSONValue.typeName(of: entry.content)
             } catch {
                 let sample = entry.content.count > 40 ? String(entry.content.prefix(40)) + "…" : entry.content
+                // JSON the host refuses (a duplicate key, a number beyond a
+                // double) is not "not JSON": say what it is.
+                let what = error.kind == .notJSON ? "is not JSON" : "is JSON the host refuses"
                 return .failure(
                     .malformedResult(
-                        what: "\(at).content_json is not JSON (\(error.explanation)): \(sample.debugDescription)"))
+                        what: "\(at).content_json \(what) (\(error.explanation)): \(sample.debugDescription)"))
             }
             guard type == "object" else {
                 return .failure(.malformedResult(what: "\(at).content_json is a JSON \(type), expected an object"))

@@ -20,6 +20,20 @@ public enum Bounds {
     /// The largest integer a JSON number carries exactly through a `Double` (2^53).
     public static let largestExactInteger: Double = 9_007_199_254_740_992
 
+    /// The longest timeout of a plugin call accepted: 10 minutes, in seconds.
+    public static let longestCallTimeout: Double = 600
+    /// A call timeout's range, in words, for messages and docs.
+    public static let callTimeoutRange = "more than 0 and at most 600 seconds (10 minutes)"
+
+    /// Whether `seconds` is a call timeout the host accepts: more than 0 (a
+    /// call given no time at all times out before it starts) and at most 10
+    /// minutes. One rule for a scenario's and the daemon's `timeout`, a
+    /// control request's `widget.timeout` and `--timeout`.
+    @inlinable
+    public static func isCallTimeout(_ seconds: Double) -> Bool {
+        seconds > 0 && seconds <= longestCallTimeout  // false for NaN
+    }
+
     /// Whether `seconds` is a finite time between 1970 and 9999.
     @inlinable
     public static func isTime(_ seconds: Double) -> Bool {
@@ -69,6 +83,24 @@ public enum Bounds {
         }
         return seconds
     }
+
+    /// `seconds` if it is a call timeout (``isCallTimeout(_:)``); otherwise a ``BoundsError`` naming `field`.
+    public static func callTimeout(_ seconds: Double, field: String) throws(BoundsError) -> Double {
+        guard isCallTimeout(seconds) else {
+            throw BoundsError(field: field, expected: "a timeout of \(callTimeoutRange)", found: seconds)
+        }
+        return seconds
+    }
+
+    /// The largest `maxTasks` (a plugin's `pids.max`): the kernel refuses to
+    /// write more than `PID_MAX_LIMIT` (2^22 on 64-bit Linux) to `pids.max`,
+    /// and every call would then fail as the sandbox could not be set up.
+    public static let largestMaxTasks = 4_194_304
+    /// The smallest `maxTasks`: the host's own processes in the plugin's
+    /// pids cgroup (the runner's relay, the PID namespace's init, the
+    /// runner; for a fork server its standby child and the call) take up to
+    /// 5, so below 8 a plugin has about no process or thread left.
+    public static let smallestMaxTasks = 8
 
     /// `value` as an `Int` if it is a whole number in `range`; otherwise a ``BoundsError`` naming `field`.
     public static func integer(_ value: Double, in range: ClosedRange<Int>, field: String) throws(BoundsError) -> Int {

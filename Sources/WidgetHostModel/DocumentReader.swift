@@ -100,6 +100,20 @@ public struct DocumentReader: Sendable {
         do {
             root = try JSONValue.parse(text)
         } catch {
+            if let position = error.position {
+                // Valid JSON the host refuses: say where, which field and why.
+                let field = error.path.map { $0.isEmpty ? "(top level)" : $0 } ?? "(top level)"
+                let problem: String
+                switch error.kind {
+                case .duplicateKey(let name, let first):
+                    problem =
+                        "the key \(JSONValue.quote(name)) appears twice in this object (first at \(first)); \(JSONValue.ParseError.duplicateAdvice)"
+                case .numberOutOfRange(let literal):
+                    problem = "the number \(literal) is out of range: \(JSONValue.ParseError.numberRange)"
+                case .notJSON: problem = error.explanation
+                }
+                throw DocumentError("\(file):\(position): \(field): \(problem) (see \(documentation))")
+            }
             // Where the text stops being JSON, as line:column.
             var location = ""
             if let offset = JSONScanner.stopOffset(text) {
@@ -251,6 +265,23 @@ public struct DocumentReader: Sendable {
             throw fail(
                 field,
                 "expected a duration from 0 to 10 years (in seconds, or as \"90s\", \"5m\", \"1d\"), found \(seconds)")
+        }
+        return seconds
+    }
+}
+
+extension DocumentReader {
+    /// A plugin call's timeout, as a ``duration(_:_:)`` (`"2s"`, `"1m"` or
+    /// seconds) within ``Bounds/isCallTimeout(_:)``: more than 0 and at most
+    /// 10 minutes; nil when absent. The scenario's and the daemon's
+    /// `timeout` are read here, so they take the same values.
+    public func callTimeout(_ value: JSONValue?, _ field: String) throws(DocumentError) -> Double? {
+        guard let seconds = try duration(value, field) else { return nil }
+        guard Bounds.isCallTimeout(seconds) else {
+            throw fail(
+                field,
+                "expected a timeout of \(Bounds.callTimeoutRange) (in seconds, or as \"500ms\", \"2s\", \"1m\"), found \(seconds) s"
+            )
         }
         return seconds
     }

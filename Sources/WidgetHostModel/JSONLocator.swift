@@ -14,6 +14,11 @@ public enum JSONLocator {
         public var line: Int
         public var column: Int
         public var description: String { "\(line):\(column)" }
+        /// A position at `line` and `column`, both from 1.
+        public init(line: Int, column: Int) {
+            self.line = line
+            self.column = column
+        }
     }
 
     /// The position of every value, keyed by path. A text that is not valid

@@ -9,12 +9,40 @@
 /// building anything: no value, no string, no array is allocated (member
 /// names are compared where they lie in the text), which is what the host
 /// needs for a plugin's entries: are they JSON objects.
+///
+/// `refusal` reads a text the others returned nil for once more, to say
+/// whether it was refused for a duplicate member name or a number beyond
+/// `Double` (where, and under which path), which `JSONDecoder` does not say
+/// (it takes the last of duplicate names, and calls `1e400` a type mismatch).
 struct JSONScanner {
     private let bytes: UnsafeBufferPointer<UInt8>
     /// false: validate only; every value is returned as `.null`.
     private let building: Bool
+    /// true (`refusal`): each object's names are kept as they come, the path
+    /// of the current value is kept, and the first refusal is recorded.
+    private var diagnosing = false
     private var index = 0
     private var depth = 0
+    /// Diagnosing: the path to the current value, one component a level.
+    private var path: [PathComponent] = []
+    /// Diagnosing: why the text was refused, when it is for a duplicate
+    /// name or a number out of range.
+    private var refused: Refusal?
+
+    /// A text refused for something `JSONDecoder` would accept or misname.
+    enum Refusal: Equatable {
+        /// `name` appears twice in one object: `offset` is the byte offset of
+        /// its second occurrence (its opening quote), `firstOffset` of the first.
+        case duplicateKey(name: String, path: String, offset: Int, firstOffset: Int)
+        /// A number whose value is beyond `Double`'s range (`1e400`): its
+        /// literal text and byte offset.
+        case numberOutOfRange(literal: String, path: String, offset: Int)
+    }
+
+    private enum PathComponent {
+        case member(String)
+        case element(Int)
+    }
 
     static func parse(_ text: String) -> JSONValue? {
         var text = text
@@ -45,6 +73,54 @@ struct JSONScanner {
             var scanner = JSONScanner(bytes: buffer, building: false)
             return scanner.document() == nil ? min(scanner.index, buffer.count) : nil
         }
+    }
+
+    /// Why the building parse refuses `text`, when it is for a duplicate
+    /// member name or a number beyond `Double`'s range (the first in the
+    /// text); nil when it accepts it or refuses it for anything else. Costs
+    /// a set of names per object: for texts already refused, not for every
+    /// text read.
+    static func refusal(_ text: String) -> Refusal? {
+        var text = text
+        return text.withUTF8 { refusal(in: $0) }
+    }
+
+    /// ``refusal(_:)`` of UTF-8 bytes.
+    static func refusal(in buffer: UnsafeBufferPointer<UInt8>) -> Refusal? {
+        var scanner = JSONScanner(bytes: buffer, building: true)
+        scanner.diagnosing = true
+        _ = scanner.document()
+        return scanner.refused
+    }
+
+    /// Whether `check` accepts these UTF-8 bytes (see ``check(_:)``).
+    static func accepts(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var scanner = JSONScanner(bytes: buffer, building: false)
+        return scanner.document() != nil
+    }
+
+    /// A byte offset as a 1-based line and column (of UTF-8 bytes, as
+    /// ``JSONLocator`` counts them).
+    static func position(of offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> JSONLocator.Position {
+        var line = 1
+        var lineStart = 0
+        for k in 0..<min(offset, buffer.count) where buffer[k] == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = k + 1
+        }
+        return JSONLocator.Position(line: line, column: offset - lineStart + 1)
+    }
+
+    /// The path as ``JSONLocator`` writes it: `instances[2].family`, `""` for the top.
+    private var pathText: String {
+        var text = ""
+        for component in path {
+            switch component {
+            case .member(let name): text += text.isEmpty ? name : "." + name
+            case .element(let index): text += "[\(index)]"
+            }
+        }
+        return text
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>, building: Bool) {
@@ -98,6 +174,8 @@ struct JSONScanner {
         var members: [(String, JSONValue)] = []
         /// Check mode: where each member name lies in the text (without its quotes).
         var names: [Range<Int>] = []
+        /// Diagnosing: each name seen in this object, and the offset of its quote.
+        var seen: [String: Int] = [:]
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -117,10 +195,21 @@ struct JSONScanner {
                 if bytes[range].contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) { return nil }
                 names.append(range)
             }
+            if diagnosing {
+                if let first = seen[name] {
+                    refused = .duplicateKey(
+                        name: name, path: pathText.isEmpty ? name : pathText + "." + name, offset: nameStart - 1,
+                        firstOffset: first)
+                    return nil
+                }
+                seen[name] = nameStart - 1
+                path.append(.member(name))
+            }
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             guard let member = value() else { return nil }
+            if diagnosing { path.removeLast() }
             if building { members.append((name, member)) }
             guard let closed = closes(UInt8(ascii: "}")) else { return nil }
             if closed { break }
@@ -165,7 +254,9 @@ struct JSONScanner {
             return building ? .array([]) : .null
         }
         while true {
+            if diagnosing { path.append(.element(items.count)) }
             guard let item = value() else { return nil }
+            if diagnosing { path.removeLast() }
             if building { items.append(item) }
             guard let closed = closes(UInt8(ascii: "]")) else { return nil }
             if closed { return building ? .array(items) : .null }
@@ -276,7 +367,9 @@ struct JSONScanner {
         // Without an exponent and with at most 300 integer digits the value is
         // finite: check mode need not convert it.
         if !building && !exponent && integerDigits <= 300 { return .null }
-        guard let number = Double(String(decoding: bytes[start..<index], as: UTF8.self)), number.isFinite else {
+        let literal = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let number = Double(literal), number.isFinite else {
+            if diagnosing { refused = .numberOutOfRange(literal: literal, path: pathText, offset: start) }
             return nil
         }
         return building ? .number(number) : .null

@@ -78,6 +78,10 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         // A strict parser first; JSONDecoder for what it does not accept
         // (and to explain why a text is not JSON).
         if let value = JSONScanner.parse(text) { return value }
+        if let refusal = JSONScanner.refusal(text) {
+            var text = text
+            throw text.withUTF8 { ParseError(refusal, in: $0) }
+        }
         do {
             try JSONNesting.check(text)
             return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
@@ -108,10 +112,83 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
     }
 
-    /// Why a text is not JSON.
+    /// Throws the ``ParseError`` `parse` would throw for a duplicate member
+    /// name or a number beyond `Double`'s range in `bytes`; returns for
+    /// anything else, JSON or not (for text read by another decoder, such as
+    /// a control request read by `JSONDecoder`, which takes the last of
+    /// duplicate names). One pass without allocation for a good text.
+    ///
+    /// ```swift
+    /// try JSONValue.refuseAmbiguous(Array(#"{"v":2,"v":1}"#.utf8))   // throws: duplicate key "v"
+    /// ```
+    public static func refuseAmbiguous(_ bytes: [UInt8]) throws(ParseError) {
+        let refusal: JSONScanner.Refusal? = bytes.withUnsafeBufferPointer { buffer in
+            JSONScanner.accepts(buffer) ? nil : JSONScanner.refusal(in: buffer)
+        }
+        guard let refusal else { return }
+        throw bytes.withUnsafeBufferPointer { ParseError(refusal, in: $0) }
+    }
+
+    /// Why a text is not JSON, or is JSON the host refuses: a member name
+    /// twice in one object, or a number beyond `Double`'s range.
     public struct ParseError: Error, Sendable, CustomStringConvertible {
+        /// The problem in words; for a refusal with its line, column and path.
         public var explanation: String
+        /// What the problem is.
+        public var kind: Kind = .notJSON
+        /// Where (line and column of UTF-8 bytes) for a duplicate key (its
+        /// second occurrence) or a number out of range; nil otherwise.
+        public var position: JSONLocator.Position?
+        /// The path of the value at fault, as ``JSONLocator`` writes it
+        /// (`instances[0].id`, `""` for the top level); nil when not known.
+        public var path: String?
         public var description: String { explanation }
+
+        /// The kinds of ``ParseError``.
+        public enum Kind: Sendable, Hashable {
+            /// Not JSON (the explanation says why).
+            case notJSON
+            /// A member name that appears twice in one object (`first`: where
+            /// it first appears); JSON allows it, but which value counts is
+            /// then up to the reader, so the host refuses it.
+            case duplicateKey(name: String, first: JSONLocator.Position)
+            /// A number whose value is beyond `Double`'s range (`1e400`), as written.
+            case numberOutOfRange(literal: String)
+        }
+
+        /// Creates an error with only an explanation (`kind` ``Kind/notJSON``).
+        public init(explanation: String) { self.explanation = explanation }
+
+        init(_ refusal: JSONScanner.Refusal, in buffer: UnsafeBufferPointer<UInt8>) {
+            switch refusal {
+            case .duplicateKey(let name, let path, let offset, let firstOffset):
+                let at = JSONScanner.position(of: offset, in: buffer)
+                let first = JSONScanner.position(of: firstOffset, in: buffer)
+                self.init(
+                    explanation:
+                        "duplicate key \(JSONValue.quote(name)) at line \(at.line), column \(at.column) (\(path)), first at line \(first.line), column \(first.column); \(Self.duplicateAdvice)"
+                )
+                kind = .duplicateKey(name: name, first: first)
+                position = at
+                self.path = path
+            case .numberOutOfRange(let literal, let path, let offset):
+                let at = JSONScanner.position(of: offset, in: buffer)
+                let field = path.isEmpty ? "" : " (\(path))"
+                self.init(
+                    explanation:
+                        "number \(literal) at line \(at.line), column \(at.column)\(field) is out of range: \(Self.numberRange)"
+                )
+                kind = .numberOutOfRange(literal: literal)
+                position = at
+                self.path = path
+            }
+        }
+
+        /// What a duplicate key should become.
+        public static let duplicateAdvice = "a key may appear once in an object: remove or rename one"
+        /// The range of every JSON number the host reads.
+        public static let numberRange =
+            "expected a finite number, at most 1.7976931348623157e308 in magnitude (a 64-bit double)"
     }
 
     private static func explain(_ error: any Error) -> String {

@@ -145,6 +145,43 @@ struct BenchCommandTests {
         #expect(result.stdout.contains("p99.9 µs"))
     }
 
+    /// A rate near 0 put the first call centuries away, and a million
+    /// callers a million sandboxed workers: both hung. Refused before any
+    /// call, as usage errors (a bounded run: the helper kills a hang).
+    @Test(arguments: [
+        (["--rate", "1e-320"], "--rate must be calls per second, from 0.01"),
+        (["--rate", "0.001"], "--rate must be calls per second, from 0.01"),
+        (["--rate", "nan"], "--rate must be"),
+        (["--concurrency", "1000000"], "--concurrency must be from 1 to 256 callers (got 1000000)"),
+        (["--concurrency", "0"], "--concurrency must be from 1 to 256"),
+        (["-n", "9223372036854775807", "--isolation", "all"], "-n must be from 1 to 100000000"),
+    ])
+    func rateAndConcurrencyThatWouldHangAreUsageErrors(_ flags: [String], _ expected: String) throws {
+        let result = try CLI.run(["bench", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory] + flags)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    /// A --config that timeline refuses (a parameter the kind lacks) bench
+    /// refuses too, with the same message and exit status, before its first
+    /// call (it measured 1000 failed calls and exited 0).
+    @Test func aConfigurationTimelineRefusesBenchRefuses() throws {
+        let arguments = [
+            CLI.fixtures + "/good.so", "--kind", "test.fixture", "--config", #"{"nope": 1}"#, "--data-dir",
+            CLI.dataDirectory,
+        ]
+        let timeline = try CLI.run(["timeline"] + arguments)
+        let bench = try CLI.run(["bench", "-n", "3"] + arguments)
+        let message = #"has no parameter "nope""#
+        #expect(timeline.status == 2, "\(timeline.stdout)\(timeline.stderr)")
+        #expect((timeline.stdout + timeline.stderr).contains(message), "\(timeline.stdout)\(timeline.stderr)")
+        #expect(bench.status == 2, "\(bench.stdout)\(bench.stderr)")
+        #expect(bench.stderr.contains("bad configuration for"), "\(bench.stderr)")
+        #expect(bench.stderr.contains(message), "\(bench.stderr)")
+        #expect(!bench.stdout.contains("calls per mode"), "\(bench.stdout)")
+    }
+
     @Test(arguments: ["0", "-5", "1000001", "fast"])
     func badRateIsAUsageError(_ rate: String) throws {
         let result = try CLI.run([

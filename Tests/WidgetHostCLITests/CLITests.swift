@@ -84,6 +84,41 @@ enum CLI {
 
 @Suite("widgethost CLI")
 struct CLITests {
+    /// `--locale` is passed to the plugin as given: a BCP 47 tag or a POSIX
+    /// name is taken, anything else (spaces, quotes, control characters,
+    /// 10 KB) is a usage error naming the flag, before any call.
+    @Test(arguments: [
+        ("en-US", true), ("zh-Hans-CN", true), ("de-DE-u-co-phonebk", true), ("en_US.UTF-8", true),
+        ("sr_RS@latin", true), ("C", true), ("", false), ("en US", false), ("en-US\"", false),
+        ("en--US", false), ("en_US.", false), ("en\u{1B}[2J", false), (String(repeating: "a", count: 10_000), false),
+    ])
+    func localeIsCheckedAsALocaleIdentifier(_ locale: String, _ valid: Bool) throws {
+        let result = try CLI.run([
+            "snapshot", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--locale", locale, "--data-dir",
+            CLI.dataDirectory,
+        ])
+        if valid {
+            #expect(result.status == 0, "\(locale): \(result.stderr)")
+        } else {
+            #expect(result.status == 2, "\(locale.prefix(20)): \(result.stdout)")
+            #expect(result.stderr.contains("--locale must be a locale such as en-US"), "\(result.stderr)")
+            #expect(!result.stderr.contains("\u{1B}"))
+        }
+    }
+
+    /// `--timeout` takes what a scenario's and the daemon's timeout take:
+    /// more than 0, at most 10 minutes.
+    @Test func timeoutFollowsTheOneCallTimeoutRule() throws {
+        let result = try CLI.run([
+            "snapshot", CLI.fixtures + "/good.so", "--kind", "test.fixture", "--timeout", "11m", "--data-dir",
+            CLI.dataDirectory,
+        ])
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(
+            result.stderr.contains("--timeout must be more than 0 and at most 600 seconds (10 minutes)"),
+            "\(result.stderr)")
+    }
+
     @Test func loadShowsEverythingAboutAGoodPlugin() throws {
         let result = try CLI.run(["load", CLI.fixtures + "/good.so", "--data-dir", CLI.dataDirectory, "--verbose"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")

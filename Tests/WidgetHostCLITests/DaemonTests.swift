@@ -362,6 +362,8 @@ struct DaemonTests {
             ("this is not json", "bad-request"), (#"{"v":3,"op":"hello"}"#, "unsupported-version"),
             (#"{"v":1,"op":"dance"}"#, "unknown-operation"),
             (#"{"v":1,"op":"view","instance":"panda"}"#, "bad-argument"),
+            // A key twice: refused, not the last one taken (that was "dance").
+            (#"{"v":1,"op":"hello","op":"dance"}"#, "bad-request"),
             // JSONDecoder traps on 513 unclosed brackets: refused before it sees them.
             (#"{"v":1,"op":"hello","x":"# + String(repeating: "[", count: 100_000), "bad-request"),
         ] {

@@ -306,4 +306,69 @@ struct SimulateScenarioTests {
             result.stderr.contains("\(path):6:17: instances[0].family: unknown family \"huge\""), "\(result.stderr)")
         #expect(!result.stderr.contains("Usage:"))
     }
+
+    /// Problems found once the plugins load (a missing file, an unknown
+    /// kind, a family the kind lacks) name the line and column of the
+    /// instance's field, as the parser's problems do (they named only the file).
+    @Test func pluginProblemsNameTheLineAndColumnOfTheInstance() throws {
+        let directory = CLI.temporaryDirectory("bad-plugins")
+        let cases: [(String, String)] = [
+            (
+                #""plugin": "libNope.so", "kind": "k""#,
+                #":4:28: instances[0].plugin: plugin "libNope.so" (instance a) was not found"#
+            ),
+            (
+                #""plugin": "libCharacterPlugin.so", "kind": "nope""#,
+                #":4:61: instances[0].kind: instance a: plugin libCharacterPlugin.so has no kind "nope""#
+            ),
+            (
+                #""plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail", "family": "accessoryInline""#,
+                ":4:106: instances[0].family: instance a: kind com.widgethost.character-detail does not support accessoryInline"
+            ),
+        ]
+        for (index, (fields, expected)) in cases.enumerated() {
+            let path = directory + "/plugin\(index).json"
+            let text =
+                "{\n  \"start\": \"2026-11-23T08:00:00Z\",\n  \"instances\": [\n    { \"id\": \"a\", \(fields) }\n  ]\n}"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try CLI.run(["simulate", "--config", path, "--plugin-dir", CLI.buildDirectory])
+            #expect(result.status == 2, "case \(index): \(result.stdout)")
+            #expect(result.stderr.contains(path + expected), "case \(index): \(result.stderr)")
+        }
+    }
+
+    /// A scenario's timeout follows the daemon's rule (more than 0, at most
+    /// 10 minutes): 0 was accepted here and refused there.
+    @Test func aTimeoutOfZeroIsRefusedAsTheDaemonRefusesIt() throws {
+        let path = CLI.temporaryDirectory("bad-scenarios") + "/timeout.json"
+        let text =
+            #"{"start": "2026-11-23T08:00:00Z", "instances": [{"id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail", "timeout": 0}]}"#
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["simulate", "--config", path, "--plugin-dir", CLI.buildDirectory])
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(
+            result.stderr.contains(
+                "instances[0].timeout: expected a timeout of more than 0 and at most 600 seconds (10 minutes)"),
+            "\(result.stderr)")
+    }
+
+    /// A key twice in one object of a scenario is refused with where it
+    /// appears again (it was read silently, the last one winning).
+    @Test func aDuplicateKeyIsRefusedWithItsLineAndColumn() throws {
+        let path = CLI.temporaryDirectory("bad-scenarios") + "/duplicate.json"
+        let text = """
+            {
+              "start": "2026-11-23T08:00:00Z",
+              "instances": [{ "id": "a", "plugin": "libCharacterPlugin.so", "kind": "com.widgethost.character-detail",
+                              "id": "b" }]
+            }
+            """
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["simulate", "--config", path, "--plugin-dir", CLI.buildDirectory])
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(
+            result.stderr.contains(
+                #"\#(path):4:19: instances[0].id: the key "id" appears twice in this object (first at 3:19)"#),
+            "\(result.stderr)")
+    }
 }

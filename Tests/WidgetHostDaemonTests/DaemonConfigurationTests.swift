@@ -132,7 +132,7 @@ struct DaemonConfigurationTests {
     }
 
     @Test func mistakesNameTheLineAndField() throws {
-        let cases: [(String, [String], String)] = [
+        var cases: [(String, [String], String)] = [
             (
                 "{\n \"plugins\": [{ \"path\": \"missing.so\" }],\n \"instances\": []\n}", [],
                 "host.json:2:24: plugins[0].path: "
@@ -154,7 +154,7 @@ struct DaemonConfigurationTests {
             (
                 "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"maxTasks\": -1 } }] }",
                 ["a.so"],
-                "plugins[0].sandbox.maxTasks: expected a whole number from 1 to 1099511627776, found -1"
+                "plugins[0].sandbox.maxTasks: expected a whole number from 8 to 4194304, found -1"
             ),
             // Numbers that once trapped or were rounded through Double: refused with the field.
             (
@@ -185,6 +185,32 @@ struct DaemonConfigurationTests {
             (
                 "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": -1 }], \"plugins\": [{\"path\": \"p\"}] }",
                 ["p"], "instances[0].timeout: expected a duration from 0 to 10 years"
+            ),
+        ]
+        // A key twice, a number beyond a double, a maxTasks the kernel refuses
+        // (or that leaves the plugin nothing), a timeout of 0: each refused
+        // with its line and why.
+        cases += [
+            (
+                "{ \"instances\": [],\n  \"instances\": [] }", [],
+                #"host.json:2:3: instances: the key "instances" appears twice in this object (first at 1:3)"#
+            ),
+            (
+                "{ \"instances\": [], \"daemon\": { \"shutdownGracePeriod\": 1e400 } }", [],
+                "host.json:1:55: daemon.shutdownGracePeriod: the number 1e400 is out of range"
+            ),
+            (
+                "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"maxTasks\": 5000000 } }] }",
+                ["a.so"],
+                "plugins[0].sandbox.maxTasks: expected a whole number from 8 to 4194304, found 5000000: it is pids.max of the plugin's pids cgroup; the kernel refuses more than 4194304"
+            ),
+            (
+                "{ \"instances\": [], \"plugins\": [{ \"path\": \"a.so\", \"sandbox\": { \"maxTasks\": 2 } }] }",
+                ["a.so"], "plugins[0].sandbox.maxTasks: expected a whole number from 8 to 4194304, found 2"
+            ),
+            (
+                "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": 0 }], \"plugins\": [{\"path\": \"p\"}] }",
+                ["p"], "instances[0].timeout: expected a timeout of more than 0 and at most 600 seconds (10 minutes)"
             ),
         ]
         for (text, files, expected) in cases {

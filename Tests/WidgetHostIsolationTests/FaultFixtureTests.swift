@@ -92,6 +92,18 @@ struct FaultFixtureTests {
         }
     }
 
+    /// A key twice in one entry's content: a reader would keep one of the
+    /// two values, which one is up to it; the answer is refused as malformed,
+    /// naming the key and where it appears again.
+    @Test func aDuplicateKeyInContentIsAMalformedAnswer() {
+        expectFailure("duplicate_key") {
+            guard case .malformedResult(let what) = $0 else { return false }
+            return what.contains(
+                #"entries[0].content_json is JSON the host refuses (duplicate key "mood" at line 2, column 2 (mood), first at line 1, column 2"#
+            )
+        }
+    }
+
     @Test func contentThatIsNotAnObjectIsRefused() {
         expectFailure("content_not_object") {
             if case .malformedResult(let what) = $0 { return what.contains("JSON array, expected an object") }

@@ -45,6 +45,62 @@ struct JSONValueTests {
         #expect(JSONNesting.firstTooDeep(in: String(repeating: "{", count: limit + 1).utf8) == limit)
     }
 
+    /// A key twice in one object is refused (JSONDecoder, which read such
+    /// texts, took the last), with the key, the line and column of its
+    /// second occurrence and its path; also when the names are written
+    /// differently (an escape), and by the check that builds nothing.
+    @Test func duplicateKeysAreRefusedWithWhereTheyAppearAgain() throws {
+        let text = "{\"a\": [1, {\"x\": 1}, {\"x\": 2}],\n  \"b\": {\"c\": 2, \"c\": 3}}"
+        #expect {
+            try JSONValue.parse(text)
+        } throws: { error in
+            guard let error = error as? JSONValue.ParseError else { return false }
+            return error.kind == .duplicateKey(name: "c", first: JSONLocator.Position(line: 2, column: 9))
+                && error.position == JSONLocator.Position(line: 2, column: 17) && error.path == "b.c"
+                && error.explanation.hasPrefix(
+                    #"duplicate key "c" at line 2, column 17 (b.c), first at line 2, column 9"#)
+        }
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.typeName(of: text) }
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(#"{"\u0061": 1, "a": 2}"#) }
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.refuseAmbiguous(Array(#"{"v":2,"v":1}"#.utf8)) }
+        // The same name in different objects is no duplicate.
+        #expect(try JSONValue.parse(#"[{"x": 1}, {"x": {"x": 2}}]"#).typeName == "array")
+        try JSONValue.refuseAmbiguous(Array(#"{"v":2,"op":"hello"}"#.utf8))
+        try JSONValue.refuseAmbiguous(Array("not json".utf8))  // left to the caller's decoder
+        // A configuration file says file:line:column, field, the key and the fix.
+        #expect {
+            try DocumentReader(file: "host.json", text: text, documentation: "docs/daemon.md")
+        } throws: { error in
+            "\(error)"
+                == #"host.json:2:17: b.c: the key "c" appears twice in this object (first at 2:9); a key may appear once in an object: remove or rename one (see docs/daemon.md)"#
+        }
+    }
+
+    /// A number beyond Double's range is out of range, not a type mismatch
+    /// (JSONDecoder's "expected to decode String but found a number").
+    @Test func numbersBeyondADoubleAreOutOfRange() throws {
+        for (text, literal, path, column) in [
+            (#"{"a": [1, 1e400]}"#, "1e400", "a[1]", 11), ("-1e999", "-1e999", "", 1),
+            (#"{"n": 1"# + String(repeating: "0", count: 400) + "}", "1" + String(repeating: "0", count: 400), "n", 7),
+        ] {
+            #expect {
+                try JSONValue.parse(text)
+            } throws: { error in
+                guard let error = error as? JSONValue.ParseError else { return false }
+                return error.kind == .numberOutOfRange(literal: literal) && error.path == path
+                    && error.position == JSONLocator.Position(line: 1, column: column)
+                    && error.explanation.contains("is out of range") && !error.explanation.contains("String")
+            }
+        }
+        #expect(try JSONValue.parse("1e-400") == .number(0))  // underflows to 0: in range
+        #expect {
+            try DocumentReader(file: "s.json", text: #"{"days": 1e400}"#, documentation: "docs/simulate.md")
+        } throws: { error in
+            "\(error)"
+                == "s.json:1:10: days: the number 1e400 is out of range: expected a finite number, at most 1.7976931348623157e308 in magnitude (a 64-bit double) (see docs/simulate.md)"
+        }
+    }
+
     /// `typeName(of:)` checks without building: for valid texts, mutated
     /// ones and the cases it leaves to the building parse (escaped or
     /// non-ASCII member names, duplicates, exponents, huge numbers), it must
@@ -72,7 +128,7 @@ struct JSONValueTests {
         #expect(invalid > 500, "the mutations make invalid texts too")
         // Named cases.
         #expect(try JSONValue.typeName(of: #" {"a": 1, "b": [true, null, -0.5e-3]} "#) == "object")
-        // Out of Double's range: both leave it to JSONDecoder, which refuses it.
+        // Out of Double's range: both refuse it as out of range.
         #expect(throws: JSONValue.ParseError.self) { try JSONValue.typeName(of: "[1e400]") }
         #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse("[1e400]") }
         #expect(try JSONValue.typeName(of: #""x""#) == "string")
