@@ -236,8 +236,7 @@ struct ScenarioSimulator {
                         if deterministic { memo[key] = output }
                     }
                     // The daemon's mapping: a host fault is held, uncharged.
-                    let outcome = ReloadOutcome(
-                        output, hostFaultRetryAt: now + scenario.configuration.minimumReloadInterval)
+                    let outcome = ReloadOutcome(output, at: now, configuration: scenario.configuration)
                     completions.append(ReloadCompletion(instanceID: decision.instanceID, outcome: outcome))
                     let reload = Reload(
                         decision: decision, outcome: output.failure?.code ?? "ok",

@@ -8,13 +8,15 @@ extension ReloadOutcome {
     /// own (no runner, out of descriptors, memory or processes:
     /// ``PluginFailure/isHostFault``) means the plugin was not called, so the
     /// reload is not charged nor counted against the instance, and is held
-    /// until `hostFaultRetryAt`.
+    /// for the configuration's `minimumReloadInterval` (at least a second,
+    /// so that a host out of descriptors is not asked again at once).
     ///
     /// ```swift
-    /// let outcome = ReloadOutcome(output, hostFaultRetryAt: now + 300)
+    /// let outcome = ReloadOutcome(output, at: now, configuration: configuration.scheduler)
     /// scheduler.complete(id, with: outcome, at: now)
     /// ```
-    public init(_ output: CallOutput, hostFaultRetryAt: Double) {
+    public init(_ output: CallOutput, at now: Double, configuration: SchedulerConfiguration) {
+        let hostFaultRetryAt = now + max(1, configuration.minimumReloadInterval)
         if let result = output.result {
             self = .success(result.timeline)
         } else if let failure = output.failure, failure.isHostFault {

@@ -120,9 +120,12 @@ extension Daemon {
                     // Its push kinds' tokens, made and stored now rather
                     // than on the way to their first call.
                     if description.kinds.contains(where: \.acceptsPush) { _ = pushTokens() }
-                    worker.endHold()
-                    for (id, instance) in instances where instance.plugin == worker.name {
-                        scheduler.endHold(of: id, at: now)
+                    // Only when some may be held: not a pass over every
+                    // instance at each load.
+                    if worker.endHold() {
+                        for (id, instance) in instances where instance.plugin == worker.name {
+                            scheduler.endHold(of: id, at: now)
+                        }
                     }
                 }
                 let waiting = worker.waiting
@@ -221,7 +224,7 @@ extension Daemon {
             outcome = .notCalled(reason: reason, retryAt: retryAt)
         } else if let output {
             // A host fault is retried after the minimum reload interval, uncharged.
-            outcome = ReloadOutcome(output, hostFaultRetryAt: now + configuration.scheduler.minimumReloadInterval)
+            outcome = ReloadOutcome(output, at: now, configuration: configuration.scheduler)
         } else {
             outcome = .failure(reason: "no result")
         }

@@ -43,6 +43,8 @@ final class PluginWorker {
     /// quarantined): until when its reloads are held, and how many holds
     /// in a row there have been. Reset when it loads.
     private(set) var hold: (until: Double, count: Int)?
+    /// Loads that succeeded in this run.
+    private(set) var successfulLoads = 0
     private let calls: CallQueue
 
     /// Records a reload's outcome for its kind; returns the new backoff end
@@ -64,17 +66,25 @@ final class PluginWorker {
     /// time for all of them, so that they are tried again together (the
     /// first to be tried loads the plugin again if its file changed, and
     /// the others wait for that load). Each hold that ends unused doubles
-    /// the next, `backoff(n)`: 5, 10, 20, 40, 60 minutes with the defaults.
+    /// the next, `backoff(n)`: 5, 10, 20, 40, 60 minutes with the defaults,
+    /// at least a second (a `backoffBase` of 0 would issue them again at
+    /// once, every turn of the loop).
     func holdUntil(at now: Double, backoff: (Int) -> Double) -> Double {
         if let hold, hold.until > now { return hold.until }
         let count = (hold?.count ?? 0) + 1
-        let until = now + backoff(count)
+        let until = now + max(1, backoff(count))
         hold = (until, count)
         return until
     }
 
-    /// The plugin loaded: its reloads are no longer held.
-    func endHold() { hold = nil }
+    /// The plugin loaded: its reloads are no longer held. Returns whether
+    /// any of its instances' reloads may be: it was held in this run, or
+    /// this is its first load in this run (a hold may come from the state
+    /// of the run before).
+    func endHold() -> Bool {
+        defer { hold = nil }
+        return hold != nil || successfulLoads == 1
+    }
 
     /// The end of `kind`'s backoff, if it is backing off at `now`.
     func backoff(of kind: String, at now: Double) -> Double? {
@@ -121,6 +131,7 @@ final class PluginWorker {
             description = plugin
             state = .loaded
             problem = nil
+            successfulLoads += 1
         case .failure(let failure):
             description = nil
             state = .failed
