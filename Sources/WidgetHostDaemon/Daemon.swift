@@ -247,7 +247,7 @@ public final class Daemon {
         case .failure(let problem): throw .configuration(problem.description)
         }
         phases.end("waiting for the configuration")
-        if let connections = configuration.daemon.maximumConnections { server.limits.connections = connections }
+        server.configure(configuration.daemon)
         // Every plugin loads at once, each on its own queue; the start waits
         // for them (no request is served yet) because the configuration is
         // checked against their kinds before the daemon is ready: a mistake

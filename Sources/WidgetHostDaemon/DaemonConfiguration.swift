@@ -82,6 +82,12 @@ public struct DaemonConfiguration: Sendable {
         public var maximumConnections: Int?
         /// After SIGTERM, how long running calls may go on before they are killed.
         public var shutdownGracePeriod = 5.0
+        /// Seconds a control client may hold part of a request line (no
+        /// newline yet) before it is answered `request-timeout` and closed
+        /// (1 second to 10 minutes; default 30 s).
+        public var requestLineTimeout = 30.0
+        /// The values ``requestLineTimeout`` may take.
+        public static let requestLineTimeoutRange: ClosedRange<Double> = 1...600
         public init() {}
     }
 
@@ -256,7 +262,8 @@ public struct DaemonConfiguration: Sendable {
         }
         var settings = Settings()
         if let value = top["daemon"] {
-            let m = try reader.members(value, "daemon", allowed: ["maximumConnections", "shutdownGracePeriod"])
+            let m = try reader.members(
+                value, "daemon", allowed: ["maximumConnections", "shutdownGracePeriod", "requestLineTimeout"])
             settings.maximumConnections = try reader.integer(
                 m["maximumConnections"], "daemon.maximumConnections", in: 1...1_000_000)
             if let grace = try reader.duration(m["shutdownGracePeriod"], "daemon.shutdownGracePeriod") {
@@ -264,6 +271,15 @@ public struct DaemonConfiguration: Sendable {
                     throw reader.fail("daemon.shutdownGracePeriod", "must be at most 10 minutes, got \(grace) s")
                 }
                 settings.shutdownGracePeriod = grace
+            }
+            if let timeout = try reader.duration(m["requestLineTimeout"], "daemon.requestLineTimeout") {
+                guard Settings.requestLineTimeoutRange.contains(timeout) else {
+                    throw reader.fail(
+                        "daemon.requestLineTimeout",
+                        "expected a duration from 1s to 10m, found \(Timestamp.duration(timeout)); it is how long a client may leave a request line without its newline: write e.g. \"30s\""
+                    )
+                }
+                settings.requestLineTimeout = timeout
             }
         }
         var configuration = DaemonConfiguration(

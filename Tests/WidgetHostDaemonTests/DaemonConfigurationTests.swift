@@ -109,6 +109,19 @@ struct DaemonConfigurationTests {
         #expect(try DaemonConfiguration.load(directory + "/host.json").rereadable == true)
     }
 
+    /// The request-line timeout: its default, and a duration as every other.
+    @Test func requestLineTimeout() throws {
+        let defaults = try DaemonConfiguration.load(try write(#"{ "instances": [] }"#) + "/host.json")
+        #expect(defaults.daemon.requestLineTimeout == 30)
+        let directory = try write(
+            """
+            { "instances": [], "daemon": { "requestLineTimeout": "5s", "maximumConnections": 8 } }
+            """)
+        let configuration = try DaemonConfiguration.load(directory + "/host.json")
+        #expect(configuration.daemon.requestLineTimeout == 5)
+        #expect(configuration.daemon.maximumConnections == 8)
+    }
+
     @Test func perPluginSandboxOverrides() throws {
         let directory = try write(
             """
@@ -185,6 +198,14 @@ struct DaemonConfigurationTests {
             (
                 "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": -1 }], \"plugins\": [{\"path\": \"p\"}] }",
                 ["p"], "instances[0].timeout: expected a duration from 0 to 10 years"
+            ),
+            (
+                "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": \"11m\" } }", [],
+                "host.json:1:54: daemon.requestLineTimeout: expected a duration from 1s to 10m, found 11m"
+            ),
+            (
+                "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": 0 } }", [],
+                "daemon.requestLineTimeout: expected a duration from 1s to 10m, found"
             ),
         ]
         for (text, files, expected) in cases {
