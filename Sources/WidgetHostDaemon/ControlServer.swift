@@ -17,7 +17,8 @@ import WidgetHostModel
 ///   is dropped once its buffer holds more than ``Limits/outputBytes`` or
 ///   nothing has drained for ``Limits/stallSeconds``.
 /// - at most ``Limits/connections`` connections; one more is accepted,
-///   told `too-many-connections`, and closed.
+///   told `too-many-connections`, and closed. Lowering the limit (SIGHUP)
+///   closes no connection: it refuses new ones until fewer are open.
 /// - a client that sends part of a request line and no newline for
 ///   ``Limits/incompleteLineSeconds`` is told `request-timeout` and closed
 ///   (the loop's poll wakes for that deadline only while such a line is
@@ -120,9 +121,10 @@ final class ControlServer {
     /// How many connections are open.
     var connectionCount: Int { connections.count }
 
-    /// Applies the daemon settings of a configuration (at start): the
-    /// connection limit (the automatic one when it sets none) and the
-    /// request-line timeout.
+    /// Applies the daemon settings of a configuration (at start and at
+    /// SIGHUP): the connection limit (the automatic one when it sets none)
+    /// and the request-line timeout. A lower limit closes nothing: new
+    /// connections are refused until fewer than it are open.
     func configure(_ settings: DaemonConfiguration.Settings) {
         limits.connections = settings.maximumConnections ?? automaticConnections
         limits.incompleteLineSeconds = settings.requestLineTimeout

@@ -204,7 +204,8 @@ public final class Daemon {
         do { lock = try StateLock.acquire(for: options.statePath) } catch { throw configurationFirst(error) }
         // Listen before touching the state: a socket that cannot be created
         // (another daemon, a bad path) stops the start with nothing changed.
-        // The connection limit is set once the configuration is in.
+        // The connection limit is set once the configuration is in (and
+        // again at each SIGHUP: ``applyConfiguration(_:workers:)``).
         let descriptors = raiseDescriptorLimit(logger: logger)
         let server: ControlServer
         do {
@@ -624,8 +625,9 @@ public final class Daemon {
     /// SIGHUP: reads the configuration again and applies it as a restart
     /// would (new plugins loaded, unchanged ones kept with their fork servers,
     /// removed instances dropped, new ones added, reconfigured ones reloaded
-    /// once, free). A configuration with a mistake is refused with its line
-    /// and the daemon goes on with the old one.
+    /// once, free), with its `daemon` and `failures` settings. A
+    /// configuration with a mistake is refused with its line and the daemon
+    /// goes on with the old one.
     func reloadConfiguration() {
         guard configuration.rereadable else {
             logger.error(
@@ -692,6 +694,9 @@ public final class Daemon {
         scheduler = built
         instanceSetGeneration &+= 1
         configuration = new
+        // `daemon.maximumConnections` and `requestLineTimeout`: a lower
+        // connection limit refuses new connections, closes none.
+        server?.configure(new.daemon)
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
         let note = "configuration reloaded: \(widgets.count) instances, \(newWorkers.count) plugins"

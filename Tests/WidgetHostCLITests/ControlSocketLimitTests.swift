@@ -3,7 +3,7 @@ import Testing
 import WidgetHostControl
 
 /// The control socket against clients that stop mid-line or end their input
-/// without a newline.
+/// without a newline, and the connection limit changed by SIGHUP.
 extension DaemonHostFaultTests {
     /// The quiet configuration with `daemon` settings.
     static func quiet(daemon settings: String) -> String {
@@ -92,6 +92,49 @@ extension DaemonHostFaultTests {
         let status = try Self.response(&two)
         #expect(status.id == 9 && status.status != nil, "\(status)")
         #expect(try two.readLine() == nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// SIGHUP applies `daemon.maximumConnections` (it applied only at the
+    /// next start): lowered below the connections open, it refuses new
+    /// ones and closes none; raised, new ones are accepted again.
+    @Test func sighupAppliesTheConnectionLimit() throws {
+        let daemon = try DaemonProcess("sighup-limit", configuration: Self.quiet(daemon: #""maximumConnections": 3"#))
+        let process = try daemon.start()
+        var held: [LineSocket] = []
+        defer { for socket in held { socket.close() } }
+        for id in 1...2 {
+            var socket = try Self.connect(daemon)
+            try socket.write(Array((#"{"v":2,"op":"hello","id":"# + "\(id)}\n").utf8))
+            #expect(try Self.response(&socket).ok)
+            held.append(socket)
+        }
+        func reloads() -> Int { daemon.logText.components(separatedBy: "SIGHUP: configuration reloaded").count - 1 }
+        func sighup(limit: Int) throws {
+            let before = reloads()
+            try Self.quiet(daemon: "\"maximumConnections\": \(limit)")
+                .replacingOccurrences(of: "@BUILD@", with: CLI.buildDirectory)
+                .write(toFile: daemon.config, atomically: true, encoding: .utf8)
+            kill(process.processIdentifier, SIGHUP)
+            try waitUntil("the configuration is reloaded", showing: daemon) { reloads() > before }
+        }
+
+        try sighup(limit: 1)
+        // Refused at once, before any request (nothing is written: the daemon may have closed it).
+        var refused = try Self.connect(daemon)
+        defer { refused.close() }
+        let refusal = try Self.response(&refused)
+        #expect(refusal.error?.code == .tooManyConnections, "\(refusal)")
+        #expect(refusal.error?.message.contains("connections, the most it takes") == true, "\(refusal)")
+        // The two open before are kept and served.
+        for index in held.indices {
+            try held[index].write(Array((#"{"v":2,"op":"hello","id":"# + "\(10 + index)}\n").utf8))
+            let answer = try Self.response(&held[index])
+            #expect(answer.ok && answer.id == 10 + index, "\(answer)")
+        }
+
+        try sighup(limit: 10)
+        try waitUntil("a new client is accepted again", showing: daemon) { (try? daemon.hello())?.ok == true }
         #expect(daemon.stop() == 0)
     }
 }
