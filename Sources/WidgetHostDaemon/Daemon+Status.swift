@@ -16,13 +16,16 @@ extension Daemon {
         guard (1...10_000).contains(pageSize) else {
             return .failure(ControlErrorBody(.badArgument, "\"limit\" must be from 1 to 10000; got \(pageSize)"))
         }
+        let boottime = clock.boottime()
+        let window = configuration.failurePolicy.crashWindow
         let plugins = configuration.plugins.compactMap { plugin -> PluginStatus? in
             guard let worker = workers[plugin.name] else { return nil }
             return PluginStatus(
                 name: worker.name, path: worker.path, state: worker.state.rawValue,
                 identifier: worker.description?.id, version: worker.description?.version,
                 isolation: worker.state == .loaded ? worker.isolation : nil,
-                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes,
+                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem,
+                crashes: worker.crashes(within: window, at: boottime),
                 backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
         }
         let count = scheduler.instanceCount
@@ -169,9 +172,13 @@ extension Daemon {
             text +=
                 "\n  kind \(s.instance.kind) backs off until \(Timestamp.iso8601(until)) (\(Timestamp.relative(until, to: now))) after \(worker.kindFailures[s.instance.kind]?.count ?? 0) failed reloads in a row; its due reloads fail without calling the plugin until then"
         }
-        if let worker = workers[s.instance.plugin], worker.crashes > 0, worker.state == .loaded {
-            text +=
-                "\n  plugin \(worker.name) crashed \(worker.crashes) times; quarantined at \(configuration.failurePolicy.quarantineAfterCrashes)"
+        let policy = configuration.failurePolicy
+        if let worker = workers[s.instance.plugin], worker.state == .loaded {
+            let crashes = worker.crashes(within: policy.crashWindow, at: clock.boottime())
+            if crashes > 0 {
+                text +=
+                    "\n  plugin \(worker.name) crashed \(crashes) times in the last \(Timestamp.duration(policy.crashWindow)); quarantined at \(policy.quarantineAfterCrashes) within that window"
+            }
         }
         return InstanceExplanation(
             instance: id, text: text, time: now, budgetUsed: explanation.countedInWindow,
