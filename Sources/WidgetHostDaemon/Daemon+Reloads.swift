@@ -83,12 +83,14 @@ extension Daemon {
         }
     }
 
-    /// A quarantined or failed plugin whose file changed since starts
-    /// loading again (off the loop); its reloads wait for it.
+    /// A plugin whose file changed since it was loaded (or failed to load,
+    /// or was quarantined) starts loading again (off the loop); its reloads
+    /// wait for it. A loaded one is loaded again too: its description
+    /// (identifier, version, kinds), its crash count and a quarantine are
+    /// then the new file's, not the old one's (its calls would load the new
+    /// file anyway: the engine notices the change).
     func loadAgainIfChanged(_ worker: PluginWorker) {
-        guard worker.state == .failed || worker.state == .quarantined,
-            PluginFileIdentity.of(path: worker.path) != worker.identity
-        else { return }
+        guard worker.state != .loading, PluginFileIdentity.of(path: worker.path) != worker.identity else { return }
         logger.notice("plugin \(worker.name): the file changed; loading it again")
         Self.beginLoad(worker, posting: loads)
     }

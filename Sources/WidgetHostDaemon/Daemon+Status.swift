@@ -4,7 +4,8 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 extension Daemon {
-    /// The `status` operation at `now`: every plugin, the summary, and one
+    /// The `status` operation at `now`: every plugin (and whether its file
+    /// changed since it was loaded), the summary, and one
     /// page of instances in configuration order: at most `limit`, after the
     /// cursor `after`, only `only` when given, and never more than
     /// ``ControlProtocol/statusPageBytes`` of them (an instance whose
@@ -20,13 +21,17 @@ extension Daemon {
         let window = configuration.failurePolicy.crashWindow
         let plugins = configuration.plugins.compactMap { plugin -> PluginStatus? in
             guard let worker = workers[plugin.name] else { return nil }
-            return PluginStatus(
+            var entry = PluginStatus(
                 name: worker.name, path: worker.path, state: worker.state.rawValue,
                 identifier: worker.description?.id, version: worker.description?.version,
                 isolation: worker.state == .loaded ? worker.isolation : nil,
                 kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem,
                 crashes: worker.crashes(within: window, at: boottime),
                 backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
+            // One stat per plugin (never a read of the file): what was
+            // loaded is reported as such once the file is replaced.
+            if worker.fileChanged { entry.fileChanged = true }
+            return entry
         }
         let count = scheduler.instanceCount
         var start = 0

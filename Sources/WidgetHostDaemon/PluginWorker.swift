@@ -130,6 +130,14 @@ final class PluginWorker {
         crashTimes = []
     }
 
+    /// Whether the file at ``path`` is no longer the one loaded or
+    /// quarantined (``identity``): another size or modification time, or
+    /// gone. One `stat`; false while loading (the load reads the file anew).
+    var fileChanged: Bool {
+        guard state != .loading, let identity else { return false }
+        return PluginFileIdentity.of(path: path) != identity
+    }
+
     /// `fork-server`, or `spawn` with the reason the fork server fell back.
     var isolation: String { calls.isolation }
 

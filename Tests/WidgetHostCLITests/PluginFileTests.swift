@@ -3,7 +3,7 @@ import Testing
 import WidgetHostControl
 
 /// The daemon and a plugin file over time: crashes counted within a rolling
-/// window.
+/// window, and a file replaced while the plugin is loaded.
 extension DaemonTests {
     /// Crashes count toward quarantine within `failures.crashWindow` only:
     /// crashes further apart than the window never quarantine the plugin
@@ -42,6 +42,48 @@ extension DaemonTests {
         }
         #expect(daemon.logText.contains("plugin segv quarantined after 2 crashes"))
         #expect(try daemon.status().quarantined.first?.crashes == 2)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// A plugin file replaced while it is loaded: `status` says the file
+    /// changed (it showed the old file's identifier and version as if
+    /// current), and the next due reload loads the new file, whose
+    /// identifier and version `status` then shows.
+    @Test func statusTellsAReplacedPluginFileAndItsNextReloadLoadsIt() throws {
+        let daemon = try DaemonProcess(
+            "replaced-file",
+            configuration: """
+                {
+                  "plugins": [{ "name": "p", "path": "plugin.so" }],
+                  "scheduler": { "minimumReloadInterval": 0, "maximumJitter": 0 },
+                  "instances": [{ "id": "one", "plugin": "p", "kind": "test.fixture" }]
+                }
+                """)
+        let file = daemon.directory + "/plugin.so"
+        try FileManager.default.copyItem(atPath: CLI.fixtures + "/good.so", toPath: file)
+        try daemon.start()
+        try waitUntil("one has its timeline", showing: daemon) {
+            try daemon.status().instances.first?.shows != nil
+        }
+        var plugin = try #require(try daemon.status().plugins.first)
+        #expect(plugin.identifier == "test.fixture.good")
+        #expect(plugin.fileChanged == nil)
+
+        // Replaced as an install does: a new file renamed over the old one.
+        try FileManager.default.copyItem(atPath: CLI.fixtures + "/ticking.so", toPath: file + ".new")
+        #expect(rename(file + ".new", file) == 0)
+        plugin = try #require(try daemon.status().plugins.first)
+        #expect(plugin.fileChanged == true, "\(plugin)")
+        #expect(plugin.identifier == "test.fixture.good", "still the loaded file's, and said so")
+        let text = try CLI.run(["status", "--socket", daemon.socket])
+        #expect(text.stdout.contains("the file changed on disk since it was loaded"), "\(text.stdout)")
+
+        #expect(try daemon.send(ControlRequest(.reload, kind: "test.fixture")).ok)
+        try waitUntil("the new file is loaded", showing: daemon) {
+            let now = try daemon.status().plugins.first
+            return now?.identifier == "test.fixture.ticking" && now?.fileChanged == nil
+        }
+        #expect(daemon.logText.contains("plugin p: the file changed; loading it again"))
         #expect(daemon.stop() == 0)
     }
 }
