@@ -24,6 +24,11 @@ enum DaemonReport {
             lines.append(line)
             lines.append("      \(plugin.path)")
             if let problem = plugin.problem { lines.append("      problem: \(problem)") }
+            if plugin.fileChanged == true {
+                lines.append(
+                    "      the file changed on disk since it was loaded: what is shown is the loaded file's; it is loaded again at its next due reload"
+                )
+            }
             for (kind, until) in plugin.backoffUntil.sorted(by: { $0.key < $1.key }) {
                 lines.append("      kind \(kind) backing off until \(at(until))")
             }

@@ -168,6 +168,10 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable {
     case unknownPlugin = "unknown-plugin"
     /// The request line is longer than ``ControlProtocol/maximumLineBytes``.
     case tooLarge = "too-large"
+    /// The client sent part of a request line and no newline for the
+    /// daemon's `requestLineTimeout` (30 s by default): the line is
+    /// dropped, this error sent, and the connection closed.
+    case requestTimeout = "request-timeout"
     /// The daemon is shutting down.
     case shuttingDown = "shutting-down"
     /// The connecting process belongs to another user.

@@ -42,6 +42,13 @@ public struct PluginStatus: Sendable, Hashable, Codable {
     public var backoffUntil: [String: Double]
     /// v2: the per-installation push token of each kind that has one (`push`).
     public var pushTokens: [String: String]?
+    /// True when the file at `path` is no longer the one loaded (or
+    /// quarantined): another size or modification time, or gone.
+    /// `identifier`, `version` and `kinds` are still the loaded file's; the
+    /// daemon loads the file again at the plugin's next due reload (a
+    /// quarantine ends then). Absent when the file is the one loaded, and
+    /// while the plugin is loading.
+    public var fileChanged: Bool?
 
     public init(
         name: String, path: String, state: String, identifier: String? = nil, version: String? = nil,

@@ -17,7 +17,14 @@ import WidgetHostModel
 ///   is dropped once its buffer holds more than ``Limits/outputBytes`` or
 ///   nothing has drained for ``Limits/stallSeconds``.
 /// - at most ``Limits/connections`` connections; one more is accepted,
-///   told `too-many-connections`, and closed.
+///   told `too-many-connections`, and closed. Lowering the limit (SIGHUP)
+///   closes no connection: it refuses new ones until fewer are open.
+/// - a client that sends part of a request line and no newline for
+///   ``Limits/incompleteLineSeconds`` is told `request-timeout` and closed
+///   (the loop's poll wakes for that deadline only while such a line is
+///   pending: an idle connection holding nothing is kept, at no cost).
+/// - a last request line ended by the end of input instead of a newline
+///   (the client shut down writing) is answered as a complete line.
 /// - when `accept` fails for lack of descriptors (EMFILE, ENFILE), a spare
 ///   descriptor is given up to accept and refuse the waiting client, and
 ///   the listener is left alone for a growing pause (10 ms to 1 s): no
@@ -31,11 +38,19 @@ final class ControlServer {
         var outputBytes = 16 << 20
         /// Seconds a client may leave queued output undrained.
         var stallSeconds = 10.0
+        /// Seconds a client may hold part of a request line (bytes and no
+        /// newline yet) while the daemon waits for the rest, before it is
+        /// answered `request-timeout` and closed (`"daemon":
+        /// {"requestLineTimeout"}`).
+        var incompleteLineSeconds = 30.0
     }
 
     let path: String
     let logger: Logger
     var limits: Limits
+    /// The connection limit when the configuration sets none (from the
+    /// descriptor limit at start).
+    let automaticConnections: Int
     private var listener: FileDescriptor?
     private var connections: [Int32: Connection] = [:]
     private let owner = geteuid()
@@ -58,6 +73,11 @@ final class ControlServer {
         var parsed = 0
         /// `input` holds a complete line not yet parsed.
         var hasCompleteLine = false
+        /// Since when (monotonic) the server has been waiting for the end of
+        /// the request line whose start `input` holds; nil when it holds no
+        /// part of a line, or is not waiting for one (complete lines to
+        /// parse first).
+        var lineStarted: Double?
         /// The client ended its input (or it broke): closed once the lines
         /// it sent are answered.
         var ended = false
@@ -88,6 +108,7 @@ final class ControlServer {
         self.path = path
         self.logger = logger
         self.limits = limits
+        self.automaticConnections = limits.connections
         do {
             listener = try ControlListener.listen(at: path)
         } catch {
@@ -99,6 +120,15 @@ final class ControlServer {
 
     /// How many connections are open.
     var connectionCount: Int { connections.count }
+
+    /// Applies the daemon settings of a configuration (at start and at
+    /// SIGHUP): the connection limit (the automatic one when it sets none)
+    /// and the request-line timeout. A lower limit closes nothing: new
+    /// connections are refused until fewer than it are open.
+    func configure(_ settings: DaemonConfiguration.Settings) {
+        limits.connections = settings.maximumConnections ?? automaticConnections
+        limits.incompleteLineSeconds = settings.requestLineTimeout
+    }
 
     /// The descriptors to poll: the listener (unless accepting is paused),
     /// then each connection (for output too when it has some queued).
@@ -130,19 +160,29 @@ final class ControlServer {
             && connection.pending <= Self.answerBacklogBytes
     }
 
+    /// Whether the server is waiting for the end of a request line the
+    /// connection began (the line's deadline runs only then).
+    private func waitsForEndOfLine(_ connection: Connection) -> Bool {
+        connection.lineStarted != nil && wantsInput(connection)
+    }
+
     /// Whether the connection has requests the loop can take now.
     private func hasRequestsReady(_ connection: Connection) -> Bool {
         !connection.closing && connection.hasCompleteLine && connection.pending <= Self.answerBacklogBytes
     }
 
     /// Milliseconds until the server needs the loop again without an event
-    /// (the end of an accept pause, a stalled client's deadline); nil when never.
+    /// (the end of an accept pause, a stalled client's deadline, the
+    /// deadline of a partial request line); nil when never.
     var acceptPauseTimeout: Int32? {
         let now = wh_monotonic_seconds()
         var deadlines: [Double] = []
         if let until = acceptPausedUntil { deadlines.append(until) }
         if let stalled = connections.values.filter({ $0.pending > 0 }).map(\.lastDrained).min() {
             deadlines.append(stalled + limits.stallSeconds)
+        }
+        if let started = connections.values.filter(waitsForEndOfLine).compactMap(\.lineStarted).min() {
+            deadlines.append(started + limits.incompleteLineSeconds)
         }
         // Lines already read wait for the next turn: no sleep.
         if connections.values.contains(where: hasRequestsReady) { deadlines.append(now) }
@@ -163,6 +203,11 @@ final class ControlServer {
                 if item.revents & Int16(POLLOUT) != 0 && !flush(connection) { continue }
                 if connection.closing { continue }
                 if item.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(connection) }
+            }
+        }
+        for connection in connections.values where waitsForEndOfLine(connection) {
+            if let started = connection.lineStarted, now - started >= limits.incompleteLineSeconds {
+                timeOutLine(of: connection)
             }
         }
         for connection in connections.values where !connection.closing {
@@ -282,10 +327,12 @@ final class ControlServer {
 
     /// Reads what the connection sent, up to a line of
     /// ``ControlProtocol/maximumLineBytes``; a longer line is refused and
-    /// the connection ends.
+    /// the connection ends. A last line ended by the end of input instead
+    /// of a newline is taken as complete.
     private func receive(_ connection: Connection) {
         guard !connection.ended, !connection.hasCompleteLine else { return }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var endOfInput = false
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(connection.descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
@@ -296,6 +343,7 @@ final class ControlServer {
             }
             if count < 0 && errno == EINTR { continue }
             if count == 0 || errno != EAGAIN { connection.ended = true }
+            endOfInput = count == 0
             break
         }
         if !connection.hasCompleteLine && connection.input.count - connection.parsed > ControlProtocol.maximumLineBytes
@@ -308,6 +356,36 @@ final class ControlServer {
             connection.parsed = 0
             connection.ended = true
         }
+        if endOfInput && !connection.hasCompleteLine && connection.input.count > connection.parsed {
+            // `shutdown(SHUT_WR)` after a last line without its newline: that line is complete.
+            connection.input.append(UInt8(ascii: "\n"))
+            connection.hasCompleteLine = true
+        }
+        if connection.ended || connection.hasCompleteLine {
+            connection.lineStarted = nil
+        } else if connection.input.count > connection.parsed && connection.lineStarted == nil {
+            connection.lineStarted = wh_monotonic_seconds()
+        }
+    }
+
+    /// A request line begun and not ended within ``Limits/incompleteLineSeconds``:
+    /// answered `request-timeout`; the connection closes once that is out.
+    private func timeOutLine(of connection: Connection) {
+        let held = connection.input.count - connection.parsed
+        let seconds = Timestamp.duration(limits.incompleteLineSeconds)
+        logger.warning(
+            "closing the control connection of pid \(connection.pid): it sent \(held) bytes of a request line and no newline for \(seconds)"
+        )
+        reply(
+            to: connection.descriptor,
+            with: .failure(
+                id: nil, .requestTimeout,
+                "the request line was not finished: \(held) bytes and no newline for \(seconds); end every request with \"\\n\" (docs/control-protocol.md). Closing the connection"
+            ))
+        connection.input = []
+        connection.parsed = 0
+        connection.lineStarted = nil
+        connection.ended = true
     }
 
     /// Parses up to ``requestsPerTurn`` of the lines read.
@@ -324,6 +402,9 @@ final class ControlServer {
         }
         connection.parsed = start
         connection.hasCompleteLine = connection.input[start...].contains(UInt8(ascii: "\n"))
+        // The start of a line read with complete ones: its wait begins now.
+        connection.lineStarted =
+            !connection.hasCompleteLine && connection.input.count > start ? wh_monotonic_seconds() : nil
         // What was parsed is let go once it is most of the buffer (not at
         // every turn: a long burst would be moved again and again).
         if !connection.hasCompleteLine || start > connection.input.count / 2 {

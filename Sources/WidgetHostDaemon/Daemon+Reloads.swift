@@ -88,12 +88,14 @@ extension Daemon {
         }
     }
 
-    /// A quarantined or failed plugin whose file changed since starts
-    /// loading again (off the loop); its reloads wait for it.
+    /// A plugin whose file changed since it was loaded (or failed to load,
+    /// or was quarantined) starts loading again (off the loop); its reloads
+    /// wait for it. A loaded one is loaded again too: its description
+    /// (identifier, version, kinds), its crash count and a quarantine are
+    /// then the new file's, not the old one's (its calls would load the new
+    /// file anyway: the engine notices the change).
     func loadAgainIfChanged(_ worker: PluginWorker) {
-        guard worker.state == .failed || worker.state == .quarantined,
-            PluginFileIdentity.of(path: worker.path) != worker.identity
-        else { return }
+        guard worker.state != .loading, PluginFileIdentity.of(path: worker.path) != worker.identity else { return }
         logger.notice("plugin \(worker.name): the file changed; loading it again")
         Self.beginLoad(worker, posting: loads)
     }
@@ -281,18 +283,22 @@ extension Daemon {
         }
     }
 
-    /// After `quarantineAfterCrashes` crashes of one file, the plugin is
-    /// quarantined until the file changes or `widgethost unquarantine` clears it.
+    /// After `quarantineAfterCrashes` crashes of one file within
+    /// `crashWindow` (a rolling window on CLOCK_BOOTTIME: older crashes no
+    /// longer count), the plugin is quarantined until the file changes or
+    /// `widgethost unquarantine` clears it.
     func countCrash(of worker: PluginWorker, failure: PluginFailure, at now: Double) {
-        worker.crashes += 1
-        let limit = configuration.failurePolicy.quarantineAfterCrashes
-        guard worker.crashes >= limit else {
-            logger.warning("plugin \(worker.name) crashed (\(worker.crashes) of \(limit) before quarantine)")
+        let policy = configuration.failurePolicy
+        let crashes = worker.countCrash(at: clock.boottime(), window: policy.crashWindow)
+        let limit = policy.quarantineAfterCrashes
+        guard crashes >= limit else {
+            logger.warning(
+                "plugin \(worker.name) crashed (\(crashes) of \(limit) within \(Timestamp.duration(policy.crashWindow)) before quarantine)"
+            )
             return
         }
         let reason = failure.code
         guard let file = worker.identity ?? PluginFileIdentity.of(path: worker.path) else { return }
-        let crashes = worker.crashes
         commit("the quarantine of \(worker.path)") { tx in
             let entry = try tx.quarantine(file, reason: reason, crashCount: crashes, at: now)
             try tx.appendEvent(

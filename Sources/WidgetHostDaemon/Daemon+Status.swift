@@ -4,7 +4,8 @@ import WidgetHostScheduler
 import WidgetHostStore
 
 extension Daemon {
-    /// The `status` operation at `now`: every plugin, the summary, and one
+    /// The `status` operation at `now`: every plugin (and whether its file
+    /// changed since it was loaded), the summary, and one
     /// page of instances in configuration order: at most `limit`, after the
     /// cursor `after`, only `only` when given, and never more than
     /// ``ControlProtocol/statusPageBytes`` of them (an instance whose
@@ -16,14 +17,21 @@ extension Daemon {
         guard (1...10_000).contains(pageSize) else {
             return .failure(ControlErrorBody(.badArgument, "\"limit\" must be from 1 to 10000; got \(pageSize)"))
         }
+        let boottime = clock.boottime()
+        let window = configuration.failurePolicy.crashWindow
         let plugins = configuration.plugins.compactMap { plugin -> PluginStatus? in
             guard let worker = workers[plugin.name] else { return nil }
-            return PluginStatus(
+            var entry = PluginStatus(
                 name: worker.name, path: worker.path, state: worker.state.rawValue,
                 identifier: worker.description?.id, version: worker.description?.version,
                 isolation: worker.state == .loaded ? worker.isolation : nil,
-                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem, crashes: worker.crashes,
+                kinds: worker.description?.kinds.map(\.id) ?? [], problem: worker.problem,
+                crashes: worker.crashes(within: window, at: boottime),
                 backoffUntil: worker.kindFailures.filter { $0.value.until > now }.mapValues(\.until))
+            // One stat per plugin (never a read of the file): what was
+            // loaded is reported as such once the file is replaced.
+            if worker.fileChanged { entry.fileChanged = true }
+            return entry
         }
         let count = scheduler.instanceCount
         var start = 0
@@ -169,9 +177,13 @@ extension Daemon {
             text +=
                 "\n  kind \(s.instance.kind) backs off until \(Timestamp.iso8601(until)) (\(Timestamp.relative(until, to: now))) after \(worker.kindFailures[s.instance.kind]?.count ?? 0) failed reloads in a row; its due reloads fail without calling the plugin until then"
         }
-        if let worker = workers[s.instance.plugin], worker.crashes > 0, worker.state == .loaded {
-            text +=
-                "\n  plugin \(worker.name) crashed \(worker.crashes) times; quarantined at \(configuration.failurePolicy.quarantineAfterCrashes)"
+        let policy = configuration.failurePolicy
+        if let worker = workers[s.instance.plugin], worker.state == .loaded {
+            let crashes = worker.crashes(within: policy.crashWindow, at: clock.boottime())
+            if crashes > 0 {
+                text +=
+                    "\n  plugin \(worker.name) crashed \(crashes) times in the last \(Timestamp.duration(policy.crashWindow)); quarantined at \(policy.quarantineAfterCrashes) within that window"
+            }
         }
         return InstanceExplanation(
             instance: id, text: text, time: now, budgetUsed: explanation.countedInWindow,

@@ -218,7 +218,8 @@ public final class Daemon {
         do { lock = try StateLock.acquire(for: options.statePath) } catch { throw configurationFirst(error) }
         // Listen before touching the state: a socket that cannot be created
         // (another daemon, a bad path) stops the start with nothing changed.
-        // The connection limit is set once the configuration is in.
+        // The connection limit is set once the configuration is in (and
+        // again at each SIGHUP: ``applyConfiguration(_:workers:)``).
         let descriptors = raiseDescriptorLimit(logger: logger)
         let server: ControlServer
         do {
@@ -261,7 +262,7 @@ public final class Daemon {
         case .failure(let problem): throw .configuration(problem.description)
         }
         phases.end("waiting for the configuration")
-        if let connections = configuration.daemon.maximumConnections { server.limits.connections = connections }
+        server.configure(configuration.daemon)
         // Every plugin loads at once, each on its own queue; the start waits
         // for them (no request is served yet) because the configuration is
         // checked against their kinds before the daemon is ready: a mistake
@@ -638,8 +639,9 @@ public final class Daemon {
     /// SIGHUP: reads the configuration again and applies it as a restart
     /// would (new plugins loaded, unchanged ones kept with their fork servers,
     /// removed instances dropped, new ones added, reconfigured ones reloaded
-    /// once, free). A configuration with a mistake is refused with its line
-    /// and the daemon goes on with the old one.
+    /// once, free), with its `daemon` and `failures` settings. A
+    /// configuration with a mistake is refused with its line and the daemon
+    /// goes on with the old one.
     func reloadConfiguration() {
         guard configuration.rereadable else {
             logger.error(
@@ -707,6 +709,9 @@ public final class Daemon {
         scheduler = built
         instanceSetGeneration &+= 1
         configuration = new
+        // `daemon.maximumConnections` and `requestLineTimeout`: a lower
+        // connection limit refuses new connections, closes none.
+        server?.configure(new.daemon)
         workers = newWorkers
         instances = Dictionary(uniqueKeysWithValues: new.instances.map { ($0.id, $0) })
         // A kept plugin that failed to load or is quarantined loads again if

@@ -67,11 +67,22 @@ public struct DaemonConfiguration: Sendable {
         public var origin: InstanceOrigin = .configuration
     }
 
-    /// When a crashing plugin is quarantined.
+    /// When a crashing plugin is quarantined: after
+    /// ``quarantineAfterCrashes`` crashes of one file within
+    /// ``crashWindow`` (a rolling window, as systemd's `StartLimitBurst`
+    /// within `StartLimitIntervalSec`): a crash older than the window no
+    /// longer counts, so rare crashes months apart never add up.
     public struct FailurePolicy: Sendable, Hashable {
         /// Crashes (signals, forbidden system calls, exits mid-call, protocol
-        /// violations) of one plugin file after which it is quarantined.
+        /// violations) of one plugin file within ``crashWindow`` after which
+        /// it is quarantined (1-1,000,000).
         public var quarantineAfterCrashes = 3
+        /// Seconds a crash counts toward quarantine (1 second to 365 days;
+        /// `"failures": {"crashWindow"}`, default one day). Measured on
+        /// CLOCK_BOOTTIME: a wall-clock jump neither ages nor revives a crash.
+        public var crashWindow: Double = 86_400
+        /// The longest ``crashWindow`` the file may set.
+        public static let crashWindowRange: ClosedRange<Double> = 1...(365 * 86_400)
         public init() {}
     }
 
@@ -82,6 +93,12 @@ public struct DaemonConfiguration: Sendable {
         public var maximumConnections: Int?
         /// After SIGTERM, how long running calls may go on before they are killed.
         public var shutdownGracePeriod = 5.0
+        /// Seconds a control client may hold part of a request line (no
+        /// newline yet) before it is answered `request-timeout` and closed
+        /// (1 second to 10 minutes; default 30 s).
+        public var requestLineTimeout = 30.0
+        /// The values ``requestLineTimeout`` may take.
+        public static let requestLineTimeoutRange: ClosedRange<Double> = 1...600
         public init() {}
     }
 
@@ -244,16 +261,26 @@ public struct DaemonConfiguration: Sendable {
 
         var failurePolicy = FailurePolicy()
         if let value = top["failures"] {
-            let m = try reader.members(value, "failures", allowed: ["quarantineAfterCrashes"])
+            let m = try reader.members(value, "failures", allowed: ["quarantineAfterCrashes", "crashWindow"])
             if let count = try reader.integer(
                 m["quarantineAfterCrashes"], "failures.quarantineAfterCrashes", in: 1...1_000_000)
             {
                 failurePolicy.quarantineAfterCrashes = count
             }
+            if let window = try reader.duration(m["crashWindow"], "failures.crashWindow") {
+                guard FailurePolicy.crashWindowRange.contains(window) else {
+                    throw reader.fail(
+                        "failures.crashWindow",
+                        "expected a duration from 1s to 365d, found \(Timestamp.duration(window)); crashes older than it stop counting toward quarantine: write e.g. \"1d\""
+                    )
+                }
+                failurePolicy.crashWindow = window
+            }
         }
         var settings = Settings()
         if let value = top["daemon"] {
-            let m = try reader.members(value, "daemon", allowed: ["maximumConnections", "shutdownGracePeriod"])
+            let m = try reader.members(
+                value, "daemon", allowed: ["maximumConnections", "shutdownGracePeriod", "requestLineTimeout"])
             settings.maximumConnections = try reader.integer(
                 m["maximumConnections"], "daemon.maximumConnections", in: 1...1_000_000)
             if let grace = try reader.duration(m["shutdownGracePeriod"], "daemon.shutdownGracePeriod") {
@@ -261,6 +288,15 @@ public struct DaemonConfiguration: Sendable {
                     throw reader.fail("daemon.shutdownGracePeriod", "must be at most 10 minutes, got \(grace) s")
                 }
                 settings.shutdownGracePeriod = grace
+            }
+            if let timeout = try reader.duration(m["requestLineTimeout"], "daemon.requestLineTimeout") {
+                guard Settings.requestLineTimeoutRange.contains(timeout) else {
+                    throw reader.fail(
+                        "daemon.requestLineTimeout",
+                        "expected a duration from 1s to 10m, found \(Timestamp.duration(timeout)); it is how long a client may leave a request line without its newline: write e.g. \"30s\""
+                    )
+                }
+                settings.requestLineTimeout = timeout
             }
         }
         var configuration = DaemonConfiguration(

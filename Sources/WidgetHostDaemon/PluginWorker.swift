@@ -29,8 +29,29 @@ final class PluginWorker {
     var problem: String?
     /// The file as it was when loaded or quarantined.
     var identity: PluginFileIdentity?
-    /// Crashes of this file since it was loaded.
+    /// Crashes of this file counted toward quarantine: those within the
+    /// crash window as of the last crash (``countCrash(at:window:)``), or a
+    /// quarantined file's count when it was quarantined.
     var crashes = 0
+    /// When this file crashed since it was loaded (CLOCK_BOOTTIME seconds),
+    /// oldest first, those older than the crash window let go.
+    private(set) var crashTimes: [Double] = []
+
+    /// Counts a crash at `now` (CLOCK_BOOTTIME seconds); returns the crashes
+    /// within the last `window` seconds, this one included.
+    func countCrash(at now: Double, window: Double) -> Int {
+        crashTimes.append(now)
+        crashTimes.removeFirst(crashTimes.prefix { $0 <= now - window }.count)
+        crashes = crashTimes.count
+        return crashes
+    }
+
+    /// The crashes that count toward quarantine at `now` (CLOCK_BOOTTIME
+    /// seconds): those within the last `window` seconds; a quarantined
+    /// file's count as it was quarantined.
+    func crashes(within window: Double, at now: Double) -> Int {
+        state == .quarantined ? crashes : crashTimes.reduce(0) { $0 + ($1 > now - window ? 1 : 0) }
+    }
     /// Per kind: failed reloads in a row (of any instance) and the end of the
     /// kind's backoff. While it lasts, the kind's due reloads are not sent to
     /// the plugin: they fail at once and each instance backs off as well.
@@ -138,6 +159,15 @@ final class PluginWorker {
             problem = failure.message
         }
         crashes = 0
+        crashTimes = []
+    }
+
+    /// Whether the file at ``path`` is no longer the one loaded or
+    /// quarantined (``identity``): another size or modification time, or
+    /// gone. One `stat`; false while loading (the load reads the file anew).
+    var fileChanged: Bool {
+        guard state != .loading, let identity else { return false }
+        return PluginFileIdentity.of(path: path) != identity
     }
 
     /// `fork-server`, or `spawn` with the reason the fork server fell back.

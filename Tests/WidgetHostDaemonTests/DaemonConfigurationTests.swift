@@ -109,6 +109,24 @@ struct DaemonConfigurationTests {
         #expect(try DaemonConfiguration.load(directory + "/host.json").rereadable == true)
     }
 
+    /// The crash window of quarantine and the request-line timeout: their
+    /// defaults, and durations as every other.
+    @Test func crashWindowAndRequestLineTimeout() throws {
+        let defaults = try DaemonConfiguration.load(try write(#"{ "instances": [] }"#) + "/host.json")
+        #expect(defaults.failurePolicy.crashWindow == 86_400)
+        #expect(defaults.daemon.requestLineTimeout == 30)
+        let directory = try write(
+            """
+            { "instances": [], "failures": { "quarantineAfterCrashes": 5, "crashWindow": "2h" },
+              "daemon": { "requestLineTimeout": "5s", "maximumConnections": 8 } }
+            """)
+        let configuration = try DaemonConfiguration.load(directory + "/host.json")
+        #expect(configuration.failurePolicy.quarantineAfterCrashes == 5)
+        #expect(configuration.failurePolicy.crashWindow == 7200)
+        #expect(configuration.daemon.requestLineTimeout == 5)
+        #expect(configuration.daemon.maximumConnections == 8)
+    }
+
     @Test func perPluginSandboxOverrides() throws {
         let directory = try write(
             """
@@ -185,6 +203,26 @@ struct DaemonConfigurationTests {
             (
                 "{ \"instances\": [{ \"id\": \"a\", \"plugin\": \"p\", \"kind\": \"k\", \"timeout\": -1 }], \"plugins\": [{\"path\": \"p\"}] }",
                 ["p"], "instances[0].timeout: expected a duration from 0 to 10 years"
+            ),
+            (
+                "{ \"instances\": [], \"failures\": { \"crashWindow\": \"0.5s\" } }", [],
+                "host.json:1:49: failures.crashWindow: expected a duration from 1s to 365d, found 500.0ms; crashes older than it stop counting toward quarantine: write e.g. \"1d\""
+            ),
+            (
+                "{ \"instances\": [], \"failures\": { \"crashWindow\": \"400d\" } }", [],
+                "failures.crashWindow: expected a duration from 1s to 365d, found"
+            ),
+            (
+                "{ \"instances\": [], \"failures\": { \"crashWindow\": 1e300 } }", [],
+                "failures.crashWindow: expected a duration from 0 to 10 years"
+            ),
+            (
+                "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": \"11m\" } }", [],
+                "host.json:1:54: daemon.requestLineTimeout: expected a duration from 1s to 10m, found 11m"
+            ),
+            (
+                "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": 0 } }", [],
+                "daemon.requestLineTimeout: expected a duration from 1s to 10m, found"
             ),
         ]
         // A key twice, a number beyond a double, a maxTasks the kernel refuses
