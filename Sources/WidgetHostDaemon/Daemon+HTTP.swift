@@ -123,7 +123,10 @@ extension Daemon {
     func dashboardSnapshot(_ ids: [String]?) -> DashboardSnapshot {
         let now = clock.now()
         var widgets: [DashboardWidget] = []
-        for id in ids ?? scheduler.instanceIDs {
+        let ids = ids ?? scheduler.instanceIDs
+        refreshStacks()
+        let ranks = watch.stacks.ranks(of: ids)
+        for id in ids {
             guard let s = scheduler.instanceState(id) else { continue }
             let instance = s.instance
             let explanation = scheduler.explain(id, at: now)
@@ -145,7 +148,7 @@ extension Daemon {
                     entryDates: s.timeline?.entries.map(\.date) ?? [], consecutiveFailures: s.consecutiveFailures,
                     lastOutcome: lastOutcome, inFlight: s.isInFlight,
                     unavailable: unavailability(of: instance.plugin),
-                    stackRank: cachedRanks(of: instance.family, with: id).ranks[id],
+                    stackRank: ranks[id]?.rank,
                     relevance: scheduler.relevanceScore(of: id, at: now)))
         }
         let plugins = configuration.plugins.map {

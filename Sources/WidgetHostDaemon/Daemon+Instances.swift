@@ -191,6 +191,7 @@ extension Daemon {
         case .success(let value): placed = value
         }
         scheduler.add(placed.widget, at: now)
+        instanceSetGeneration &+= 1
         instances[record.id] = placed.instance
         configuration.instances.append(placed.instance)
         let details = instanceEventDetails(placed.instance)
@@ -216,6 +217,7 @@ extension Daemon {
         case .success(let instance): id = instance.id
         }
         scheduler.remove(id)
+        instanceSetGeneration &+= 1
         instances[id] = nil
         configuration.instances.removeAll { $0.id == id }
         requestBatch?.writes.append { tx in
@@ -262,6 +264,7 @@ extension Daemon {
         changed.isVisible = scheduler.isVisible(at: position)
         var instance = placed.instance
         let reconfigured = scheduler.reconfigure(record.id, as: changed, at: now)
+        if reconfigured { instanceSetGeneration &+= 1 }
         if let visible = spec.visible, visible != changed.isVisible {
             scheduler.handle(visible ? .instanceShown(record.id) : .instanceHidden(record.id), at: now)
         }
@@ -369,20 +372,10 @@ extension Daemon {
         detail.consecutiveFailures = s.consecutiveFailures
         detail.inFlight = s.isInFlight
         detail.relevance = scheduler.relevanceScore(of: id, at: now)
-        let stack = cachedRanks(of: s.instance.family, with: id)
-        detail.stackRank = stack.ranks[id] ?? 1
-        detail.stackSize = stack.size
+        let stack = stackRank(of: id)
+        detail.stackRank = stack?.rank ?? 1
+        detail.stackSize = stack?.size ?? 1
         detail.unavailable = unavailability(of: s.instance.plugin)
         return detail
-    }
-}
-
-/// The Smart Stack's order (docs/control-protocol.md, "Relevance"): the
-/// highest relevance score in force first; equal scores keep their order.
-enum RelevanceOrder {
-    static func sorted(_ ids: [String], score: (String) -> Double) -> [String] {
-        ids.enumerated().map { (offset: $0.offset, id: $0.element, score: score($0.element)) }
-            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.offset < $1.offset }
-            .map(\.id)
     }
 }

@@ -10,41 +10,40 @@ import WidgetHostScheduler
 /// entry is displayed when the duration is 0); equal scores keep the
 /// configuration's order.
 extension Daemon {
-    /// Records every instance's relevance score in force at `now` (what the
-    /// event stream compares later scores with); the ranks are made per
-    /// stack when asked (``cachedRanks(of:with:)``).
+    /// Makes the stacks (``WatchState/stacks``) with every instance's
+    /// relevance score in force at `now`: what the event stream compares
+    /// later scores with.
     func primeScores(at now: Double) {
-        let ids = scheduler.instanceIDs
-        watch.scores.reserveCapacity(ids.count)
-        for id in ids { watch.scores[id] = scheduler.relevanceScore(of: id, at: now) }
+        let scores = scheduler.relevanceScores(at: now)
+        var members: [(id: String, family: WidgetFamily, score: Double)] = []
+        members.reserveCapacity(scores.count)
+        scheduler.forEachInstance { position, instance in
+            members.append((instance.id, instance.family, scores[position]))
+        }
+        watch.stacks = StackIndex(generation: instanceSetGeneration, members: members)
     }
 
-    /// The ids of the instances of `family` (a stack), in the configuration's
-    /// order.
-    func members(of family: WidgetFamily) -> [String] {
-        var ids: [String] = []
-        for position in 0..<scheduler.instanceCount {
-            let instance = scheduler.instance(at: position)
-            if instance.family == family { ids.append(instance.id) }
+    /// Makes the stacks again if the instances changed since they were made
+    /// (``instanceSetGeneration``): the instances kept keep the scores last
+    /// published; a new one's is 0 until its event is published.
+    func refreshStacks() {
+        if watch.stacks.generation < 0 { primeScores(at: clock.now()) }
+        guard watch.stacks.generation != instanceSetGeneration else { return }
+        let old = watch.stacks
+        var members: [(id: String, family: WidgetFamily, score: Double)] = []
+        members.reserveCapacity(scheduler.instanceCount)
+        scheduler.forEachInstance { _, instance in
+            members.append((instance.id, instance.family, old.score(of: instance.id) ?? 0))
         }
-        return ids
+        watch.stacks = StackIndex(generation: instanceSetGeneration, members: members)
     }
 
-    /// The ranks of a stack by the scores the event stream last published
-    /// (each instance's score is refreshed at its `timeline` and `entry`
-    /// events), cached until they change.
-    /// An instance the cache does not know (placed by a SIGHUP or a restart
-    /// of the stack since) makes it again.
-    func cachedRanks(of family: WidgetFamily, with id: String) -> (ranks: [String: Int], size: Int) {
-        if let cached = watch.ranks[family], cached.ranks[id] != nil { return cached }
-        if !watch.primed { primeScores(at: clock.now()) }
-        let members = members(of: family)
-        var ranks: [String: Int] = [:]
-        for (index, id) in RelevanceOrder.sorted(members, score: { watch.scores[$0] ?? 0 }).enumerated() {
-            ranks[id] = index + 1
-        }
-        watch.ranks[family] = (ranks, members.count)
-        return (ranks, members.count)
+    /// Instance `id`'s place in its stack by the scores the event stream
+    /// last published (each instance's score is refreshed at its
+    /// `timeline` and `entry` events), and the stack's size.
+    func stackRank(of id: String) -> (rank: Int, size: Int)? {
+        refreshStacks()
+        return watch.stacks.rank(of: id)
     }
 
     /// Adds to a `status` page what v2 says of each instance (origin,
@@ -53,14 +52,15 @@ extension Daemon {
     /// the page, top first, so that the page holds the same instances (the
     /// cursor still walks the configuration's order).
     func decorate(_ status: inout HostStatus, at now: Double) {
+        refreshStacks()
+        let ranks = watch.stacks.ranks(of: status.instances.map(\.id))
         var places: [String: [Int]] = [:]
         for index in status.instances.indices {
             let id = status.instances[index].id
-            let family = scheduler.instanceState(id)?.instance.family ?? .systemSmall
             status.instances[index].origin = (instances[id]?.origin ?? .configuration).rawValue
             status.instances[index].stack = status.instances[index].family
             status.instances[index].relevance = scheduler.relevanceScore(of: id, at: now)
-            status.instances[index].stackRank = cachedRanks(of: family, with: id).ranks[id]
+            status.instances[index].stackRank = ranks[id]?.rank
             places[status.instances[index].family, default: []].append(index)
         }
         let page = status.instances

@@ -114,8 +114,7 @@ extension Daemon {
     func instanceUse() -> InstanceUse {
         if let cached = usage, cached.generation == instanceSetGeneration { return cached }
         var use = InstanceUse(generation: instanceSetGeneration)
-        for position in 0..<scheduler.instanceCount {
-            let instance = scheduler.instance(at: position)
+        scheduler.forEachInstance { _, instance in
             use.kindsByApp[instance.app, default: []].insert(instance.kind)
             use.allKinds.insert(instance.kind)
             use.instancesByPlugin[instance.plugin, default: 0] += 1
@@ -130,14 +129,7 @@ extension Daemon {
     /// per plugin (counted when the instances change) and the plugins' states.
     func statusSummary() -> StatusSummary {
         if summaryCache?.generation != stateGeneration {
-            var counts = SummaryCounts()
-            counts.instances = scheduler.instanceCount
-            for position in 0..<scheduler.instanceCount {
-                if scheduler.isVisible(at: position) { counts.visible += 1 }
-                if scheduler.isInFlight(at: position) { counts.inFlight += 1 }
-                if scheduler.consecutiveFailures(at: position) > 0 { counts.failing += 1 }
-            }
-            summaryCache = (stateGeneration, counts)
+            summaryCache = (stateGeneration, scheduler.instanceCounts())
         }
         let counts = summaryCache!.counts
         var unavailable = 0
@@ -212,13 +204,6 @@ extension Daemon {
 }
 
 /// The counts behind `status`'s summary.
-struct SummaryCounts {
-    var instances = 0
-    var visible = 0
-    var inFlight = 0
-    var failing = 0
-}
-
 /// Which kinds each app has placed (``Daemon/kindsInUse(app:)``).
 struct InstanceUse {
     /// ``Daemon/instanceSetGeneration`` when it was counted.

@@ -22,15 +22,12 @@ struct WatchState {
     /// When the event stream began: entries that became current before
     /// (while the daemon was not running) get no `entry` event.
     var since = -Double.infinity
-    /// Each instance's relevance score in force as last published, and each
-    /// stack's top (``stackTopSize`` instances), to tell when an order changes.
-    var scores: [String: Double] = [:]
+    /// The stacks, with each instance's relevance score in force as last
+    /// published, and each stack's top (``stackTopSize`` instances), to
+    /// tell when an order changes.
+    var stacks = StackIndex()
     var stackTops: [WidgetFamily: [String]] = [:]
     static let stackTopSize = 10
-    /// Each stack's ranks by those scores, made when asked and dropped when
-    /// the stack's scores or members change: `status` and `instance` cost
-    /// their page, not the whole fleet.
-    var ranks: [WidgetFamily: (ranks: [String: Int], size: Int)] = [:]
 }
 
 extension Daemon {
@@ -42,9 +39,7 @@ extension Daemon {
         let now = clock.now()
         if !watch.primed {
             primeScores(at: now)
-            var families = Set<WidgetFamily>()
-            for position in 0..<scheduler.instanceCount { families.insert(scheduler.instance(at: position).family) }
-            for family in families {
+            for family in watch.stacks.families {
                 watch.stackTops[family] = stackTop(of: family)
             }
             watch.primed = true
@@ -58,10 +53,11 @@ extension Daemon {
         while watch.committed {
             watch.committed = false
             var touched: Set<WidgetFamily> = []
-            for event in events.publishCommitted() {
+            let published = events.publishCommitted()
+            if !published.isEmpty { refreshStacks() }
+            for event in published {
                 if event.type == WatchEventType.configuration.rawValue {
                     // SIGHUP placed and removed instances without events of their own.
-                    watch.ranks = [:]
                     touched.formUnion(WidgetFamily.allCases)
                 }
                 guard let id = event.instance else { continue }
@@ -75,10 +71,10 @@ extension Daemon {
                     let placed =
                         event.type == WatchEventType.instanceAdded.rawValue
                         || event.type == WatchEventType.instanceUpdated.rawValue
-                    if (watch.scores[id] ?? 0) != score || placed,
+                    if (watch.stacks.score(of: id) ?? 0) != score || placed,
                         let family = scheduler.instanceState(id)?.instance.family
                     {
-                        watch.scores[id] = score
+                        watch.stacks.setScore(score, of: id)
                         touched.insert(family)
                         // A changed instance may have left another stack.
                         if event.type == WatchEventType.instanceUpdated.rawValue {
@@ -87,7 +83,6 @@ extension Daemon {
                     }
                 case .instanceRemoved?:
                     watch.pendingEntries.remove(id)
-                    watch.scores[id] = nil
                     touched.formUnion(watch.stackTops.keys)
                 default: break
                 }
@@ -138,16 +133,14 @@ extension Daemon {
 
     /// The first instances of a stack by relevance (the scores last published).
     func stackTop(of family: WidgetFamily) -> [String] {
-        let members = members(of: family)
-        return Array(
-            RelevanceOrder.sorted(members) { watch.scores[$0] ?? 0 }.prefix(WatchState.stackTopSize))
+        refreshStacks()
+        return watch.stacks.top(of: family, count: WatchState.stackTopSize)
     }
 
     /// Writes a `stack` event for each of `families` whose top changed.
     func noteStackOrders(_ families: Set<WidgetFamily>, at now: Double) {
         var rows: [(id: String, message: String, data: String?)] = []
         for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
-            watch.ranks[family] = nil
             let top = stackTop(of: family)
             guard top != watch.stackTops[family] ?? [] else { continue }
             watch.stackTops[family] = top
@@ -155,7 +148,7 @@ extension Daemon {
             var details = WatchEventDetails()
             details.family = family.name
             details.order = top
-            details.relevance = watch.scores[first] ?? 0
+            details.relevance = watch.stacks.score(of: first) ?? 0
             rows.append(
                 (
                     first, "\(family.name) stack: \(first) on top (relevance \(details.relevance ?? 0))",

@@ -88,9 +88,10 @@ public final class Daemon {
     /// or committed through a path that bumps it); keys ``summaryCache``.
     var stateGeneration = 0
     /// `status`'s summary counts as of ``stateGeneration``.
-    var summaryCache: (generation: Int, counts: SummaryCounts)?
-    /// Bumped when instances are added or removed (a configuration
-    /// applied); keys ``usage``.
+    var summaryCache: (generation: Int, counts: InstanceCounts)?
+    /// Bumped when instances are added, removed or changed (a configuration
+    /// applied, `instances.add`, `.remove`, `.update`); keys ``usage`` and
+    /// the stacks (``WatchState/stacks``).
     var instanceSetGeneration = 0
     /// The kinds each app has placed, as of ``instanceSetGeneration``.
     var usage: InstanceUse?

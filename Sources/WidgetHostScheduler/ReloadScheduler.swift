@@ -687,6 +687,50 @@ public struct ReloadScheduler: Sendable {
         instances.withView(position) { $0.cold.pointee.instance }
     }
 
+    /// Calls `body` with each instance and its position, in order of
+    /// position, in one pass.
+    ///
+    /// From another module, read many instances through it (or
+    /// ``instanceCounts()``, ``relevanceScores(at:)``) rather than a call
+    /// per position: calling a method of a scheduler kept in a class's
+    /// property copies the whole scheduler, its references retained, at
+    /// each call (at 10,000 instances, the daemon's loops of
+    /// ``instance(at:)`` over every instance were most of its loop's time
+    /// under load).
+    ///
+    /// ```swift
+    /// var kinds: Set<String> = []
+    /// scheduler.forEachInstance { _, instance in kinds.insert(instance.kind) }
+    /// ```
+    public func forEachInstance(_ body: (_ position: Int, _ instance: WidgetInstance) throws -> Void) rethrows {
+        for position in 0..<instances.count {
+            try body(position, instances.withView(position) { $0.cold.pointee.instance })
+        }
+    }
+
+    /// How many instances there are, shown, reloading and failing: one
+    /// pass over the hot records, nothing copied.
+    public func instanceCounts() -> InstanceCounts {
+        var counts = InstanceCounts()
+        counts.instances = instances.count
+        for position in 0..<instances.count {
+            instances.withView(position) { view in
+                if view.isVisible { counts.visible += 1 }
+                if view.isInFlight { counts.inFlight += 1 }
+                if view.consecutiveFailures > 0 { counts.failing += 1 }
+            }
+        }
+        return counts
+    }
+
+    /// Every instance's relevance score in force at `time`
+    /// (``relevanceScore(of:at:)``), by position.
+    public func relevanceScores(at time: Double) -> [Double] {
+        (0..<instances.count).map { position in
+            instances.withView(position) { Self.relevanceScore(of: $0.cold.pointee.timeline, at: time) }
+        }
+    }
+
     /// The whole state of the instance at `position`.
     /// `position` must be below ``instanceCount``.
     public func instanceState(at position: Int) -> InstanceState { instances[position] }
@@ -1843,8 +1887,13 @@ public struct ReloadScheduler: Sendable {
     /// entry's score while its duration holds (duration 0: while it is
     /// displayed), else 0.
     public func relevanceScore(of id: String, at time: Double) -> Double {
-        guard let p = position(of: id), let entry = instances[cold: p].timeline?.entry(at: time),
-            let relevance = entry.relevance, time >= entry.date
+        guard let p = position(of: id) else { return 0 }
+        return instances.withView(p) { Self.relevanceScore(of: $0.cold.pointee.timeline, at: time) }
+    }
+
+    /// The relevance score in force at `time` of `timeline`'s displayed entry.
+    static func relevanceScore(of timeline: TimelineRecord?, at time: Double) -> Double {
+        guard let entry = timeline?.entry(at: time), let relevance = entry.relevance, time >= entry.date
         else { return 0 }
         if relevance.duration > 0 && time >= entry.date + relevance.duration { return 0 }
         return max(0, relevance.score)

@@ -93,6 +93,33 @@ struct ControlV2Tests {
         daemon.stop()
     }
 
+    /// The apps and kinds in use are counted again when an instance is
+    /// placed or removed at run time: a `reload` of every app reaches an app
+    /// whose only instance was placed after the counts were made (it was
+    /// left out until a restart or a SIGHUP).
+    @Test func aReloadOfEveryAppReachesAnAppPlacedAtRunTime() throws {
+        let daemon = try DaemonProcess("v2-apps", configuration: Self.quiet)
+        try daemon.start()
+        var reload = ControlRequest(.reload)
+        reload.kind = "com.widgethost.character-detail"
+        // Counts the apps and kinds in use: only the calendar's countdown.
+        let before = try daemon.send(reload)
+        #expect(before.ok, "\(String(describing: before.error))")
+        #expect(before.scheduled ?? [] == [])
+        #expect(try add(daemon, Self.desk()).ok)
+        try waitUntil("desk has its first timeline") { try detail(daemon, "desk")?.lastOutcome == "ok" }
+        let after = try daemon.send(reload)
+        #expect(after.ok, "\(String(describing: after.error))")
+        #expect(after.scheduled == ["desk"], "\(String(describing: after.message))")
+        var remove = ControlRequest(.instancesRemove)
+        remove.instance = "desk"
+        #expect(try daemon.send(remove).ok)
+        let removed = try daemon.send(reload)
+        #expect(removed.scheduled ?? [] == [])
+        #expect(removed.message?.contains("no instance of kind") == true, "\(String(describing: removed.message))")
+        daemon.stop()
+    }
+
     @Test func updateAndRemoveOnlyRuntimeInstances() throws {
         let daemon = try DaemonProcess("v2-update", configuration: Self.quiet)
         try daemon.start()
