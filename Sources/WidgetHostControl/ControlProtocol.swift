@@ -154,6 +154,41 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     }
 }
 
+/// A protocol line's shape, as far as its numbers go: the fields that take
+/// any number (the others take whole numbers within 64 bits), and those
+/// that hold another shape. Declared by the type that reads the line, next
+/// to its fields, so that ``ControlDecodingError`` can name the number that
+/// broke an integer field (`JSONDecoder` names no path for it) without
+/// knowing any field itself.
+///
+/// ```swift
+/// extension InstanceSpec: ControlLineShape {
+///     public static var fieldsTakingAnyNumber: Set<String> { ["timeout", "configuration"] }
+/// }
+/// ```
+public protocol ControlLineShape {
+    /// The fields (coding keys) that take any number, or any JSON value
+    /// whose numbers are never an integer field's (a widget's
+    /// `configuration`). Empty by default.
+    static var fieldsTakingAnyNumber: Set<String> { get }
+    /// The fields (coding keys) that hold another shape: an object, or an
+    /// array of them. Empty by default; a field not named here is read as
+    /// taking whole numbers only.
+    static var nestedShapes: [String: any ControlLineShape.Type] { get }
+}
+
+extension ControlLineShape {
+    public static var fieldsTakingAnyNumber: Set<String> { [] }
+    public static var nestedShapes: [String: any ControlLineShape.Type] { [:] }
+}
+
+extension ControlRequest: ControlLineShape {
+    /// `widget` is an ``InstanceSpec``.
+    public static var nestedShapes: [String: any ControlLineShape.Type] {
+        [CodingKeys.widget.stringValue: InstanceSpec.self]
+    }
+}
+
 /// The error codes of a failed request (docs/control-protocol.md).
 public enum ControlErrorCode: String, Sendable, Hashable, Codable {
     /// The line is not a JSON object of the request shape.
@@ -332,7 +367,7 @@ public enum ControlCoding {
         do {
             return try JSONDecoder().decode(type, from: Data(line))
         } catch let error as DecodingError {
-            throw ControlDecodingError(error, line: line)
+            throw ControlDecodingError(error, line: line, shape: T.self as? any ControlLineShape.Type)
         }
     }
 }
@@ -366,8 +401,11 @@ public struct ControlDecodingError: Error, Sendable, Hashable, CustomStringConve
     }
 
     /// The error `JSONDecoder` threw, told in the line's terms: the path from
-    /// its coding path, what the line holds there from the line itself.
-    init(_ error: DecodingError, line: [UInt8]) {
+    /// its coding path, what the line holds there from the line itself. A
+    /// number that broke an integer field is found with `shape`, the
+    /// type's ``ControlLineShape`` (nil: every number is taken as an
+    /// integer field's).
+    init(_ error: DecodingError, line: [UInt8], shape: (any ControlLineShape.Type)?) {
         let root = try? JSONValue.parse(String(decoding: line, as: UTF8.self))
         func path(_ keys: [any CodingKey]) -> String {
             var text = ""
@@ -415,9 +453,9 @@ public struct ControlDecodingError: Error, Sendable, Hashable, CustomStringConve
         case .dataCorrupted(let context):
             // A number that does not fit its integer field (`1.5`, `1e20`):
             // JSONDecoder calls the line "not valid JSON" and names no path.
-            // The first such number of the line (outside the fields that take
-            // any number) is the one.
-            if context.codingPath.isEmpty, let root, let (at, number) = Self.firstNonInteger(in: root) {
+            // The first such number of the line (outside the fields its shape
+            // says take any number) is the one.
+            if context.codingPath.isEmpty, let root, let (at, number) = Self.firstNonInteger(in: root, shape: shape) {
                 self.init(
                     field: at, expected: "a whole number that fits in 64 bits",
                     found: "a number (\(JSONValue.number(number).compactText(limit: 40)))")
@@ -432,22 +470,24 @@ public struct ControlDecodingError: Error, Sendable, Hashable, CustomStringConve
     }
 
     /// The path and value of the first number in `value` (depth first)
-    /// that is not a whole number within 64 bits, skipping the fields that
-    /// take any number (`widget.timeout`, `widget.configuration`).
-    private static func firstNonInteger(in value: JSONValue, prefix: String = "") -> (String, Double)? {
-        if prefix == "widget.timeout" || prefix.hasPrefix("widget.configuration") { return nil }
+    /// that is not a whole number within 64 bits, passing over the fields
+    /// that `shape` says take any number.
+    private static func firstNonInteger(
+        in value: JSONValue, shape: (any ControlLineShape.Type)?, at path: String = ""
+    ) -> (String, Double)? {
         switch value {
         case .number(let number):
-            return Bounds.exactInt(number) == nil ? (prefix, number) : nil
+            return Bounds.exactInt(number) == nil ? (path, number) : nil
         case .object(let members):
-            for (name, member) in members {
-                if let found = firstNonInteger(in: member, prefix: prefix.isEmpty ? name : prefix + "." + name) {
+            for (name, member) in members where shape?.fieldsTakingAnyNumber.contains(name) != true {
+                let field = path.isEmpty ? name : path + "." + name
+                if let found = firstNonInteger(in: member, shape: shape?.nestedShapes[name], at: field) {
                     return found
                 }
             }
         case .array(let items):
             for (index, item) in items.enumerated() {
-                if let found = firstNonInteger(in: item, prefix: prefix + "[\(index)]") { return found }
+                if let found = firstNonInteger(in: item, shape: shape, at: path + "[\(index)]") { return found }
             }
         default: break
         }

@@ -44,6 +44,13 @@ public struct InstanceSpec: Sendable, Hashable, Codable {
     }
 }
 
+extension InstanceSpec: ControlLineShape {
+    /// `timeout` takes any number of seconds; `configuration` any JSON object.
+    public static var fieldsTakingAnyNumber: Set<String> {
+        [CodingKeys.timeout.stringValue, CodingKeys.configuration.stringValue]
+    }
+}
+
 /// The answer to `instance`: one instance in full.
 public struct InstanceDetail: Sendable, Hashable, Codable {
     public var id: String

@@ -53,9 +53,8 @@ extension Daemon {
     func dispatch(_ id: String, at now: Double) {
         guard let decision = inFlight[id]?.decision else { return }
         guard let instance = instances[id], let worker = workers[decision.plugin] else {
-            let problem = "plugin \(decision.plugin) cannot be called: it is not configured"
-            let retryAt = now + configuration.scheduler.backoffCap
-            finish(Completion(instanceID: id, notCalled: problem, retryAt: retryAt))
+            let cause = HoldCause.pluginUnusable(plugin: decision.plugin, problem: "it is not configured")
+            finish(Completion(instanceID: id, notCalled: cause, retryAt: now + configuration.scheduler.backoffCap))
             return
         }
         loadAgainIfChanged(worker)
@@ -64,16 +63,16 @@ extension Daemon {
             return
         }
         guard worker.state == .loaded, let description = worker.description else {
-            let problem = "plugin \(decision.plugin) cannot be called: \(worker.problem ?? "it did not load")"
+            let cause = HoldCause.pluginUnusable(plugin: decision.plugin, problem: worker.problem ?? "it did not load")
             let retryAt = worker.holdUntil(at: now, backoff: configuration.scheduler.backoff(afterFailures:))
-            finish(Completion(instanceID: id, notCalled: problem, retryAt: retryAt))
+            finish(Completion(instanceID: id, notCalled: cause, retryAt: retryAt))
             return
         }
         if let until = worker.backoff(of: instance.kind, at: now) {
-            let count = worker.kindFailures[instance.kind]?.count ?? 0
-            let problem =
-                "kind \(instance.kind) is backing off until \(Timestamp.iso8601(until)) after \(count) failed reloads in a row"
-            finish(Completion(instanceID: id, notCalled: problem, retryAt: until))
+            let cause = HoldCause.kindBackingOff(
+                plugin: decision.plugin, kind: instance.kind,
+                failures: worker.kindFailures[instance.kind]?.count ?? 0, until: until)
+            finish(Completion(instanceID: id, notCalled: cause, retryAt: until))
             return
         }
         let kind = description.kind(instance.kind)
@@ -190,7 +189,7 @@ extension Daemon {
         let ids = Set(batch.map(\.instanceID))
         guard storage.isAvailable else {
             storage.dirty.formUnion(ids)
-            for entry in batch { logger.warning("\(entry.line) (not stored yet: the state file takes no writes)") }
+            for entry in batch { log(entry, stored: false) }
             return
         }
         let now = clock.now()
@@ -209,9 +208,36 @@ extension Daemon {
             }
         }
         if !stored { storage.dirty.formUnion(ids) }
-        for entry in batch {
-            let line = stored ? entry.line : entry.line + " (not stored yet: the state file takes no writes)"
-            if entry.ok && stored { logger.info("\(line)") } else { logger.warning("\(line)") }
+        for entry in batch { log(entry, stored: stored) }
+    }
+
+    /// Logs a finished reload's line: at info when it returned a timeline
+    /// and is stored, at warning otherwise; a reload not called at debug,
+    /// counted in the summary of its cause (``logHeldReloads()``).
+    private func log(_ entry: FinishedReload, stored: Bool) {
+        let line = stored ? entry.line : entry.line + " (not stored yet: the state file takes no writes)"
+        if let held = entry.held {
+            logger.debug("\(line)")
+            heldReloads.add(entry.instanceID, cause: held.cause, until: held.until, at: wh_monotonic_seconds())
+        } else if entry.ok && stored {
+            logger.info("\(line)")
+        } else {
+            logger.warning("\(line)")
+        }
+    }
+
+    /// Logs one line per cause for the reloads held (not called) since the
+    /// last time: once a turn of the loop leaves no reload due now and no
+    /// completion waiting (the retry of 100,000 instances of a plugin that
+    /// cannot be called, issued over many turns, is one line), or when the
+    /// line has waited a second; all of them when `all` (shutdown). A host
+    /// fault's is an error, the others warnings.
+    func logHeldReloads(all: Bool = false) {
+        guard !heldReloads.isEmpty else { return }
+        let due = !stopping && storage.isAvailable && scheduler.nextWakeup().map { $0 <= clock.now() } == true
+        let busy = due || !completionBacklog.isEmpty
+        for summary in heldReloads.take(all: all || !busy, at: wh_monotonic_seconds()) {
+            if summary.cause.isHostFault { logger.error("\(summary.line)") } else { logger.warning("\(summary.line)") }
         }
     }
 
@@ -222,8 +248,8 @@ extension Daemon {
         guard let flight = inFlight.removeValue(forKey: completion.instanceID) else { return }
         let output = completion.output
         let outcome: ReloadOutcome
-        if let (reason, retryAt) = completion.notCalled {
-            outcome = .notCalled(reason: reason, retryAt: retryAt)
+        if let (cause, retryAt) = completion.notCalled {
+            outcome = .notCalled(reason: cause.reason, retryAt: retryAt)
         } else if let output {
             // A host fault is retried after the minimum reload interval, uncharged.
             outcome = ReloadOutcome(output, at: now, configuration: configuration.scheduler)
@@ -245,20 +271,18 @@ extension Daemon {
                 next: scheduler.plannedReload(of: completion.instanceID, at: now))
             // Logged once committed (``finishAll(_:)``): a reload in the log is in the state file.
             completionBatch.append(
-                (
-                    completion.instanceID, kind: Self.eventKind(of: outcome), message: text,
-                    line: line, ok: output?.result != nil
+                FinishedReload(
+                    instanceID: completion.instanceID, kind: Self.eventKind(of: outcome), message: text,
+                    line: line, ok: output?.result != nil,
+                    held: Self.hold(of: completion, outcome: outcome, plugin: flight.decision.plugin)
                 ))
         }
         guard let worker = workers[flight.decision.plugin], let output else { return }
         // The host's own faults (no runner, out of descriptors or memory)
-        // are logged and retried; they never count toward the plugin's
-        // backoff or quarantine.
-        if let failure = output.failure, failure.isHostFault {
-            logger.error(
-                "host fault calling \(worker.name): \(failure.message); retried, not counted against the plugin")
-            return
-        }
+        // are retried (logged with the other reloads held for the same
+        // fault: ``logHeldReloads()``); they never count toward the
+        // plugin's backoff or quarantine.
+        if let failure = output.failure, failure.isHostFault { return }
         let failed = output.result == nil
         if let until = worker.record(
             kind: flight.decision.kind, failed: failed, at: now,
@@ -271,6 +295,16 @@ extension Daemon {
         if let failure = output.failure, failure.isPluginCrash, worker.state == .loaded {
             countCrash(of: worker, failure: failure, at: now)
         }
+    }
+
+    /// Why a reload was not called, and until when it is held: the cause
+    /// it was completed with, or else a host fault of its call (the
+    /// outcome says whether it was called); nil for a reload called.
+    static func hold(of completion: Completion, outcome: ReloadOutcome, plugin: String)
+        -> (cause: HoldCause, until: Double)?
+    {
+        guard case .notCalled(let reason, let retryAt) = outcome else { return nil }
+        return (completion.notCalled?.cause ?? .hostFault(plugin: plugin, message: reason), retryAt)
     }
 
     /// The watch event type of a finished reload: `timeline`, `failure`,

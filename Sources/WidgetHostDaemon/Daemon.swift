@@ -102,7 +102,9 @@ public final class Daemon {
     /// Each kind's push token, once read from the state database (``pushTokens()``).
     var pushTokenCache: [String: String]?
     /// The reloads that ended in this turn of the loop, committed together (``finishAll(_:)``).
-    var completionBatch: [(instanceID: String, kind: String, message: String, line: String, ok: Bool)] = []
+    var completionBatch: [FinishedReload] = []
+    /// The reloads held (not called) whose summary is not logged yet (``logHeldReloads()``).
+    var heldReloads = HeldReloadLog()
     private let signalDescriptor: Int32
     /// The state file's lock, held for the daemon's life.
     let lock: StateLock
@@ -122,7 +124,7 @@ public final class Daemon {
         var output: CallOutput?
         /// Why the plugin was not called, and until when the reload is
         /// held (``ReloadOutcome/notCalled(reason:retryAt:)``); nil for a call made.
-        var notCalled: (reason: String, retryAt: Double)?
+        var notCalled: (cause: HoldCause, retryAt: Double)?
 
         /// A call made, and its output.
         init(instanceID: String, output: CallOutput) {
@@ -131,10 +133,26 @@ public final class Daemon {
         }
 
         /// A reload whose plugin was not called: held until `retryAt`.
-        init(instanceID: String, notCalled reason: String, retryAt: Double) {
+        init(instanceID: String, notCalled cause: HoldCause, retryAt: Double) {
             self.instanceID = instanceID
-            self.notCalled = (reason, retryAt)
+            self.notCalled = (cause, retryAt)
         }
+    }
+
+    /// A reload completed in the scheduler, waiting for its commit to be logged (``finishAll(_:)``).
+    struct FinishedReload {
+        var instanceID: String
+        /// Its event: `timeline`, `failure` or `held`, and its text.
+        var kind: String
+        var message: String
+        /// Its log line.
+        var line: String
+        /// Whether the plugin returned a timeline.
+        var ok: Bool
+        /// For a reload not called: why, and until when it is held. Its
+        /// line is then at debug level, and the reloads held for one cause
+        /// are logged together (``HeldReloadLog``).
+        var held: (cause: HoldCause, until: Double)?
     }
 
     /// A plugin load that ended: the worker (by identity, since a SIGHUP
@@ -564,6 +582,7 @@ public final class Daemon {
             let monotonicNow = wh_monotonic_seconds()
             for worker in workers.values { worker.retireIdleWorkers(at: monotonicNow) }
             if !stopping && storage.isAvailable { issueDueReloads(at: clock.now()) }
+            logHeldReloads()
             serviceWatch()
 
             // Sleep until the next due event: no timer at all when nothing is
@@ -696,7 +715,7 @@ public final class Daemon {
             // Reloads that waited for a replaced plugin's load end now,
             // uncharged; they are issued again at once.
             for id in worker.waiting {
-                finish(Completion(instanceID: id, notCalled: "plugin \(name) was reconfigured", retryAt: now))
+                finish(Completion(instanceID: id, notCalled: .reconfigured(plugin: name), retryAt: now))
             }
             worker.waiting = []
         }
@@ -758,6 +777,7 @@ public final class Daemon {
         if waitingForCalls {
             for worker in workers.values { worker.stopAndWait() }
         }
+        logHeldReloads(all: true)
         let sample = clock.sample()
         commit("the shutdown") { tx in
             try tx.recordClockSample(sample)

@@ -9,7 +9,8 @@ import WidgetHostControl
 /// Task { await hub.follow(source.events()) }
 /// ```
 public actor DashboardHub {
-    /// The past 24 h of each instance: reloads counted or free, failures.
+    /// The past 24 h of each instance: reloads counted or free, failures. A
+    /// reload whose plugin was not called (`held`) leaves no mark.
     public private(set) var history: [String: [DashboardMark]] = [:]
     /// Reload counters and latencies, for `/metrics`.
     public nonisolated let metrics = DashboardMetrics()
@@ -44,6 +45,8 @@ public actor DashboardHub {
                     seconds: start.map { max(0, event.time - $0.time) })
                 if event.type == "failure" {
                     append(id, DashboardMark(time: event.time, kind: .failure), now: event.time)
+                } else if event.type == "held", let start {
+                    takeBack(id, DashboardMark(time: start.time, kind: start.counted ? .counted : .free))
                 }
             case .instanceRemoved?:
                 history[id] = nil
@@ -53,6 +56,14 @@ public actor DashboardHub {
         }
         metrics.eventsTaken(batch.count)
         for listener in listeners.values { listener.yield(batch) }
+    }
+
+    /// Removes the mark of a reload whose plugin was not called (`held`):
+    /// the scheduler gave its charge back and does not count its time as a
+    /// reload's, so the strip's counts agree with the budget.
+    private func takeBack(_ id: String, _ mark: DashboardMark) {
+        guard let index = history[id]?.lastIndex(of: mark) else { return }
+        history[id]?.remove(at: index)
     }
 
     private func append(_ id: String, _ mark: DashboardMark, now: Double) {

@@ -39,6 +39,55 @@ struct ControlDecodingTests {
         #expect(problem(#"{"v":2,"op":"hello"}"#) == nil)
     }
 
+    /// A number that breaks an integer field (`JSONDecoder` names no path
+    /// for it) is found with the line's shape, which the type declares
+    /// (``ControlLineShape``): the fields that take any number are passed
+    /// over, in nested shapes too. The decoding error knows no field names
+    /// (it once skipped `widget.timeout` and `widget.configuration` by
+    /// name, whatever the type).
+    @Test func theNumberThatBrokeAnIntegerFieldIsFoundWithTheShapeTheTypeDeclares() {
+        func problem<T: Decodable>(_ type: T.Type, _ line: String) -> String? {
+            do {
+                _ = try ControlCoding.decode(type, from: Array(line.utf8))
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        // `a` (and `inner.x`) take any number; `b` and `z` whole numbers only.
+        #expect(
+            problem(Probe.self, #"{"a":0.5,"b":1.5,"inner":{"x":0.25,"y":3},"z":4}"#)
+                == "field \"b\": expected a whole number that fits in 64 bits, found a number (1.5)")
+        #expect(
+            problem(Probe.self, #"{"a":0.5,"b":1,"inner":{"x":0.25,"y":3},"z":1e20}"#)
+                == "field \"z\": expected a whole number that fits in 64 bits, found a number (1e+20)")
+        #expect(
+            problem(Probe.self, #"{"a":0.5,"b":1,"inner":{"x":0.25,"y":3.5},"z":4}"#)
+                == "field \"inner.y\": expected a whole number that fits in 64 bits, found a number (3.5)")
+        #expect(problem(Probe.self, #"{"a":0.5,"b":1,"inner":{"x":0.25,"y":3},"z":4}"#) == nil)
+        // The requests' own: a widget's `timeout` and `configuration` take any number.
+        let widget = #""widget":{"id":"x","timeout":2.5,"configuration":{"ratio":0.25,"list":[1.5]}}"#
+        #expect(
+            problem(ControlRequest.self, #"{"v":2,"op":"instances.add",\#(widget),"lastEventId":1.5}"#)
+                == "field \"lastEventId\": expected a whole number that fits in 64 bits, found a number (1.5)")
+        #expect(problem(ControlRequest.self, #"{"v":2,"op":"instances.add",\#(widget)}"#) == nil)
+    }
+
+    /// A line shape with fields that take any number, one of them nested.
+    struct Probe: Decodable, ControlLineShape {
+        struct Inner: Decodable, ControlLineShape {
+            var x: Double
+            var y: Int
+            static var fieldsTakingAnyNumber: Set<String> { ["x"] }
+        }
+        var a: Double
+        var b: Int
+        var inner: Inner
+        var z: Int
+        static var fieldsTakingAnyNumber: Set<String> { ["a"] }
+        static var nestedShapes: [String: any ControlLineShape.Type] { ["inner": Inner.self] }
+    }
+
     @Test func aKeyTwiceIsRefusedNotTheLastTaken() {
         let message = problem(#"{"v":2,"op":"hello","op":"dance"}"#)
         #expect(

@@ -517,9 +517,10 @@ struct DaemonTests {
                 }
                 """)
         try daemon.start()
-        try waitUntil("a due reload fails without a call while the kind backs off") {
-            daemon.logText.contains("outcome=unavailable (not called: kind test.fixture is backing off until")
+        try waitUntil("a due reload is held, not called, while the kind backs off") {
+            daemon.logText.contains("kind test.fixture of plugin erring is backing off (")
         }
+        #expect(daemon.logText.contains("failed reloads in a row): held "))
         #expect(daemon.logText.contains("kind test.fixture of erring backs off until"))
         #expect(daemon.reloadLines("one").first?.contains("outcome=pluginError") == true)
         let explain = try CLI.run(["explain", "one", "--socket", daemon.socket])
@@ -543,14 +544,19 @@ struct DaemonTests {
                 """)
         let process = try daemon.start()
         try waitUntil("the reload is held, not called", showing: daemon) {
-            daemon.reloadLines("one").first?.contains("outcome=unavailable (not called: plugin flaky cannot be called")
-                == true
+            daemon.logText.contains("plugin flaky cannot be called (")
         }
         let held = try #require(try daemon.status().instances.first)
         #expect(held.consecutiveFailures == 0)
         #expect(held.budgetUsed == 0)
         #expect(held.unavailable?.contains("failed to load") == true)
-        #expect(daemon.reloadLines("one").first?.contains("not charged, not counted as a failure, held until") == true)
+        // One line for the plugin's reloads held (the reload's own line is at debug level).
+        #expect(daemon.logText.contains("held 1 reload (not charged, not counted as failures) until "))
+        #expect(daemon.reloadLines("one").isEmpty)
+        // Its event says why it was not called.
+        let events = try StateStore(path: daemon.state).recentEvents(limit: 100, instanceID: "one")
+        #expect(
+            events.contains { $0.kind == "held" && $0.message.contains("not called: plugin flaky cannot be called") })
         // A counted request waits for the hold, and is not charged meanwhile.
         let asked = try CLI.run(["reload", "--kind", "com.widgethost.character-detail", "--socket", daemon.socket])
         #expect(asked.status == 0, "\(asked.stderr)")
@@ -570,6 +576,45 @@ struct DaemonTests {
         #expect(fixed.budgetUsed == 0)
         let ran = daemon.reloadLines("one").filter { $0.contains("outcome=ok") }
         #expect(ran.count == 1 && ran[0].contains("reason=added free(instanceAdded)"), "\(ran)")
+        #expect(daemon.stop() == 0)
+    }
+
+    /// The instances of a plugin that cannot be called are held until one
+    /// shared time and tried again together: each retry logs one line for
+    /// the plugin, naming a few of them, not one line per instance (100,000
+    /// instances once logged 100,000 lines a retry). Each reload's own line
+    /// is at debug level.
+    @Test func reloadsHeldTogetherLogOneLinePerRetryNotOnePerInstance() throws {
+        let instances = (1...5).map { #"{ "id": "i\#($0)", "plugin": "broken", "kind": "test.fixture" }"# }
+        let daemon = try DaemonProcess(
+            "held-summary",
+            configuration: """
+                {
+                  "plugins": [{ "name": "broken", "path": "@FIXTURES@/ctor_crash.so" }],
+                  "scheduler": { "backoffBase": "1s", "backoffCap": "1s", "maximumJitter": 0 },
+                  "instances": [\(instances.joined(separator: ", "))]
+                }
+                """)
+        try daemon.start()
+        func summaries() -> [String] {
+            daemon.logText.split(separator: "\n").map(String.init).filter {
+                $0.contains("plugin broken cannot be called (")
+            }
+        }
+        try waitUntil("three retries are held", showing: daemon) { summaries().count >= 3 }
+        let lines = summaries()
+        for line in lines {
+            #expect(line.contains("held 5 reloads (not charged, not counted as failures) until "), "\(line)")
+            #expect(line.contains(": i1, i2, i3 and 2 more"), "\(line)")
+        }
+        // One line per retry: each its own hold time.
+        let untils = lines.map { $0.components(separatedBy: " until ").last ?? "" }
+        #expect(Set(untils).count == lines.count, "\(lines)")
+        let perInstance = daemon.logText.split(separator: "\n").filter { $0.contains("outcome=unavailable") }
+        #expect(perInstance.isEmpty, "one line per held reload: \(perInstance.prefix(5))")
+        let status = try daemon.status()
+        #expect(status.instances.count == 5)
+        #expect(status.instances.allSatisfy { $0.consecutiveFailures == 0 && $0.budgetUsed == 0 })
         #expect(daemon.stop() == 0)
     }
 

@@ -285,6 +285,42 @@ struct DashboardPartsTests {
         #expect(!without.contains("widgethost_budget_used{") && without.contains("widgethost_instances 0"))
     }
 
+    /// A reload whose plugin was not called (`held`) is given back by the
+    /// scheduler: its charge returned, its time not a reload's. The strip of
+    /// the past 24 h takes its mark back too, so its counts agree with the
+    /// budget (it once kept the counted mark: budget used that was returned).
+    @Test func aHeldReloadTakesItsMarkBackSoTheStripAgreesWithTheBudget() async {
+        let hub = DashboardHub()
+        func reload(_ id: Int64, at time: Double, counted: Bool) -> WatchEvent {
+            var details = WatchEventDetails()
+            details.reason = counted ? "reloadTimelines" : "policy"
+            details.counted = counted
+            return WatchEvent(id: id, time: time, type: "reload", instance: "a", message: "", details: details)
+        }
+        func held(_ id: Int64, at time: Double) -> WatchEvent {
+            var details = WatchEventDetails()
+            details.outcome = "plugin p cannot be called: it did not load"
+            details.budgetUsed = 1
+            return WatchEvent(id: id, time: time, type: "held", instance: "a", message: "", details: details)
+        }
+        await hub.record([
+            reload(1, at: 100, counted: true),
+            WatchEvent(id: 2, time: 100.2, type: "timeline", instance: "a", message: ""),
+        ])
+        let before = await hub.history["a"]
+        // A counted reload held, then a free one held: both marks go.
+        await hub.record([reload(3, at: 200, counted: true)])
+        #expect(await hub.history["a"]?.filter { $0.kind == .counted }.count == 2)
+        await hub.record([held(4, at: 200.01), reload(5, at: 300, counted: false), held(6, at: 300.01)])
+        #expect(await hub.history["a"] == before)
+        let strip = DashboardPage.behind(await hub.history["a"] ?? [], now: 400)
+        #expect(strip.contains("data-counted=\"1\" data-free=\"0\" data-failed=\"0\""), "\(strip)")
+        // Still counted in the metrics, as reloads not called.
+        let text = hub.metrics.exposition(DashboardSnapshot(now: 400, widgets: [], plugins: []), listeners: 0)
+        #expect(
+            text.contains("widgethost_reloads_total{reason=\"reloadTimelines\",outcome=\"notCalled\"} 1"), "\(text)")
+    }
+
     @Test func theAddRequestIsCheckedBeforeTheDaemonSeesIt() {
         if case .success = DashboardRoutes.instanceSpec("[1]") { Issue.record("an array was taken") }
         if case .success = DashboardRoutes.instanceSpec("{\"plugin\":\"p\"}") { Issue.record("no id was taken") }
