@@ -72,7 +72,7 @@ extension Daemon {
                         event.type == WatchEventType.instanceAdded.rawValue
                         || event.type == WatchEventType.instanceUpdated.rawValue
                     if (watch.stacks.score(of: id) ?? 0) != score || placed,
-                        let family = scheduler.instanceState(id)?.instance.family
+                        let family = watch.stacks.family(of: id)
                     {
                         watch.stacks.setScore(score, of: id)
                         touched.insert(family)

@@ -52,6 +52,9 @@ struct StackIndex {
         slots[id].map { stacks[$0.family]!.scores[$0.index] }
     }
 
+    /// The family of instance `id`'s stack; nil if it is in no stack.
+    func family(of id: String) -> WidgetFamily? { slots[id]?.family }
+
     /// Sets instance `id`'s score; false (and nothing changes) if it is in no stack.
     @discardableResult
     mutating func setScore(_ score: Double, of id: String) -> Bool {

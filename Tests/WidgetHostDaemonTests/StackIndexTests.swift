@@ -31,6 +31,7 @@ struct StackIndexTests {
         #expect(index.rank(of: "b").map { [$0.rank, $0.size] } == [1, 1])
         #expect(index.rank(of: "zz") == nil)
         #expect(index.score(of: "c") == 2)
+        #expect(index.family(of: "b") == .systemMedium && index.family(of: "zz") == nil)
         #expect(index.generation == 1)
     }
 
