@@ -36,11 +36,10 @@ struct StackIndex {
         self.generation = generation
         slots.reserveCapacity(members.count)
         for member in members {
-            var stack = stacks[member.family, default: Stack()]
-            slots[member.id] = (member.family, stack.ids.count)
-            stack.ids.append(member.id)
-            stack.scores.append(member.score)
-            stacks[member.family] = stack
+            // In place: a stack taken out and put back is copied at each append.
+            slots[member.id] = (member.family, stacks[member.family]?.ids.count ?? 0)
+            stacks[member.family, default: Stack()].ids.append(member.id)
+            stacks[member.family]!.scores.append(member.score)
         }
     }
 
