@@ -267,13 +267,10 @@ public struct DaemonConfiguration: Sendable {
             {
                 failurePolicy.quarantineAfterCrashes = count
             }
-            if let window = try reader.duration(m["crashWindow"], "failures.crashWindow") {
-                guard FailurePolicy.crashWindowRange.contains(window) else {
-                    throw reader.fail(
-                        "failures.crashWindow",
-                        "expected a duration from 1s to 365d, found \(Timestamp.duration(window)); crashes older than it stop counting toward quarantine: write e.g. \"1d\""
-                    )
-                }
+            if let window = try reader.duration(
+                m["crashWindow"], "failures.crashWindow", in: FailurePolicy.crashWindowRange,
+                purpose: "crashes older than it stop counting toward quarantine: write e.g. \"1d\"")
+            {
                 failurePolicy.crashWindow = window
             }
         }
@@ -289,13 +286,10 @@ public struct DaemonConfiguration: Sendable {
                 }
                 settings.shutdownGracePeriod = grace
             }
-            if let timeout = try reader.duration(m["requestLineTimeout"], "daemon.requestLineTimeout") {
-                guard Settings.requestLineTimeoutRange.contains(timeout) else {
-                    throw reader.fail(
-                        "daemon.requestLineTimeout",
-                        "expected a duration from 1s to 10m, found \(Timestamp.duration(timeout)); it is how long a client may leave a request line without its newline: write e.g. \"30s\""
-                    )
-                }
+            if let timeout = try reader.duration(
+                m["requestLineTimeout"], "daemon.requestLineTimeout", in: Settings.requestLineTimeoutRange,
+                purpose: "it is how long a client may leave a request line without its newline: write e.g. \"30s\"")
+            {
                 settings.requestLineTimeout = timeout
             }
         }

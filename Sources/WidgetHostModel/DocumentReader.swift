@@ -271,6 +271,21 @@ public struct DocumentReader: Sendable {
 }
 
 extension DocumentReader {
+    /// A ``duration(_:_:)`` within `range`; nil when absent. `purpose` says
+    /// what the setting is for and how to write it: the message's fix.
+    public func duration(_ value: JSONValue?, _ field: String, in range: ClosedRange<Double>, purpose: String)
+        throws(DocumentError) -> Double?
+    {
+        guard let seconds = try duration(value, field) else { return nil }
+        guard range.contains(seconds) else {
+            throw fail(
+                field,
+                "expected a duration from \(Timestamp.duration(range.lowerBound)) to \(Timestamp.duration(range.upperBound)), found \(Timestamp.duration(seconds)); \(purpose)"
+            )
+        }
+        return seconds
+    }
+
     /// A plugin call's timeout, as a ``duration(_:_:)`` (`"2s"`, `"1m"` or
     /// seconds) within ``Bounds/isCallTimeout(_:)``: more than 0 and at most
     /// 10 minutes; nil when absent. The scenario's and the daemon's

@@ -206,11 +206,11 @@ struct DaemonConfigurationTests {
             ),
             (
                 "{ \"instances\": [], \"failures\": { \"crashWindow\": \"0.5s\" } }", [],
-                "host.json:1:49: failures.crashWindow: expected a duration from 1s to 365d, found 500.0ms; crashes older than it stop counting toward quarantine: write e.g. \"1d\""
+                "host.json:1:49: failures.crashWindow: expected a duration from 1.0s to 365d, found 500.0ms; crashes older than it stop counting toward quarantine: write e.g. \"1d\""
             ),
             (
                 "{ \"instances\": [], \"failures\": { \"crashWindow\": \"400d\" } }", [],
-                "failures.crashWindow: expected a duration from 1s to 365d, found"
+                "failures.crashWindow: expected a duration from 1.0s to 365d, found"
             ),
             (
                 "{ \"instances\": [], \"failures\": { \"crashWindow\": 1e300 } }", [],
@@ -218,11 +218,11 @@ struct DaemonConfigurationTests {
             ),
             (
                 "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": \"11m\" } }", [],
-                "host.json:1:54: daemon.requestLineTimeout: expected a duration from 1s to 10m, found 11m"
+                "host.json:1:54: daemon.requestLineTimeout: expected a duration from 1.0s to 10m, found 11m"
             ),
             (
                 "{ \"instances\": [], \"daemon\": { \"requestLineTimeout\": 0 } }", [],
-                "daemon.requestLineTimeout: expected a duration from 1s to 10m, found"
+                "daemon.requestLineTimeout: expected a duration from 1.0s to 10m, found"
             ),
         ]
         // A key twice, a number beyond a double, a maxTasks the kernel refuses
