@@ -45,6 +45,9 @@ extension Daemon {
             scheduler.rollBackJournal()
             configuration = savedConfiguration
             instances = savedInstances
+            // An instance placed or removed is undone too: what was counted
+            // of the instances (apps and kinds in use, the stacks) is made again.
+            instanceSetGeneration &+= 1
             answers = answers.map {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
             }
