@@ -64,7 +64,7 @@ struct BatchCompletionTests {
         }
         // The batches were large enough to be read ahead, and there were many.
         #expect(largest >= batched.readAheadMinimum)
-        if count > 2 * ReloadScheduler.readAheadChunk { #expect(largest > 2 * ReloadScheduler.readAheadChunk) }
+        if count > 2 * SchedulerCore.readAheadChunk { #expect(largest > 2 * SchedulerCore.readAheadChunk) }
         #expect(reloads > Int((2.5 * days).rounded(.up)) * count)
     }
 }

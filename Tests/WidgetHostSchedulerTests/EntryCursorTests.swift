@@ -23,7 +23,7 @@ struct EntryCursorTests {
             let expected = entries.firstIndex { $0.date > now } ?? entries.count
             for hint in 0...(count + 2) {
                 let (found, index) = entries.withUnsafeBufferPointer {
-                    ReloadScheduler.nextEntry(after: now, in: $0, from: hint)
+                    SchedulerCore.nextEntry(after: now, in: $0, from: hint)
                 }
                 #expect(index == expected, "hint \(hint), now \(now), dates \(entries.map(\.date))")
                 #expect(found == (expected < count ? entries[expected].date : .infinity))
@@ -44,14 +44,14 @@ struct EntryCursorTests {
             let now = Double(random.next() % 900) - 50
             for hint in 0...count {
                 let (date, _) = entries.withUnsafeBufferPointer {
-                    ReloadScheduler.nextEntry(after: now, in: $0, from: hint)
+                    SchedulerCore.nextEntry(after: now, in: $0, from: hint)
                 }
                 #expect(!date.isNaN && date > now, "hint \(hint), now \(now), dates \(entries.map(\.date))")
             }
         }
         // The reviewer's case: a NaN first, then two dates.
         let entries = [Double.nan, 100, 200].map { EntryRecord(date: $0, contentJSON: "{}") }
-        let next = entries.withUnsafeBufferPointer { ReloadScheduler.nextEntry(after: 50, in: $0, from: 0) }
+        let next = entries.withUnsafeBufferPointer { SchedulerCore.nextEntry(after: 50, in: $0, from: 0) }
         #expect(next.date == 100 && next.index == 1)
     }
 }

@@ -1,0 +1,1751 @@
+import WidgetHostModel
+
+/// The state and the rules behind ``ReloadScheduler``, which holds one in a
+/// box (``SchedulerBox``) and forwards to it: the members it forwards are
+/// documented there.
+///
+/// Not copyable: a copy is made only where one is meant (``clone()``), never
+/// to lend the state to a call. (A copyable value this size, read through
+/// a class property or a pointer, was copied to call each non-mutating
+/// method on it, every reference in it retained and released: the daemon
+/// did so in 67 places, some once per instance.)
+struct SchedulerCore: ~Copyable, Sendable {
+    var configuration: SchedulerConfiguration {
+        willSet { journalWhole() }
+        didSet {
+            steady = SteadyRules(configuration)
+            rebuildIndex()
+        }
+    }
+    /// The numbers of the configuration that the steady state's rules read.
+    private var steady: SteadyRules
+    var state: SchedulerState {
+        var state = SchedulerState()
+        state.instances = instances.states
+        state.apps = apps
+        state.freeLedger = freeLedger
+        state.now = latestTime
+        return state
+    }
+    /// The instances by position, as hot and cold records.
+    private var instances = InstanceRecords()
+    private(set) var apps: [String: AppState] = [:]
+    private(set) var freeLedger = RollingLedger()
+    private(set) var latestTime: Double?
+    private(set) var touched: Set<String> = []
+    var tracksTouched = false
+    var tracksDisplayChanges = false {
+        didSet {
+            if !tracksDisplayChanges {
+                displayChanges = []
+                entryDateChanges = []
+            }
+        }
+    }
+    /// Positions whose displayed entry may have changed since the last
+    /// ``takeDisplayChanges(into:causes:)`` by a new timeline (or the
+    /// instance entered), repeats included.
+    private var displayChanges: [Int32] = []
+    /// Positions whose displayed entry changed since the last
+    /// ``takeDisplayChanges(into:causes:)`` because an entry's date passed,
+    /// repeats included.
+    private var entryDateChanges: [Int32] = []
+    var readAheadMinimum = 8
+    var comingReadAheadMinimum = 32_768
+    /// Instance positions by id.
+    private var index = PositionIndex()
+    /// Per instance position: the time its next reload is due, as planned at
+    /// `latestTime` (never later than the truth: the free-reload cap can only
+    /// move a plan later after it was made).
+    private var reloads = ReloadWheel()
+    /// Instances whose plan depends on the hour `now` is in (a counted reload
+    /// overdue and waiting for budget: the allowance follows the viewing tier
+    /// at `now`), keyed by when that hour (or the learning period) ends.
+    private var rechecks = DueQueue()
+    /// Per instance position: its next entry date after `latestTime`, with
+    /// its timeline's entries and where that entry is in them
+    /// (``EntryCursor``), so that an entry change reads neither the
+    /// instance's records nor a per-position array.
+    private var entryChanges = EntryWheel<EntryCursor>()
+    /// Instance positions by app, for app events and `reloadAllTimelines`.
+    private var byApp: [String: [Int32]] = [:]
+    /// Instance positions by app and kind, for `reloadTimelines(ofKind:)`.
+    private var byAppAndKind: [AppKind: [Int32]] = [:]
+    /// Positions of the instances that use location.
+    private var locationUsers: [Int32] = []
+    /// Per position: what the hot paths read beside its queued time (its
+    /// coalescing deadline, its group and app, whether it is under the free
+    /// cap), together in one 16-byte record: four arrays cost an event four
+    /// cache lines at random places, where one costs one.
+    private var info: [PositionInfo] = []
+    /// The group number of each plugin and kind ever added.
+    private var groups: [PluginKind: Int32] = [:]
+    /// The plugin and kind of each group, by number.
+    private var groupNames: [PluginKind] = []
+    /// Each group's place in the order of plugin and kind, by number: the
+    /// order of the batches.
+    private var groupRanks: [Int32] = []
+    /// The serial number of the last reload issued (``ReloadTicket/serial``).
+    private var issuedSerial: UInt64 = 0
+    /// ``issuedSerial`` when positions last moved (an instance removed, the
+    /// state replaced or rolled back): a ticket issued after it names its
+    /// instance's position as it is.
+    private var serialAtLastMove: UInt64 = 0
+    /// The number of each app ever seen.
+    private var appNumbers: [String: Int32] = [:]
+    /// Per app number: `appCharge(app)`, kept current by the app events, so
+    /// that planning an instance hashes no string.
+    private var appCharges: [ReloadCharge] = []
+    /// Buffers kept between calls, so that a steady-state event allocates nothing.
+    private var scratch = Scratch()
+    /// What ``rollBackJournal()`` puts back, while ``beginJournal()`` is in force.
+    private var journal: Journal?
+
+    /// The state before the changes made since ``beginJournal()``: each
+    /// instance as it was before its first change, the host-wide state as it
+    /// was then.
+    private struct Journal: Sendable {
+        var instances: [Int: InstanceState] = [:]
+        var freeLedger: RollingLedger
+        var apps: [String: AppState]
+        /// The whole scheduler as it was, once positions moved (an instance
+        /// added or removed) or the configuration changed: the undo is then
+        /// this copy.
+        var whole: SchedulerBox?
+    }
+
+    private struct AppKind: Hashable, Sendable {
+        var app: String
+        var kind: String
+    }
+
+    private struct PluginKind: Hashable, Sendable {
+        var plugin: String
+        var kind: String
+    }
+
+    /// Buffers `dueReloads` reuses: taken out of the scheduler while in use
+    /// (so they are uniquely referenced and keep their capacity), put back after.
+    private struct Scratch: Sendable {
+        var due: [Int] = []
+        /// The tickets of one call, in the order of the instances, before
+        /// they are grouped by batch; and the grouped ones `dueReloads(at:limit:)`
+        /// makes its batches from.
+        var issued: [ReloadTicket] = []
+        var tickets: [ReloadTicket] = []
+        /// Per group rank: how many tickets of a call, then where they go.
+        var rankCounts: [Int] = []
+        /// The batches last returned: when the caller has let go of them, their
+        /// arrays are reused for the next ones.
+        var batches: [ReloadBatch] = []
+        var spareDecisions: [[ReloadDecision]] = []
+        /// The most positions one `dueReloads` call collected, in this window
+        /// of calls and the one before: buffers far larger than that (kept
+        /// from a burst, such as every instance's first timeline at start)
+        /// are let go instead of reused, so a burst's high-water mark (about
+        /// 200 bytes per instance) is not kept for the process's life.
+        var peak = 0
+        var previousPeak = 0
+        /// The most reloads one batch held, in this window and the one
+        /// before: a batch's array is kept for reuse only up to 4 times
+        /// that. Kept by the call's total instead, the arrays of the start's
+        /// burst (a sixth of every instance each, at 100,000 instances) were
+        /// kept for the process's life: 361 B per instance.
+        var peakBatch = 0
+        var previousPeakBatch = 0
+        var calls = 0
+        /// What ``InstanceRecords/readAhead(_:ledgers:)`` returned, kept so that its
+        /// reads are made (a number of no meaning).
+        var readAheadSum: UInt64 = 0
+        /// One bit per position, all zero between calls: how `dueReloads`
+        /// sorts its due instances when there are many.
+        var dueBitmap: [UInt64] = []
+        /// The ids' hashes and positions of a ``complete(_:at:)``.
+        var hashes: [UInt64] = []
+        var found: [Int] = []
+        /// The reload queue's keys in `comingFrom ..< comingThrough` were
+        /// the last read ahead as the coming reloads (``readAheadComing()``),
+        /// and the positions read.
+        var comingFrom = -Double.infinity
+        var comingThrough = -Double.infinity
+        var coming: [Int] = []
+
+        /// Calls per window of the peak.
+        static let window = 256
+
+        /// Whether a buffer of `capacity` elements is worth keeping.
+        func keeps(capacity: Int) -> Bool {
+            capacity <= 4 * max(64, peak, previousPeak)
+        }
+
+        /// The largest batch array worth keeping, in reloads.
+        var batchLimit: Int { 4 * max(64, peakBatch, previousPeakBatch) }
+
+        /// Whether a batch's array of `capacity` reloads is worth keeping.
+        func keepsBatch(capacity: Int) -> Bool { capacity <= batchLimit }
+
+        /// Records one call that collected `count` positions.
+        mutating func note(_ count: Int) {
+            peak = max(peak, count)
+            calls += 1
+            if calls >= Self.window {
+                previousPeak = peak
+                peak = 0
+                previousPeakBatch = peakBatch
+                peakBatch = 0
+                calls = 0
+            }
+        }
+    }
+
+    init(
+        configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState()
+    ) {
+        self.configuration = configuration
+        steady = SteadyRules(configuration)
+        adopt(state)
+        rebuildIndex()
+    }
+
+    /// A copy of this core: every field copied (the arrays and tables shared
+    /// until either changes them). A field added to the core is copied here.
+    func clone() -> SchedulerCore { SchedulerCore(cloning: self) }
+
+    private init(cloning other: borrowing SchedulerCore) {
+        configuration = other.configuration
+        steady = other.steady
+        instances = other.instances
+        apps = other.apps
+        freeLedger = other.freeLedger
+        latestTime = other.latestTime
+        touched = other.touched
+        tracksTouched = other.tracksTouched
+        tracksDisplayChanges = other.tracksDisplayChanges
+        displayChanges = other.displayChanges
+        entryDateChanges = other.entryDateChanges
+        readAheadMinimum = other.readAheadMinimum
+        comingReadAheadMinimum = other.comingReadAheadMinimum
+        index = other.index
+        reloads = other.reloads
+        rechecks = other.rechecks
+        entryChanges = other.entryChanges
+        byApp = other.byApp
+        byAppAndKind = other.byAppAndKind
+        locationUsers = other.locationUsers
+        info = other.info
+        groups = other.groups
+        groupNames = other.groupNames
+        groupRanks = other.groupRanks
+        issuedSerial = other.issuedSerial
+        serialAtLastMove = other.serialAtLastMove
+        appNumbers = other.appNumbers
+        appCharges = other.appCharges
+        scratch = other.scratch
+        journal = other.journal
+    }
+
+    /// Takes `state` as this scheduler's (the index is rebuilt after).
+    private mutating func adopt(_ state: SchedulerState) {
+        instances = InstanceRecords(state.instances)
+        apps = state.apps
+        freeLedger = state.freeLedger
+        latestTime = state.now
+    }
+
+    // MARK: Index
+
+    private mutating func rebuildIndex() {
+        index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
+        reloads = ReloadWheel()
+        rechecks = DueQueue()
+        entryChanges = EntryWheel()
+        // Positions may name other instances now: each is entered again below.
+        displayChanges.removeAll(keepingCapacity: true)
+        entryDateChanges.removeAll(keepingCapacity: true)
+        byApp = [:]
+        byAppAndKind = [:]
+        locationUsers = []
+        info = []
+        // The groups' numbers are kept (a ticket's group keeps naming its
+        // plugin and kind); a group no instance is in any more costs nothing.
+        serialAtLastMove = issuedSerial
+        appNumbers = [:]
+        appCharges = []
+        for app in apps.keys.sorted() { _ = number(ofApp: app) }
+        for position in instances.indices {
+            enter(position)
+        }
+        touched = []
+    }
+
+    /// The position of the instance `id`, nil if there is none.
+    @inline(__always)
+    private func position(of id: String) -> Int? {
+        instances.cold.withUnsafeBufferPointer { index.find(id, in: $0) }
+    }
+
+    /// Records that the instance at `p` changed (``touched``).
+    @inline(__always)
+    private mutating func touch(_ p: Int) {
+        if tracksTouched { touched.insert(instances[cold: p].instance.id) }
+    }
+
+    mutating func takeDisplayChanges(
+        into positions: inout [Int], causes: DisplayChangeCauses = [.newTimeline, .entryDate]
+    ) {
+        let start = positions.count
+        if causes.contains(.newTimeline) { positions.append(contentsOf: displayChanges.lazy.map(Int.init)) }
+        if causes.contains(.entryDate) { positions.append(contentsOf: entryDateChanges.lazy.map(Int.init)) }
+        displayChanges.removeAll(keepingCapacity: true)
+        entryDateChanges.removeAll(keepingCapacity: true)
+        guard positions.count > start else { return }
+        positions[start...].sort()
+        // Repeats, and positions past the last instance, dropped in place.
+        var kept = start
+        for i in start..<positions.count {
+            let p = positions[i]
+            guard p < instances.count, kept == start || positions[kept - 1] != p else { continue }
+            positions[kept] = p
+            kept += 1
+        }
+        positions.removeSubrange(kept...)
+    }
+
+    mutating func takeTouched() -> Set<String> {
+        defer { touched = [] }
+        return touched
+    }
+
+    // MARK: Undo
+
+    mutating func beginJournal() {
+        journal = Journal(freeLedger: freeLedger, apps: apps)
+    }
+
+    var isJournaling: Bool { journal != nil }
+
+    mutating func endJournal() {
+        journal = nil
+    }
+
+    mutating func rollBackJournal() {
+        guard let journal else { return }
+        self.journal = nil
+        undo(journal)
+    }
+
+    func instanceStateBeforeJournal(_ id: String) -> InstanceState? {
+        guard let journal else { return instanceState(id) }
+        if let whole = journal.whole { return whole.core.pointee.instanceState(id) }
+        guard let p = position(of: id) else { return nil }
+        return journal.instances[p] ?? instances[p]
+    }
+
+    mutating func replaceState(_ newState: SchedulerState) {
+        journalWhole()
+        let touched = self.touched
+        adopt(newState)
+        rebuildIndex()
+        self.touched = touched
+    }
+
+    /// Records the state of the instance at `p` before its first change in the journal.
+    @inline(__always)
+    private mutating func willChange(_ p: Int) {
+        if journal != nil, journal!.whole == nil, journal!.instances[p] == nil {
+            journal!.instances[p] = instances[p]
+        }
+    }
+
+    /// Before positions move or the configuration changes: the journal keeps
+    /// the whole scheduler as it was at ``beginJournal()`` instead.
+    private mutating func journalWhole() {
+        guard var journal, journal.whole == nil else { return }
+        self.journal = nil
+        let before = SchedulerBox(clone())
+        before.core.pointee.undo(journal)
+        journal.whole = before
+        journal.instances = [:]
+        self.journal = journal
+    }
+
+    private mutating func undo(_ journal: Journal) {
+        if let whole = journal.whole {
+            let touched = self.touched
+            let serial = issuedSerial
+            self = whole.core.pointee.clone()
+            self.touched = touched
+            // Serials are never used twice, and the tickets issued since are void.
+            issuedSerial = serial
+            serialAtLastMove = serial
+            return
+        }
+        var replanned: [Int] = []
+        if apps != journal.apps {
+            let changed = Set(apps.keys).union(journal.apps.keys)
+            apps = journal.apps
+            for app in changed {
+                appChanged(app)
+                replanned += (byApp[app] ?? []).map(Int.init)
+            }
+        }
+        if freeLedger != journal.freeLedger {
+            // A shorter free ledger can move plans under its cap earlier.
+            freeLedger = journal.freeLedger
+            replanned += reloads.positionsUnderFreeCap
+        }
+        for (p, s) in journal.instances {
+            instances[p] = s
+            replanned.append(p)
+            replanEntry(p)
+        }
+        for p in replanned { replan(p) }
+    }
+
+    /// Puts the instance at `position` in the groups and queues.
+    private mutating func enter(_ position: Int) {
+        let instance = instances[cold: position].instance
+        byApp[instance.app, default: []].append(Int32(position))
+        byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(Int32(position))
+        if instance.usesLocation { locationUsers.append(Int32(position)) }
+        let key = PluginKind(plugin: instance.plugin, kind: instance.kind)
+        let group: Int32
+        if let number = groups[key] {
+            group = number
+        } else {
+            group = Int32(groups.count)
+            groups[key] = group
+            groupNames.append(key)
+            // Groups are few (a plugin's kinds) and rarely new: rank them all again.
+            let order = groupNames.indices.sorted {
+                (groupNames[$0].plugin, groupNames[$0].kind) < (groupNames[$1].plugin, groupNames[$1].kind)
+            }
+            groupRanks = Array(repeating: 0, count: groupNames.count)
+            for (rank, g) in order.enumerated() { groupRanks[g] = Int32(rank) }
+        }
+        info.append(
+            PositionInfo(
+                group: group, app: number(ofApp: instance.app),
+                jitterFraction: StableJitter.fraction(for: instance.id)))
+        replan(position)
+        replanEntry(position)
+    }
+
+    /// The number of `app`, given one (with its current charge) if new.
+    private mutating func number(ofApp app: String) -> Int32 {
+        if let number = appNumbers[app] { return number }
+        let number = Int32(appCharges.count)
+        appNumbers[app] = number
+        appCharges.append(appCharge(app))
+        return number
+    }
+
+    /// Records the app's charge again after its foreground or sessions changed.
+    private mutating func appChanged(_ app: String) {
+        appCharges[Int(number(ofApp: app))] = appCharge(app)
+    }
+
+    /// The rules with the state they read: two fields copied, not the scheduler.
+    private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: freeLedger) }
+
+    /// Plans the instance at `position` again, as of `latestTime`.
+    private mutating func replan(_ position: Int) {
+        let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
+        let charge = appCharges[info[position].app]
+        // The steady state's plan first, from the few numbers it reads.
+        let steady = self.steady
+        if let plain = instances.withView(
+            position, { s in steady.plainPlan(s, appCharge: charge, at: max(stateNow, s.addedAt)) })
+        {
+            reloads.set(
+                position, to: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
+            setRecheck(position, .infinity)
+            return
+        }
+        let rules = self.rules
+        let (planned, flags, recheck) = instances.withView(position) { s in
+            let now = max(stateNow, s.addedAt)
+            let planned = rules.candidate(s, appCharge: charge, at: now)
+            return (
+                (time: planned?.time ?? .infinity, latest: planned?.latest ?? .infinity),
+                ReloadWheel.Node.Flags(
+                    underFreeCap: rules.hasCappedCandidate(s, appCharge: charge),
+                    plainPolicy: planned?.isPlainPolicy ?? false),
+                rules.recheckTime(s, appCharge: charge, now: now, planned: planned?.time ?? .infinity)
+            )
+        }
+        reloads.set(position, to: planned.time, latest: planned.latest, flags: flags)
+        setRecheck(position, recheck)
+    }
+
+    /// Queues the instance at `position` for a recheck at `time` (none
+    /// when infinite), touching the queue only when it is or was queued.
+    @inline(__always)
+    private mutating func setRecheck(_ position: Int, _ time: Double) {
+        let queued = time < .infinity
+        guard queued || info[position].hasRecheck else { return }
+        rechecks.set(position, to: time)
+        info[position].hasRecheck = queued
+    }
+
+    /// Queues the next entry date after `latestTime` of the instance at
+    /// `position`, with its timeline's entries (a new timeline, or the
+    /// instance entered or put back).
+    private mutating func replanEntry(_ position: Int) {
+        if tracksDisplayChanges { displayChanges.append(Int32(position)) }
+        let now = latestTime ?? -Double.greatestFiniteMagnitude
+        // Through the view: a copy of the cold record retained and released all of it.
+        let (next, index) = instances.withView(position) { s in
+            s.cold.pointee.timeline.map { timeline in
+                timeline.entries.withUnsafeBufferPointer { Self.nextEntry(after: now, in: $0, from: 0) }
+            } ?? (.infinity, 0)
+        }
+        guard next < .infinity else {
+            // No entry change to come (an entry-less timeline, the last
+            // entry shown): the queue is touched only if it may hold one.
+            if info[position].mayHaveEntryChange {
+                if entryChanges.isQueued(position) {
+                    entryChanges.set(position, to: .infinity, payload: EntryCursor(entries: [], index: 0))
+                }
+                info[position].mayHaveEntryChange = false
+            }
+            return
+        }
+        info[position].mayHaveEntryChange = true
+        let entries = instances.withView(position) { $0.cold.pointee.timeline.unsafelyUnwrapped.entries }
+        entryChanges.set(position, to: next, payload: EntryCursor(entries: entries, index: Int32(clamping: index)))
+    }
+
+    /// Moves the earliest queued entry change on to the entry after
+    /// `latestTime`, from the entries and cursor queued with it: the
+    /// instance's records are not read (at 100,000 instances, its cold
+    /// record and then its timeline were two cache misses one after the
+    /// other, most of an entry change's time). The search reads the entry
+    /// after the last one shown, not the timeline's half-way points.
+    private mutating func advanceEarliestEntry() {
+        let now = latestTime ?? -Double.greatestFiniteMagnitude
+        if tracksDisplayChanges, let p = entryChanges.minimumPosition { entryDateChanges.append(Int32(p)) }
+        entryChanges.moveMinimum { cursor in
+            let (date, index) = cursor.entries.withUnsafeBufferPointer {
+                Self.nextEntry(after: now, in: $0, from: Int(cursor.index))
+            }
+            cursor.index = Int32(clamping: index)
+            return date
+        }
+    }
+
+    /// The first entry of `entries` (sorted by date: the daemon's result
+    /// validator refuses others) dated after `now`, and its index: searched forward from
+    /// `hint` when every entry before it is dated up to `now` (then the
+    /// answer is at or after it), otherwise by halving.
+    static func nextEntry(after now: Double, in entries: UnsafeBufferPointer<EntryRecord>, from hint: Int)
+        -> (date: Double, index: Int)
+    {
+        var low = 0
+        var high = entries.count
+        // `!(date > now)`, not `date <= now`: as the halving below, a NaN
+        // date counts as passed.
+        if hint >= 0 && hint <= entries.count && (hint == 0 || !(entries[hint - 1].date > now)) {
+            // A few steps forward, then halving what is left.
+            low = hint
+            let end = min(hint + 4, entries.count)
+            while low < end && !(entries[low].date > now) { low += 1 }
+            if low < end { high = low }
+        }
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].date > now { high = mid } else { low = mid + 1 }
+        }
+        return low < entries.count ? (entries[low].date, low) : (.infinity, low)
+    }
+
+    private mutating func replan(_ positions: [Int32]?) {
+        for position in positions ?? [] { replan(Int(position)) }
+    }
+
+    // MARK: Instances
+
+    @discardableResult
+    mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool {
+        guard position(of: instance.id) == nil else { return false }
+        journalWhole()
+        observe(time)
+        var entry = InstanceState(instance: instance, addedAt: time)
+        entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
+        let position = instances.count
+        instances.append(entry)
+        instances.cold.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
+        enter(position)
+        touch(position)
+        return true
+    }
+
+    @discardableResult
+    mutating func remove(_ id: String) -> Bool {
+        guard let position = position(of: id) else { return false }
+        journalWhole()
+        serialAtLastMove = issuedSerial
+        instances.cold.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
+        let removed = instances.remove(at: position).instance
+        reloads.removePosition(position)
+        info.remove(at: position)
+        rechecks.removePosition(position)
+        entryChanges.removePosition(position)
+        func renumber(_ list: inout [Int32]) {
+            let position = Int32(position)
+            list.removeAll { $0 == position }
+            for i in list.indices where list[i] > position { list[i] -= 1 }
+        }
+        renumber(&byApp[removed.app, default: []])
+        renumber(&byAppAndKind[AppKind(app: removed.app, kind: removed.kind), default: []])
+        for key in byApp.keys where key != removed.app { renumber(&byApp[key]!) }
+        for key in byAppAndKind.keys where key != AppKind(app: removed.app, kind: removed.kind) {
+            renumber(&byAppAndKind[key]!)
+        }
+        renumber(&locationUsers)
+        renumber(&displayChanges)
+        renumber(&entryDateChanges)
+        return true
+    }
+
+    func instanceState(_ id: String) -> InstanceState? {
+        position(of: id).map { instances[$0] }
+    }
+
+    // MARK: Reading the instances
+
+    // What the daemon, the store and `simulate` read, asked of the
+    // scheduler rather than read from ``state``: how the scheduler keeps an
+    // instance is its own business (``state`` is the whole state as one
+    // value, for a full write).
+
+    var instanceCount: Int { instances.count }
+
+    func instancePosition(of id: String) -> Int? { position(of: id) }
+
+    func instance(at position: Int) -> WidgetInstance {
+        instances.withView(position) { $0.cold.pointee.instance }
+    }
+
+    func forEachInstance(_ body: (_ position: Int, _ instance: WidgetInstance) throws -> Void) rethrows {
+        for position in 0..<instances.count {
+            try body(position, instances.withView(position) { $0.cold.pointee.instance })
+        }
+    }
+
+    func instanceCounts() -> InstanceCounts {
+        var counts = InstanceCounts()
+        counts.instances = instances.count
+        for position in 0..<instances.count {
+            instances.withView(position) { view in
+                if view.isVisible { counts.visible += 1 }
+                if view.isInFlight { counts.inFlight += 1 }
+                if view.consecutiveFailures > 0 { counts.failing += 1 }
+            }
+        }
+        return counts
+    }
+
+    func relevanceScores(at time: Double) -> [Double] {
+        (0..<instances.count).map { position in
+            instances.withView(position) { Self.relevanceScore(of: $0.cold.pointee.timeline, at: time) }
+        }
+    }
+
+    func instanceState(at position: Int) -> InstanceState { instances[position] }
+
+    func isVisible(at position: Int) -> Bool {
+        instances.withView(position) { $0.isVisible }
+    }
+
+    func isInFlight(at position: Int) -> Bool {
+        instances.withView(position) { $0.isInFlight }
+    }
+
+    func consecutiveFailures(at position: Int) -> Int {
+        instances.withView(position) { $0.consecutiveFailures }
+    }
+
+    @discardableResult
+    mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
+        guard let p = position(of: id), widget.id == id else { return false }
+        var changed = widget
+        changed.isVisible = instances[hot: p].isVisible
+        let old = instances[cold: p].instance
+        guard old != changed else { return false }
+        let request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
+        if old.app == changed.app && old.kind == changed.kind && old.plugin == changed.plugin
+            && old.usesLocation == changed.usesLocation
+        {
+            willChange(p)
+            instances[p].instance = changed
+            instances[p].request = request
+            touch(p)
+            replan(p)
+        } else {
+            var newState = state
+            newState.instances[p].instance = changed
+            newState.instances[p].request = request
+            replaceState(newState)
+            touch(p)
+        }
+        return true
+    }
+
+    var recordsAreInStep: Bool { instances.flagsAreInStep }
+
+    var instanceIDs: [String] {
+        // In place: mapping the instances would copy each one's whole state.
+        instances.cold.withUnsafeBufferPointer { all in
+            var ids: [String] = []
+            ids.reserveCapacity(all.count)
+            for index in all.indices { ids.append(all[index].instance.id) }
+            return ids
+        }
+    }
+
+    func getCurrentConfigurations(app: String? = nil) -> [WidgetInfo] {
+        instances.cold.compactMap { entry in
+            let i = entry.instance
+            guard app == nil || i.app == app else { return nil }
+            return WidgetInfo(
+                id: i.id, plugin: i.plugin, kind: i.kind, family: i.family, configuration: i.configuration, app: i.app)
+        }
+    }
+
+    // MARK: Events
+
+    mutating func handle(_ event: SchedulerEvent, at time: Double) {
+        observe(time)
+        switch event {
+        case .instanceShown(let id):
+            guard let p = position(of: id), !instances[hot: p].isVisible else { return }
+            willChange(p)
+            instances[p].instance.isVisible = true
+            instances[p].visibleSince = time
+            touch(p)
+            replan(p)
+        case .instanceHidden(let id):
+            guard let p = position(of: id), instances[hot: p].isVisible else { return }
+            willChange(p)
+            let since = instances[hot: p].visibleSince ?? time
+            instances[p].views.markVisible(from: since, to: time)
+            instances[p].instance.isVisible = false
+            instances[p].visibleSince = nil
+            touch(p)
+            replan(p)
+        case .appForeground(let app):
+            apps[app, default: AppState()].foreground = true
+            appChanged(app)
+            // A counted WidgetCenter request of this app still waiting (for the
+            // spacing or the budget) is served now as the foreground makes it: free.
+            for p in (byApp[app] ?? []).lazy.map(Int.init) {
+                guard var pending = instances.withView(p, { $0.request }), pending.charge.isCounted else { continue }
+                switch pending.trigger {
+                case .reloadTimelines(_, let by) where by == app, .reloadAllTimelines(let by) where by == app:
+                    pending.charge = .free(.appForeground)
+                    willChange(p)
+                    instances[p].request = pending
+                    touch(p)
+                default: break
+                }
+            }
+            replan(byApp[app])
+        case .appBackground(let app):
+            apps[app, default: AppState()].foreground = false
+            appChanged(app)
+            replan(byApp[app])
+        case .sessionStarted(let app, let kind):
+            apps[app, default: AppState()].sessions.insert(kind)
+            appChanged(app)
+            replan(byApp[app])
+        case .sessionEnded(let app, let kind):
+            apps[app, default: AppState()].sessions.remove(kind)
+            appChanged(app)
+            replan(byApp[app])
+        case .appIntent(let id):
+            guard let p = position(of: id) else { return }
+            request(p, PendingRequest(trigger: .appIntent, charge: .free(.appIntent), requestedAt: time))
+        case .systemChange(let change):
+            let reason: FreeReason =
+                switch change {
+                case .locale: .localeChange
+                case .accessibility: .accessibilityChange
+                case .timeZone: .timeZoneChange
+                }
+            for p in instances.indices {
+                request(p, PendingRequest(trigger: .systemChange(change), charge: .free(reason), requestedAt: time))
+            }
+        case .significantLocationChange:
+            for p in locationUsers.lazy.map(Int.init) where instances.withView(p, { $0.locationChangeAt }) == nil {
+                willChange(p)
+                instances[p].locationChangeAt = time
+                touch(p)
+                replan(p)
+            }
+        case .reloadTimelines(let kind, let app):
+            let charge = appCharge(app)
+            for p in (byAppAndKind[AppKind(app: app, kind: kind)] ?? []).lazy.map(Int.init) {
+                request(
+                    p,
+                    PendingRequest(trigger: .reloadTimelines(kind: kind, app: app), charge: charge, requestedAt: time))
+            }
+        case .reloadAllTimelines(let app):
+            let charge = appCharge(app)
+            for p in (byApp[app] ?? []).lazy.map(Int.init) {
+                request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
+            }
+        case .push(let kind, let plugin):
+            for p in positions(ofKind: kind, plugin: plugin) {
+                request(p, PendingRequest(trigger: .push, charge: .free(.push), requestedAt: time))
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func push(kind: String, plugin: String? = nil, at time: Double) -> [PushDecision] {
+        handle(.push(kind: kind, plugin: plugin), at: time)
+        return positions(ofKind: kind, plugin: plugin).map { p in
+            let s = instances[p]
+            return PushDecision(instanceID: s.instance.id, reload: s.isInFlight ? nil : plan(s, at: time))
+        }
+    }
+
+    /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
+    private func positions(ofKind kind: String, plugin: String?) -> [Int] {
+        var found: [Int] = []
+        for (key, positions) in byAppAndKind where key.kind == kind { found += positions.lazy.map(Int.init) }
+        if let plugin { found.removeAll { instances[cold: $0].instance.plugin != plugin } }
+        return found.sorted()
+    }
+
+    mutating func reloadTimelines(ofKind kind: String, app: String, at time: Double) {
+        handle(.reloadTimelines(ofKind: kind, app: app), at: time)
+    }
+
+    mutating func reloadAllTimelines(app: String, at time: Double) {
+        handle(.reloadAllTimelines(app: app), at: time)
+    }
+
+    func appCharge(_ app: String) -> ReloadCharge {
+        guard let s = apps[app] else { return .counted }
+        if s.foreground { return .free(.appForeground) }
+        if s.sessions.contains(.audio) { return .free(.audioSession) }
+        if s.sessions.contains(.navigation) { return .free(.navigationSession) }
+        return .counted
+    }
+
+    private mutating func request(_ p: Int, _ new: PendingRequest) {
+        // One pending request per instance: a free one replaces a counted one;
+        // otherwise the older one stays (one reload serves both).
+        if let old = instances.withView(p, { $0.request }), !old.isReplaced(by: new) { return }
+        willChange(p)
+        instances[p].request = new
+        touch(p)
+        replan(p)
+    }
+
+    /// Moves `latestTime` forward to `time`: plans that depend on the hour
+    /// are made again, entries whose date passed give way to the next.
+    private mutating func observe(_ time: Double) {
+        if let now = latestTime, now >= time { return }
+        latestTime = time
+        while rechecks.minimumKey <= time, let p = rechecks.minimumPosition { replan(p) }
+        while entryChanges.minimumKey <= time { advanceEarliestEntry() }
+    }
+
+    // MARK: Budget
+
+    func tier(of id: String, at time: Double) -> ViewTier? {
+        position(of: id).map { tier(instances[$0], at: time) }
+    }
+
+    func tier(_ s: InstanceState, at time: Double) -> ViewTier {
+        InstanceView.of(s) { rules.tier($0, at: time) }
+    }
+
+    func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
+        let charge = appCharge(s.instance.app)
+        return InstanceView.of(s) { rules.plan($0, appCharge: charge, at: now) }
+    }
+
+    func allowance(of id: String, at time: Double) -> Int? {
+        tier(of: id, at: time).map { configuration.allowance(for: $0) }
+    }
+
+    // MARK: Planning
+
+    func policyDue(for timeline: TimelineRecord, instanceID: String, receivedAt time: Double) -> Double? {
+        rules.policyDue(for: timeline, jitterFraction: StableJitter.fraction(for: instanceID), receivedAt: time)
+    }
+
+    func plannedReload(of id: String, at time: Double) -> PlannedReload? {
+        position(of: id).flatMap { plan(instances[$0], at: time) }
+    }
+
+    func queuedReload(of id: String) -> (time: Double, latest: Double)? {
+        position(of: id).map { (reloads.key(of: $0), reloads.node(of: $0).latest) }
+    }
+
+    // MARK: Driving
+
+    /// `mutating`, though it only reads: a call through the box's pointer
+    /// then lends the core by address, where a non-mutating one copies its
+    /// bytes (about 900) to the stack first, once per wakeup.
+    mutating func nextWakeup() -> Double? {
+        let now = latestTime ?? -Double.greatestFiniteMagnitude
+        let result = min(coalescedWake(now: now) ?? .infinity, entryChanges.minimumKey)
+        guard result.isFinite else { return nil }
+        return max(result, latestTime ?? result)
+    }
+
+    /// The time of the next reload batch: greedy batching (Android's alarm
+    /// batching) takes reloads in order of their earliest time while that
+    /// time is within every taken reload's coalescing deadline, and wakes at
+    /// the last one taken. Nil when no reload is planned.
+    ///
+    /// Only the instances whose queued time is within the coalescing cap of
+    /// the earliest plan are planned: a reload later than that cannot join
+    /// the batch (every deadline is at most the cap after its time).
+    private func coalescedWake(now: Double) -> Double? {
+        guard reloads.minimumKey < .infinity else { return nil }
+        if earliestPlanHasNoSlack { return reloads.minimumKey }
+        let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
+        return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
+    }
+
+    private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
+        -> Double?
+    {
+        guard let position = reloads.minimumPosition else { return nil }
+        // The first plan: the earliest queued one, unless the free-reload
+        // cap may have moved it later since it was queued; then the earliest
+        // of the plans behind the queued times, looked for again from it
+        // until it is within the slack of where the walk began.
+        let node = reloads.node(of: position)
+        var first = (time: node.key, latest: node.latest)
+        if node.underFreeCap {
+            var bound = reloads.minimumKey + slack
+            while true {
+                first = (.infinity, .infinity)
+                reloads.collectNodes(upTo: max(bound, now)) { position, node in
+                    if let plan = queued.plan(position, node), plan.time < first.time { first = plan }
+                }
+                if first.time + slack <= bound { break }
+                bound = first.time < .infinity ? first.time + slack : .infinity
+            }
+            guard first.time < .infinity else { return nil }
+        }
+        // Greedy batching takes the plans in order of time while each time is
+        // within every deadline taken. What it takes is every plan whose time
+        // is within `m`, the earliest deadline of the plans whose times are
+        // within the first plan's deadline: each plan it takes is within the
+        // deadlines of all it takes (a deadline is never before its own
+        // time), the first one left out is after their earliest deadline,
+        // and plans after that are after their own deadlines' minimum too.
+        // Every plan is at or after its queued time, so those plans are
+        // behind the queued times up to the first plan's deadline: two walks
+        // of them find the batch time (the latest time within `m`) without
+        // ordering them, and one does when every plan within the first
+        // deadline is within `m` too (the usual case: reloads with the same
+        // slack), as the first walk found the latest of their times.
+        let deadline = first.latest
+        var m = Double.infinity
+        var latestTime = -Double.infinity
+        reloads.collectNodes(upTo: deadline) { position, node in
+            guard let plan = queued.plan(position, node), plan.time <= deadline else { return }
+            m = min(m, plan.latest)
+            latestTime = max(latestTime, plan.time)
+        }
+        if latestTime <= m { return latestTime }
+        var wake = -Double.infinity
+        reloads.collectNodes(upTo: m) { position, node in
+            if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
+        }
+        return wake
+    }
+
+    /// Calls `body` with what reads the plans behind the queued times
+    /// (``QueuedPlans``), valid inside `body` only.
+    @inline(__always)
+    private func withQueuedPlans<R>(now: Double, _ body: (QueuedPlans) -> R) -> R {
+        withUnsafePointer(to: rules) { rules in
+            instances.hot.withUnsafeBufferPointer { hot in
+                instances.cold.withUnsafeBufferPointer { cold in
+                    info.withUnsafeBufferPointer { info in
+                        appCharges.withUnsafeBufferPointer { charges in
+                            body(
+                                QueuedPlans(
+                                    rules: rules, hot: hot, cold: cold, info: info, appCharges: charges, now: now))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The plan behind a queued time: a queued time is never later than the
+    /// plan, except for plans made before `now` that are due by now (those
+    /// are within `now`). It is the plan's time unless the free-reload cap
+    /// may have moved the plan since: then the instance is planned again.
+    ///
+    /// Plain pointers into the scheduler's arrays, valid inside
+    /// ``withQueuedPlans(now:_:)`` only: holding the arrays (and the rules'
+    /// ledger) themselves, every closure that used it copied it, four
+    /// references retained and released, several times per wakeup: with a
+    /// wakeup a second (entry changes, uncoalesced reloads) that was a
+    /// quarter of the scheduler's work.
+    private struct QueuedPlans {
+        let rules: UnsafePointer<ReloadRules>
+        let hot: UnsafeBufferPointer<HotRecord>
+        let cold: UnsafeBufferPointer<ColdRecord>
+        let info: UnsafeBufferPointer<PositionInfo>
+        let appCharges: UnsafeBufferPointer<ReloadCharge>
+        let now: Double
+
+        /// The plan behind the queued `node` of `position`: the node's own
+        /// time and deadline, read with its key, unless it is under the
+        /// free-reload cap.
+        func plan(_ position: Int, _ node: ReloadWheel.Node) -> (time: Double, latest: Double)? {
+            guard node.underFreeCap else { return (node.key, node.latest) }
+            let s = InstanceView(
+                hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position)
+            return rules.pointee.candidate(s, appCharge: appCharges[info[position].app], at: max(now, s.addedAt))
+                .map { ($0.time, $0.latest) }
+        }
+    }
+
+    /// Whether the earliest queued time is a plan with no coalescing slack
+    /// (a deferred or explicit reload, or a policy reload when slack is 0),
+    /// trusted as queued (not under the free-reload cap): the batch time is
+    /// then that time, found without walking the queue. Every other queued
+    /// time is at or after it, and every deadline at or after its own time,
+    /// so greedy batching takes the earliest plan, whose deadline is its own
+    /// time, and nothing later. A day of widgets wakes every few seconds for
+    /// an entry change or a reload, mostly with such a plan first: the walk
+    /// was an eighth of its work.
+    private var earliestPlanHasNoSlack: Bool {
+        guard let p = reloads.minimumPosition else { return false }
+        let node = reloads.node(of: p)
+        return !node.underFreeCap && node.latest <= node.key
+    }
+
+    /// Whether the coalesced batch time is after `now` (`coalescedWake(now:)
+    /// > now`), found without ordering the batch: the greedy batching takes
+    /// every plan due by `now` (those with times up to `tmax`) unless one
+    /// of their deadlines (the earliest, `lmin`) is before `tmax`; it then
+    /// goes past `now` exactly when a plan's time is in `(now, lmin]`.
+    /// `dueReloads` asks this at every call, mostly at the batch time that
+    /// `nextWakeup()` just computed: ordering the batch again was a tenth
+    /// of the scheduler's work. The walk over the keys up to `now` appends
+    /// each position to `due` (every position whose key is `≤ now`, as
+    /// ``ReloadWheel/collect(upTo:into:)`` would), so that the instances
+    /// to issue are collected in the same walk; the second walk reads only
+    /// the keys in `(now, lmin]`.
+    /// `mutating` though it only reads: its caller is, and a non-mutating
+    /// call copied the whole scheduler (936 bytes) to lend it.
+    private mutating func batchIsLater(than now: Double, collecting due: inout [Int]) -> Bool {
+        guard reloads.minimumKey < .infinity else { return false }
+        if earliestPlanHasNoSlack {
+            reloads.collect(upTo: now, into: &due)
+            return reloads.minimumKey > now
+        }
+        let reloads = reloads
+        let later: Bool? = withQueuedPlans(now: now) { queued in
+            var tmax = -Double.infinity
+            var lmin = Double.infinity
+            var anyDue = false
+            // The earliest plan behind a key up to `now` that is later than
+            // `now` (the free-reload cap moved it since it was queued).
+            var movedPast = Double.infinity
+            reloads.collectNodes(upTo: now) { position, node in
+                due.append(position)
+                guard let plan = queued.plan(position, node) else { return }
+                if plan.time <= now {
+                    anyDue = true
+                    tmax = max(tmax, plan.time)
+                    lmin = min(lmin, plan.latest)
+                } else {
+                    movedPast = min(movedPast, plan.time)
+                }
+            }
+            // nil: queued by now, but due later (plans the free-reload cap
+            // moved): rare, asked in full below.
+            guard anyDue else { return nil }
+            if lmin < tmax { return false }
+            if movedPast <= lmin { return true }
+            // A plan in `(now, lmin]` behind a later key (a plan is never
+            // before its key).
+            var later = false
+            reloads.collectNodes(after: now, upTo: lmin) { position, node in
+                guard !later, let plan = queued.plan(position, node) else { return }
+                if plan.time <= lmin { later = true }
+            }
+            return later
+        }
+        return later ?? coalescedWake(now: now).map { now < $0 } ?? false
+    }
+
+    mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
+        var tickets = scratch.tickets
+        scratch.tickets = []
+        dueReloads(at: now, limit: limit, into: &tickets)
+        var batches = recycledBatches()
+        var start = 0
+        while start < tickets.count {
+            let group = tickets[start].group
+            var decisions = scratch.spareDecisions.popLast() ?? []
+            var end = start
+            while end < tickets.count, tickets[end].group == group {
+                decisions.append(decision(at: Int(tickets[end].position)))
+                end += 1
+            }
+            let names = groupNames[Int(group)]
+            scratch.peakBatch = max(scratch.peakBatch, decisions.count)
+            batches.append(ReloadBatch(plugin: names.plugin, kind: names.kind, time: now, decisions: decisions))
+            start = end
+        }
+        scratch.tickets = scratch.keeps(capacity: tickets.capacity) ? tickets : []
+        scratch.batches = batches
+        return batches
+    }
+
+    mutating func dueReloads(at now: Double, limit: Int = .max, into tickets: inout [ReloadTicket]) {
+        // Emptied only when not empty: `removeAll` costs about 50
+        // instructions even then, and most wakeups of a day of widgets
+        // (an entry change) issue nothing.
+        if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
+        // A wakeup with nothing queued by now (an entry change, mostly)
+        // moves time on and issues nothing: nothing to plan again, no
+        // batch time to ask for (asking it at every entry change was a
+        // fifth of the work of a day of widgets with entries), and the
+        // scratch arrays left alone (two thirds of that day's wakeups).
+        observe(now)
+        guard reloads.minimumKey <= now else {
+            readAheadComing()
+            return
+        }
+        var issued = scratch.issued
+        scratch.issued = []
+        if !issued.isEmpty { issued.removeAll(keepingCapacity: true) }
+        issueDue(at: now, limit: limit, into: &issued)
+        groupByBatch(issued, into: &tickets)
+        scratch.issued = scratch.keeps(capacity: issued.capacity) ? issued : []
+        readAheadComing()
+    }
+
+    /// Reads ahead the records of the reloads queued next, a stretch of
+    /// the reload queue ahead: whole buckets, at least ``comingReadAhead``
+    /// positions, read as the earliest reload enters the stretch read
+    /// before. At 100,000 instances a wakeup issues one or two reloads,
+    /// each of which waited, one miss after another, for its records,
+    /// ledger, timeline and places in the queues (and the queue's walk for
+    /// the next earliest, for its bucket's nodes); read a stretch ahead,
+    /// they are in the cache when their wakeup comes.
+    @inline(__always)
+    private mutating func readAheadComing() {
+        let next = reloads.minimumKey
+        guard next >= scratch.comingFrom, next < .infinity, instances.count >= comingReadAheadMinimum else {
+            return
+        }
+        var coming = scratch.coming
+        scratch.coming = []
+        coming.removeAll(keepingCapacity: true)
+        let from = max(next, scratch.comingThrough)
+        scratch.comingFrom = from
+        scratch.comingThrough = reloads.collectComing(from: from, atLeast: Self.comingReadAhead, into: &coming)
+        scratch.readAheadSum &+= coming.withUnsafeBufferPointer { readAhead($0, ledgers: true) }
+        scratch.coming = coming
+    }
+
+    /// How many coming reloads ``readAheadComing()`` reads ahead at least.
+    static let comingReadAhead = 16
+
+    /// Issues the reloads due at `now` (at most `limit`), their tickets
+    /// appended to `tickets` in the order of the instances. `latestTime`
+    /// is `now` and a reload is queued by `now` (its one caller,
+    /// ``dueReloads(at:limit:into:)``, saw to both).
+    private mutating func issueDue(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
+        // A wakeup for something else before the coalesced batch time issues
+        // nothing: every reload due by now belongs to that batch and can wait
+        // for it, so the batch stays one wakeup. The question is asked in the
+        // walk that collects the due instances.
+        var due = scratch.due
+        scratch.due = []
+        due.removeAll(keepingCapacity: true)
+        if batchIsLater(than: now, collecting: &due) {
+            due.removeAll(keepingCapacity: true)
+            scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+            return
+        }
+        scratch.note(due.count)
+        if !scratch.keeps(capacity: instances.flightCapacity) {
+            // A burst's table of reloads in flight (every instance's first
+            // reload at start) is let go once none is in flight.
+            instances.letGoOfFlights(keeping: max(64, due.count))
+        }
+        guard !due.isEmpty else {
+            scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+            return
+        }
+        // In the order of the instances, as the free-reload cap is consumed.
+        var bitmap = scratch.dueBitmap
+        scratch.dueBitmap = []
+        due.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: instances.count, bitmap: &bitmap) }
+        scratch.dueBitmap = bitmap
+        // Read ahead a chunk at a time, a chunk or two before the issuing
+        // reaches it: at 100,000 instances a wakeup's thousands of due
+        // instances, read ahead all at once, no longer fit in the cache by
+        // the time they were issued.
+        let readsAhead = due.count >= readAheadMinimum
+        var readUpTo = 0
+        var issued = 0
+        // Past the limit, the instances not looked at stay queued as they
+        // are (due, to be planned when a later call reaches them): planning
+        // them again at every call made a storm of N due reloads, issued
+        // `limit` at a time, cost N²/limit plans.
+        var examined = due.count
+        // By index: iterating `due` while marking it held a second reference,
+        // and the first mark copied the array.
+        for i in due.indices {
+            let p = due[i]
+            guard issued < limit else {
+                examined = i
+                break
+            }
+            if readsAhead {
+                readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo, ledgers: true)
+            }
+            let steady = self.steady
+            let charge = appCharges[info[p].app]
+            // Only a reload issued has its plan made (with its trigger). A
+            // plain policy reload, trusted as queued (not under the free
+            // cap, no recheck queued), is the plan made when it was queued:
+            // no event has changed it since (each one plans its instances
+            // again), and its budget reads the same viewing tier at `now` as
+            // at its time when no whole hour and no end of learning lies
+            // between them; so it is not made again.
+            let node = reloads.node(of: p)
+            let serial: UInt64
+            if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+            {
+                // Its in-flight record made at once: no plan with a trigger to copy.
+                serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
+            } else {
+                let rules = self.rules
+                guard
+                    let plan = instances.withView(
+                        p,
+                        { s in
+                            rules.candidate(s, appCharge: charge, at: now).flatMap {
+                                $0.time <= now ? $0.planned(s) : nil
+                            }
+                        }
+                    )
+                else { continue }
+                serial = issue(p, plan, at: now)
+            }
+            issued += 1
+            tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
+            due[i] = ~p  // issued: in flight, nothing to plan until it completes
+        }
+        if issued == due.count {
+            // Every due reload issued (the usual wakeup): the wheel's due
+            // buckets are emptied at once, and each instance in flight has
+            // no plan and no recheck (what `replan` would find).
+            reloads.removeAll(upTo: now)
+            for p in due { setRecheck(~p, .infinity) }
+        } else {
+            for p in due[..<examined] {
+                if p < 0 {
+                    // What `replan` would find for an instance in flight: no plan, no recheck.
+                    reloads.set(~p, to: .infinity)
+                    setRecheck(~p, .infinity)
+                } else {
+                    replan(p)
+                }
+            }
+        }
+        scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+    }
+
+    /// `issued` (in the order of the instances) grouped by batch into
+    /// `tickets`, the batches in the order of their plugin and kind: a
+    /// counting sort by the groups' ranks, which keeps the instances' order
+    /// within each batch.
+    private mutating func groupByBatch(_ issued: [ReloadTicket], into tickets: inout [ReloadTicket]) {
+        guard let first = issued.first else { return }
+        // One batch, the usual case (a wakeup's reloads of one plugin and kind).
+        guard issued.contains(where: { $0.group != first.group }) else {
+            tickets.append(contentsOf: issued)
+            return
+        }
+        var counts = scratch.rankCounts
+        scratch.rankCounts = []
+        counts.removeAll(keepingCapacity: true)
+        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
+        for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
+        for r in 1..<counts.count { counts[r] += counts[r - 1] }
+        tickets.append(contentsOf: repeatElement(first, count: issued.count))
+        tickets.withUnsafeMutableBufferPointer { out in
+            for ticket in issued {
+                let rank = Int(groupRanks[Int(ticket.group)])
+                out[counts[rank]] = ticket
+                counts[rank] += 1
+            }
+        }
+        scratch.rankCounts = counts
+    }
+
+    /// The decision of the reload in flight at `p`.
+    private func decision(at p: Int) -> ReloadDecision {
+        instances.flight(at: p).unsafelyUnwrapped.decision(of: instances.withView(p) { $0.cold.pointee.instance })
+    }
+
+    /// The batch array last returned, emptied, with its decision arrays kept
+    /// as spares: no allocation when the caller no longer holds them.
+    private mutating func recycledBatches() -> [ReloadBatch] {
+        var batches = scratch.batches
+        scratch.batches = []
+        // Spares left unused since a larger burst go too.
+        let limit = scratch.batchLimit
+        scratch.spareDecisions.removeAll { $0.capacity > limit }
+        for i in batches.indices {
+            var decisions: [ReloadDecision] = []
+            swap(&decisions, &batches[i].decisions)
+            guard scratch.keepsBatch(capacity: decisions.capacity) else { continue }
+            decisions.removeAll(keepingCapacity: true)
+            scratch.spareDecisions.append(decisions)
+        }
+        batches.removeAll(keepingCapacity: true)
+        return batches
+    }
+
+    /// Issues the reload planned as `plan` for the instance at `p`: marks
+    /// it in flight and records its charge. Returns its serial number.
+    private mutating func issue(_ p: Int, _ plan: PlannedReload, at now: Double) -> UInt64 {
+        issue(
+            p,
+            InFlightRecord(
+                time: now, dueSince: plan.deferral?.from ?? plan.time, trigger: plan.trigger, charge: plan.charge,
+                attempt: plan.attempt,
+                deferral: Self.deferral(
+                    issuedAt: now, time: plan.time, latest: plan.latest, isPolicy: plan.trigger == .policy,
+                    planned: plan.deferral),
+                wouldHaveBeenDeferred: plan.wouldHaveBeenDeferred, allowance: nil, countedInWindow: nil))
+    }
+
+    /// The deferral of a reload planned for `time` (with the coalescing
+    /// deadline `latest` and the plan's own deferral, `planned`) and issued
+    /// at `now`: the plan's, and past its time, until `now`: coalescing for
+    /// a policy reload on time issued within its deadline, late otherwise.
+    private static func deferral(
+        issuedAt now: Double, time: Double, latest: Double, isPolicy: Bool, planned: Deferral? = nil
+    ) -> Deferral? {
+        guard now > time else { return planned }
+        let coalesced = planned == nil && isPolicy && now <= latest
+        return Deferral(from: planned?.from ?? time, until: now, cause: coalesced ? .coalescing : .late)
+    }
+
+    /// Issues the reload of the instance at `p` recorded as `record` (its
+    /// time, trigger, charge, deferrals; the budget and serial are filled
+    /// in here). Returns its serial number.
+    private mutating func issue(_ p: Int, _ record: consuming InFlightRecord) -> UInt64 {
+        willChange(p)
+        let now = record.time
+        var record = record
+        issuedSerial += 1
+        record.serial = issuedSerial
+        // In place: a copy of the instance's state would share its ledger's
+        // storage, and recording would then copy the ledger.
+        switch record.charge {
+        case .counted:
+            (record.countedInWindow, record.allowance) = recordCounted(p, at: now)
+        case .free(.push):
+            instances[p].pushLedger.record(now, window: configuration.budgetWindow)
+        case .free(let reason):
+            if reason.isCapped { freeLedger.record(now, window: configuration.freeReloadWindow) }
+        }
+        instances.setInFlight(p, consume record, issuedAt: now)
+        didIssue(p)
+        return issuedSerial
+    }
+
+    /// `issue(_:_:)` (of a record) for a counted policy reload on
+    /// its plan (the steady state's): due since `dueSince` with the
+    /// coalescing deadline `latest`, issued at `now`. Its record goes to
+    /// the table as plain numbers, never made as an ``InFlightRecord``.
+    private mutating func issuePolicyReload(_ p: Int, dueSince: Double, latest: Double, at now: Double) -> UInt64 {
+        willChange(p)
+        issuedSerial += 1
+        var stored = InFlightTable.Stored()
+        stored.serial = issuedSerial
+        stored.time = now
+        stored.dueSince = dueSince
+        stored.attempt = instances[hot: p].consecutiveFailures
+        stored.deferral = Self.deferral(issuedAt: now, time: dueSince, latest: latest, isPolicy: true)
+        (stored.countedInWindow, stored.allowance) = recordCounted(p, at: now)
+        (stored.hasCountedInWindow, stored.hasAllowance) = (true, true)
+        instances.setInFlight(p, plain: stored, issuedAt: now)
+        didIssue(p)
+        return issuedSerial
+    }
+
+    /// Records a counted reload of the instance at `p` issued at `now` in
+    /// its ledger. Returns the reloads counted in the window ending at
+    /// `now` and the allowance of its viewing tier at `now`.
+    private mutating func recordCounted(_ p: Int, at now: Double) -> (counted: Int, allowance: Int) {
+        let counted = instances.recordCounted(p, at: now, window: configuration.budgetWindow)
+        let steady = self.steady
+        let viewTier = instances.withView(p) { steady.tier($0, at: now) }
+        return (counted, steady.allowance(for: viewTier))
+    }
+
+    /// What every issue ends with: the request and location change it
+    /// answers forgotten, the instance touched.
+    @inline(__always)
+    private mutating func didIssue(_ p: Int) {
+        if instances[hot: p].hasRare {
+            instances[p].request = nil
+            instances[p].locationChangeAt = nil
+        }
+        touch(p)
+    }
+
+    mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
+        observe(time)
+        guard let p = position(of: id) else { return }
+        complete(at: p, with: outcome, at: time)
+    }
+
+    mutating func complete(_ completions: [ReloadCompletion], at time: Double) {
+        guard completions.count >= readAheadMinimum else {
+            for completion in completions { complete(completion.instanceID, with: completion.outcome, at: time) }
+            return
+        }
+        observe(time)
+        var hashes = scratch.hashes
+        var found = scratch.found
+        scratch.hashes = []
+        scratch.found = []
+        hashes.removeAll(keepingCapacity: true)
+        found.removeAll(keepingCapacity: true)
+        // By index, through the buffer: iterating the array copied each
+        // result (a retain and release of its timeline's parts).
+        completions.withUnsafeBufferPointer { results in
+            for i in results.indices { hashes.append(StableJitter.fnv1a64(results[i].instanceID)) }
+            instances.cold.withUnsafeBufferPointer { cold in
+                scratch.readAheadSum &+= hashes.withUnsafeBufferPointer { index.readAhead($0, in: cold) }
+                for i in results.indices {
+                    found.append(index.find(results[i].instanceID, hash: hashes[i], in: cold) ?? Int.min)
+                }
+            }
+            // Ids not found (rare) are left out of the reading ahead.
+            let ahead = found.allSatisfy { $0 >= 0 } ? found : found.filter { $0 >= 0 }
+            var readUpTo = 0
+            var j = 0  // the index in `ahead` of the next found position
+            for i in results.indices where found[i] >= 0 {
+                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, ledgers: false)
+                j += 1
+                complete(at: found[i], with: results[i].outcome, at: time)
+            }
+        }
+        scratch.hashes = scratch.keeps(capacity: hashes.capacity) ? hashes : []
+        scratch.found = scratch.keeps(capacity: found.capacity) ? found : []
+    }
+
+    mutating func complete(_ ticket: ReloadTicket, with outcome: ReloadOutcome, at time: Double) {
+        observe(time)
+        guard let p = position(of: ticket) else { return }
+        complete(at: p, with: outcome, at: time)
+    }
+
+    mutating func complete(_ results: [TicketCompletion], at time: Double) {
+        guard results.count >= readAheadMinimum, !instances.indices.isEmpty else {
+            for result in results { complete(result.ticket, with: result.outcome, at: time) }
+            return
+        }
+        observe(time)
+        var ahead = scratch.found
+        scratch.found = []
+        ahead.removeAll(keepingCapacity: true)
+        let count = instances.count
+        // By index, through the buffer: iterating the array copied each
+        // result (a retain and release of its timeline's parts).
+        results.withUnsafeBufferPointer { results in
+            // The positions as issued, to read ahead (a ticket whose
+            // instance moved since is read where it was: a wasted read).
+            for i in results.indices {
+                let p = Int(results[i].ticket.position)
+                ahead.append(p >= 0 && p < count ? p : 0)
+            }
+            var readUpTo = 0
+            for i in results.indices {
+                readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
+                guard let p = position(of: results[i].ticket) else { continue }
+                // A success's timeline taken out here, in place: passing the
+                // outcome on copied it once more.
+                if case .success(let timeline) = results[i].outcome {
+                    complete(at: p, with: timeline, at: time)
+                } else {
+                    complete(at: p, with: results[i].outcome, at: time)
+                }
+            }
+        }
+        scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
+    }
+
+    /// The position of the instance whose reload `ticket` names, nil when
+    /// that reload is not in flight (completed, rolled back, the instance
+    /// removed, the state replaced).
+    private func position(of ticket: ReloadTicket) -> Int? {
+        let p = Int(ticket.position)
+        let serial = ticket.serial
+        guard serial > 0, p >= 0 else { return nil }
+        if serial > serialAtLastMove {
+            // No position moved since it was issued.
+            return p < instances.count && inFlightSerial(at: p) == serial ? p : nil
+        }
+        // Removals move an instance down, never up: it is at `p` or below.
+        var q = min(p, instances.count - 1)
+        while q >= 0 {
+            if inFlightSerial(at: q) == serial { return q }
+            q -= 1
+        }
+        return nil
+    }
+
+    /// The serial number of the reload in flight at `p`, 0 if none.
+    @inline(__always)
+    private func inFlightSerial(at p: Int) -> UInt64 {
+        instances.inFlightSerial(at: p)
+    }
+
+    func instance(of ticket: ReloadTicket) -> WidgetInstance? {
+        position(of: ticket).map { instances[cold: $0].instance }
+    }
+
+    func decision(for ticket: ReloadTicket) -> ReloadDecision? {
+        position(of: ticket).map { decision(at: $0) }
+    }
+
+    func pluginAndKind(of ticket: ReloadTicket) -> (plugin: String, kind: String)? {
+        let g = Int(ticket.group)
+        guard g >= 0, g < groupNames.count else { return nil }
+        return (groupNames[g].plugin, groupNames[g].kind)
+    }
+
+    /// How many instances are read ahead together, within a batch: enough
+    /// for many misses in flight at once, few enough that what is read
+    /// stays in the cache until the work reaches it.
+    static let readAheadChunk = 128
+
+    /// Keeps the reading ahead over `positions` a chunk or two before the
+    /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
+    /// read; when `i` comes within a chunk of that end, reads the next
+    /// chunk (two at the start). Returns the new end.
+    /// The ledgers are read ahead for an issue (`ledgers`: a counted reload
+    /// records itself in its ledger), not for a completion (a steady-state
+    /// plan knows the ledger's count from the hot record).
+    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
+        guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
+        let start = readUpTo
+        let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
+        scratch.readAheadSum &+= positions.withUnsafeBufferPointer {
+            readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]), ledgers: ledgers)
+        }
+        return end
+    }
+
+    /// Reads ahead what the work on the instances at `positions` (`~p` for
+    /// negative ones) reads first: their records and ledgers, their places
+    /// in the queues, their per-position numbers. See
+    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
+    /// was read. `mutating` though it only reads: its callers are, and a
+    /// non-mutating call from them copied the whole scheduler (936 bytes)
+    /// to lend it.
+    private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
+        var sum = instances.readAhead(positions, ledgers: ledgers)
+        info.withUnsafeBufferPointer { info in
+            for p in positions {
+                let p = p < 0 ? ~p : p
+                sum &+= UInt64(info[p].group)
+            }
+        }
+        sum &+= reloads.readAhead(positions)
+        sum &+= info.withUnsafeBufferPointer { info in
+            entryChanges.readAhead(positions) { info[$0].mayHaveEntryChange }
+        }
+        return sum
+    }
+
+    /// ``complete(_:with:at:)`` for the instance at `p`.
+    private mutating func complete(at p: Int, with outcome: ReloadOutcome, at time: Double) {
+        switch outcome {
+        case .success(let timeline): complete(at: p, with: timeline, at: time)
+        case .failure(let text): completeWithoutTimeline(at: p, failure: text, retryAt: nil, at: time)
+        case .timedOut: completeWithoutTimeline(at: p, failure: "timed out", retryAt: nil, at: time)
+        case .notCalled(_, let retryAt): completeWithoutTimeline(at: p, failure: nil, retryAt: retryAt, at: time)
+        }
+    }
+
+    /// `complete(at:with:at:)` (of an outcome) for a reload that brought no
+    /// timeline; the last good one is kept, and the request (or the
+    /// policy's due time) waits again. A `failure` counts and retries with
+    /// backoff. A reload never called (`failure` nil) gives its charge
+    /// back to the instance's ledger it was taken from (a counted or push
+    /// reload's), counts no failure, and is held until `retryAt` (the
+    /// backoff's field carries the hold; the last failure is left as it
+    /// was).
+    private mutating func completeWithoutTimeline(at p: Int, failure reason: String?, retryAt: Double?, at time: Double)
+    {
+        guard instances.withView(p, { $0.isInFlight }) else { return }
+        willChange(p)
+        touch(p)
+        var s = instances[p]
+        let flight = s.inFlightRecord!
+        s.inFlight = nil
+        if let reason {
+            s.consecutiveFailures += 1
+            let retry = time + configuration.backoff(afterFailures: s.consecutiveFailures)
+            s.backoffUntil = retry
+            s.lastFailure = FailureRecord(
+                time: time, reason: reason, consecutiveFailures: s.consecutiveFailures, retryAt: retry)
+        } else {
+            // The instance's own charges only: the host-wide cap on free
+            // reloads limits how often they are tried, called or not (and
+            // giving a slot back would move other instances' capped plans
+            // earlier, which their queued times never do).
+            switch flight.charge {
+            case .counted: s.ledger.forget(flight.time)
+            case .free(.push): s.pushLedger.forget(flight.time)
+            case .free: break
+            }
+            let until = retryAt.map { $0.isFinite ? max($0, time) : time } ?? time
+            s.backoffUntil = max(until, s.backoffUntil ?? until)
+        }
+        if flight.trigger != .policy {
+            let again = PendingRequest(trigger: flight.trigger, charge: flight.charge, requestedAt: flight.dueSince)
+            if s.request.map({ $0.isReplaced(by: again) }) ?? true { s.request = again }
+        } else if s.policyDue == nil {
+            s.policyDue = flight.dueSince
+        }
+        instances[p] = s
+        replan(p)
+        replanEntry(p)
+    }
+
+    mutating func endHold(of id: String, at time: Double) {
+        observe(time)
+        guard let p = position(of: id), let until = instances.withView(p, { $0.backoffUntil }), until > time else {
+            return
+        }
+        let failures = instances.withView(p) { $0.consecutiveFailures }
+        let retry = failures > 0 ? instances[p].lastFailure?.retryAt : nil
+        guard retry.map({ $0 < until }) ?? true else { return }
+        willChange(p)
+        touch(p)
+        instances[p].backoffUntil = retry
+        replan(p)
+    }
+
+    /// `complete(at:with:at:)` (of an outcome) for a success:
+    /// `timeline` is moved into the instance's record (the one copy made
+    /// of it, where the outcome was copied twice on the way).
+    private mutating func complete(at p: Int, with timeline: consuming TimelineRecord, at time: Double) {
+        guard instances.withView(p, { $0.isInFlight }) else { return }
+        willChange(p)
+        touch(p)
+        // In place, field by field: no copy of the instance's state.
+        let due = steady.policyDue(for: timeline, jitterFraction: info[p].jitterFraction, receivedAt: time)
+        instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
+        if instances[hot: p].hasRare {
+            instances[p].backoffUntil = nil
+            instances[p].lastFailure = nil
+        }
+        replan(p)
+        replanEntry(p)
+    }
+
+    // MARK: Display
+
+    func displayedEntry(of id: String, at time: Double) -> EntryRecord? {
+        position(of: id).flatMap { instances[cold: $0].timeline?.entry(at: time) }
+    }
+
+    func nextEntryChange(of id: String, after time: Double) -> Double? {
+        position(of: id).flatMap { instances[cold: $0].timeline?.entries.first(where: { $0.date > time })?.date }
+    }
+
+    func relevanceScore(of id: String, at time: Double) -> Double {
+        guard let p = position(of: id) else { return 0 }
+        return instances.withView(p) { Self.relevanceScore(of: $0.cold.pointee.timeline, at: time) }
+    }
+
+    /// The relevance score in force at `time` of `timeline`'s displayed entry.
+    static func relevanceScore(of timeline: TimelineRecord?, at time: Double) -> Double {
+        guard let entry = timeline?.entry(at: time), let relevance = entry.relevance, time >= entry.date
+        else { return 0 }
+        if relevance.duration > 0 && time >= entry.date + relevance.duration { return 0 }
+        return max(0, relevance.score)
+    }
+
+    func topOfStack(_ ids: [String], at time: Double) -> String? {
+        var best: (id: String, score: Double)?
+        for id in ids where position(of: id) != nil {
+            let score = relevanceScore(of: id, at: time)
+            if best == nil || score > best!.score { best = (id, score) }
+        }
+        return best?.id
+    }
+
+    // MARK: Explain
+
+    func explain(_ id: String, at time: Double) -> ReloadExplanation? {
+        guard let p = position(of: id) else { return nil }
+        let s = instances[p]
+        let tier = tier(s, at: time)
+        let allowance = configuration.allowance(for: tier)
+        let waiting =
+            configuration.deferPolicyReloadsWhileHidden && !s.instance.isVisible
+            && (s.policyDue.map { $0 <= time } ?? false)
+        return ReloadExplanation(
+            instanceID: id, time: time, isVisible: s.instance.isVisible, tier: tier, allowance: allowance,
+            countedInWindow: s.ledger.count(at: time, window: configuration.budgetWindow),
+            budgetAvailableAt: s.ledger.nextAllowed(from: time, limit: allowance, window: configuration.budgetWindow),
+            spacingAvailableAt: s.ledger.last.map { $0 + configuration.minimumReloadInterval },
+            policy: s.timeline?.policy, policyDue: s.policyDue, waitingForVisibility: waiting,
+            pendingRequest: s.request, inFlight: s.inFlight?.decision, backoffUntil: s.backoffUntil,
+            lastFailure: s.lastFailure, next: plan(s, at: time), pushAllowance: configuration.pushAllowance,
+            pushesInWindow: s.pushLedger.count(at: time, window: configuration.budgetWindow),
+            pushAvailableAt: s.pushLedger.nextAllowed(
+                from: time, limit: configuration.pushAllowance, window: configuration.budgetWindow))
+    }
+
+    // MARK: Virtual driving
+
+    @discardableResult
+    mutating func run(
+        until end: Double, clock: VirtualClock, provider: (ReloadDecision) -> ReloadOutcome
+    ) -> [ReloadDecision] {
+        var all: [ReloadDecision] = []
+        var previous = -Double.infinity
+        while let wake = nextWakeup(), wake <= end {
+            clock.advance(to: wake)
+            let now = clock.now()
+            let batches = dueReloads(at: now)
+            if batches.isEmpty && now <= previous { break }  // defensive: no progress possible
+            previous = now
+            for batch in batches {
+                for decision in batch.decisions {
+                    all.append(decision)
+                    complete(decision.instanceID, with: provider(decision), at: now)
+                }
+            }
+        }
+        clock.advance(to: end)
+        observe(end)
+        return all
+    }
+}
