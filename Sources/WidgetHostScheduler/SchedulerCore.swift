@@ -907,7 +907,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// Only the instances whose queued time is within the coalescing cap of
     /// the earliest plan are planned: a reload later than that cannot join
     /// the batch (every deadline is at most the cap after its time).
-    private func coalescedWake(now: Double) -> Double? {
+    /// `mutating` though it only reads, as ``nextWakeup()``: a non-mutating
+    /// call from it copied the core's bytes to the stack at every wakeup.
+    private mutating func coalescedWake(now: Double) -> Double? {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
