@@ -190,8 +190,10 @@ extension Daemon {
         case .failure(let error): return failure(request, error)
         case .success(let value): placed = value
         }
-        scheduler.add(placed.widget, at: now)
-        instanceSetGeneration &+= 1
+        // The scheduler puts a new instance after every other, as the
+        // configuration's list below: the stacks append it in place.
+        let appended = scheduler.add(placed.widget, at: now)
+        instanceSetChanged(appended ? .appended(id: record.id, family: placed.widget.family) : .replaced)
         instances[record.id] = placed.instance
         configuration.instances.append(placed.instance)
         let details = instanceEventDetails(placed.instance)
@@ -216,8 +218,8 @@ extension Daemon {
         case .failure(let error): return failure(request, error)
         case .success(let instance): id = instance.id
         }
-        scheduler.remove(id)
-        instanceSetGeneration &+= 1
+        let removed = scheduler.remove(id)
+        instanceSetChanged(removed ? .removed(id: id) : .replaced)
         instances[id] = nil
         configuration.instances.removeAll { $0.id == id }
         requestBatch?.writes.append { tx in
@@ -264,7 +266,7 @@ extension Daemon {
         changed.isVisible = scheduler.isVisible(at: position)
         var instance = placed.instance
         let reconfigured = scheduler.reconfigure(record.id, as: changed, at: now)
-        if reconfigured { instanceSetGeneration &+= 1 }
+        if reconfigured { instanceSetChanged(.reconfigured(id: record.id, family: changed.family)) }
         if let visible = spec.visible, visible != changed.isVisible {
             scheduler.handle(visible ? .instanceShown(record.id) : .instanceHidden(record.id), at: now)
         }

@@ -15,27 +15,42 @@ extension Daemon {
     /// later scores with.
     func primeScores(at now: Double) {
         let scores = scheduler.relevanceScores(at: now)
-        var members: [(id: String, family: WidgetFamily, score: Double)] = []
-        members.reserveCapacity(scores.count)
-        scheduler.forEachInstance { position, instance in
-            members.append((instance.id, instance.family, scores[position]))
-        }
-        watch.stacks = StackIndex(generation: instanceSetGeneration, members: members)
+        watch.stacks = StackIndex(
+            generation: instanceSetGeneration, members: stackMembers { position, _ in scores[position] })
     }
 
     /// Makes the stacks again if the instances changed since they were made
-    /// (``instanceSetGeneration``): the instances kept keep the scores last
+    /// and the stacks did not follow the change in place
+    /// (``instanceSetChanged(_:)``): the instances kept keep the scores last
     /// published; a new one's is 0 until its event is published.
     func refreshStacks() {
         if watch.stacks.generation < 0 { primeScores(at: clock.now()) }
         guard watch.stacks.generation != instanceSetGeneration else { return }
         let old = watch.stacks
-        var members: [(id: String, family: WidgetFamily, score: Double)] = []
+        watch.stacks = StackIndex(
+            generation: instanceSetGeneration, members: stackMembers { _, id in old.score(of: id) ?? 0 })
+    }
+
+    /// Every instance as a member of its stack, in the configuration's
+    /// order, with the score `score` gives it (from its position and id):
+    /// what the stacks are made of. One pass over the scheduler's instances.
+    func stackMembers(score: (_ position: Int, _ id: String) -> Double) -> [StackIndex.Member] {
+        var members: [StackIndex.Member] = []
         members.reserveCapacity(scheduler.instanceCount)
-        scheduler.forEachInstance { _, instance in
-            members.append((instance.id, instance.family, old.score(of: instance.id) ?? 0))
+        scheduler.forEachInstance { position, instance in
+            members.append((instance.id, instance.family, score(position, instance.id)))
         }
-        watch.stacks = StackIndex(generation: instanceSetGeneration, members: members)
+        return members
+    }
+
+    /// Counts a change of the instance set (``instanceSetGeneration``) and
+    /// has the stacks follow it: updated in place, or left to be made again
+    /// at the next read (``StackIndex/follow(_:from:to:)`` decides). Every
+    /// change of the set goes through here.
+    func instanceSetChanged(_ change: InstanceSetChange) {
+        let previous = instanceSetGeneration
+        instanceSetGeneration &+= 1
+        watch.stacks.follow(change, from: previous, to: instanceSetGeneration)
     }
 
     /// Instance `id`'s place in its stack by the scores the event stream

@@ -47,7 +47,7 @@ extension Daemon {
             instances = savedInstances
             // An instance placed or removed is undone too: what was counted
             // of the instances (apps and kinds in use, the stacks) is made again.
-            instanceSetGeneration &+= 1
+            instanceSetChanged(.replaced)
             answers = answers.map {
                 $0.changed ? ($0.connection, storageUnavailable(id: $0.response.id), true) : $0
             }

@@ -90,8 +90,9 @@ public final class Daemon {
     /// `status`'s summary counts as of ``stateGeneration``.
     var summaryCache: (generation: Int, counts: InstanceCounts)?
     /// Bumped when instances are added, removed or changed (a configuration
-    /// applied, `instances.add`, `.remove`, `.update`); keys ``usage`` and
-    /// the stacks (``WatchState/stacks``).
+    /// applied, `instances.add`, `.remove`, `.update`, a batch undone), only
+    /// through ``instanceSetChanged(_:)``; keys ``usage`` and the stacks
+    /// (``WatchState/stacks``), which follow some changes in place.
     var instanceSetGeneration = 0
     /// The kinds each app has placed, as of ``instanceSetGeneration``.
     var usage: InstanceUse?
@@ -727,7 +728,7 @@ public final class Daemon {
         for widget in fresh { built.add(widget, at: now) }
         takeEntryChanges()
         scheduler = built
-        instanceSetGeneration &+= 1
+        instanceSetChanged(.replaced)
         configuration = new
         // `daemon.maximumConnections` and `requestLineTimeout`: a lower
         // connection limit refuses new connections, closes none.

@@ -12,9 +12,13 @@ import WidgetHostModel
 /// its loop that changed a score, and again for every `status` answer
 /// after one: at 10,000 instances, most of the loop's time.)
 ///
-/// Made from the instances when they change (``Daemon/stackIndex()``);
-/// scores set as the events are published.
+/// Made from every instance (``Daemon/refreshStacks()``), or follows a
+/// change of the instances in place (``follow(_:from:to:)``, the one place
+/// that decides which); scores set as the events are published.
 struct StackIndex {
+    /// An instance in its stack: its id, its family (its stack) and its score.
+    typealias Member = (id: String, family: WidgetFamily, score: Double)
+
     /// One stack: its members in the configuration's order, their scores beside them.
     struct Stack {
         var ids: [String] = []
@@ -32,15 +36,19 @@ struct StackIndex {
 
     /// The stacks of `members` (in the configuration's order), each with
     /// its score, as of the instance set `generation`.
-    init(generation: Int, members: [(id: String, family: WidgetFamily, score: Double)]) {
+    init(generation: Int, members: [Member]) {
         self.generation = generation
         slots.reserveCapacity(members.count)
-        for member in members {
-            // In place: a stack taken out and put back is copied at each append.
-            slots[member.id] = (member.family, stacks[member.family]?.ids.count ?? 0)
-            stacks[member.family, default: Stack()].ids.append(member.id)
-            stacks[member.family]!.scores.append(member.score)
-        }
+        for member in members { place(member) }
+    }
+
+    /// Puts `member` last in its family's stack (after every member placed
+    /// before it). The stack is changed in place: one taken out and put back
+    /// is copied at each member.
+    private mutating func place(_ member: Member) {
+        slots[member.id] = (member.family, stacks[member.family]?.ids.count ?? 0)
+        stacks[member.family, default: Stack()].ids.append(member.id)
+        stacks[member.family, default: Stack()].scores.append(member.score)
     }
 
     /// The families that have a stack.
@@ -120,4 +128,77 @@ struct StackIndex {
         }
         return result
     }
+
+    // MARK: Following the instances
+
+    /// Follows a change of the instance set that took it from generation
+    /// `previous` to `next` (``Daemon/instanceSetChanged(_:)``): the one
+    /// place that decides whether the index is updated in place, and so is
+    /// as of `next`, or left stale, to be made again from every instance
+    /// (``Daemon/refreshStacks()``, a pass over all N instances). An index
+    /// updated in place is exactly what that pass would make (the same
+    /// members in the same order, the same scores):
+    ///
+    /// - an index already stale (or never made) stays so;
+    /// - `appended` (`instances.add`: the scheduler and the configuration put
+    ///   a new instance after every other): the member goes last in its
+    ///   family's stack with score 0, as a new instance has until its event
+    ///   is published. O(1) amortized;
+    /// - `removed` (`instances.remove`; the others keep their order): out of
+    ///   its stack, whose later members move up one place. O(that stack's
+    ///   size): no other stack is touched;
+    /// - `reconfigured` (`instances.update`) in the same family: nothing
+    ///   moves (the instance keeps its place and score); into another
+    ///   family: stale (its place among the new family's members needs the
+    ///   configuration's whole order);
+    /// - `replaced` (a configuration applied at SIGHUP, a batch of requests
+    ///   undone): stale.
+    mutating func follow(_ change: InstanceSetChange, from previous: Int, to next: Int) {
+        // Never made (-1): made whole at its first read.
+        guard generation >= 0, generation == previous else { return }
+        let updated: Bool
+        switch change {
+        case .appended(let id, let family): updated = append((id, family, 0))
+        case .removed(let id): updated = remove(id)
+        case .reconfigured(let id, let family): updated = self.family(of: id) == family
+        case .replaced: updated = false
+        }
+        if updated { generation = next }
+    }
+
+    /// Puts `member` last in its family's stack; false (and nothing
+    /// changes) if it is in a stack already.
+    private mutating func append(_ member: Member) -> Bool {
+        guard slots[member.id] == nil else { return false }
+        place(member)
+        return true
+    }
+
+    /// Takes instance `id` out of its stack (a stack left empty goes, as
+    /// one with no member is never made); false (and nothing changes) if
+    /// it is in no stack.
+    private mutating func remove(_ id: String) -> Bool {
+        guard let slot = slots.removeValue(forKey: id) else { return false }
+        stacks[slot.family]?.ids.remove(at: slot.index)
+        stacks[slot.family]?.scores.remove(at: slot.index)
+        guard let stack = stacks[slot.family], !stack.ids.isEmpty else {
+            stacks[slot.family] = nil
+            return true
+        }
+        for index in slot.index..<stack.ids.count { slots[stack.ids[index]]?.index = index }
+        return true
+    }
+}
+
+/// How the set of instances changed, as the stacks follow it
+/// (``StackIndex/follow(_:from:to:)``).
+enum InstanceSetChange {
+    /// Instance `id`, new, placed after every other (`instances.add`).
+    case appended(id: String, family: WidgetFamily)
+    /// Instance `id` removed; the others keep their order (`instances.remove`).
+    case removed(id: String)
+    /// Instance `id` changed in place (`instances.update`); `family` is its family now.
+    case reconfigured(id: String, family: WidgetFamily)
+    /// Any other change: a configuration applied (SIGHUP), a batch of requests undone.
+    case replaced
 }

@@ -374,6 +374,45 @@ struct ControlV2Tests {
         daemon.stop()
     }
 
+    /// The stacks follow runtime adds (appended in place: each `add`
+    /// answers the new instance's rank), removes and updates (into another
+    /// family): the ranks are those of the configuration's order, as the
+    /// runtime instances' scores are all 0 and new-year comes first.
+    @Test func runtimeAddsRemovesAndUpdatesKeepTheStacksRanks() throws {
+        let daemon = try DaemonProcess("v2-stacks", configuration: Self.quiet)
+        try daemon.start()
+        func place(_ id: String, _ family: String) throws -> [Int]? {
+            var spec = Self.desk(id)
+            spec.family = family
+            let added = try add(daemon, spec)
+            #expect(added.ok, "\(String(describing: added.error))")
+            return added.instance.map { [$0.stackRank, $0.stackSize] }
+        }
+        func rank(_ id: String) throws -> [Int]? { try detail(daemon, id).map { [$0.stackRank, $0.stackSize] } }
+        func ranks() throws -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: try daemon.status().instances.map { ($0.id, $0.stackRank ?? 0) })
+        }
+        #expect(try place("desk-1", "systemSmall") == [2, 2])
+        #expect(try place("desk-2", "systemSmall") == [3, 3])
+        #expect(try place("desk-3", "systemMedium") == [1, 1])
+        #expect(try rank("desk-1") == [2, 3])
+        #expect(try ranks() == ["new-year": 1, "desk-1": 2, "desk-2": 3, "desk-3": 1])
+
+        #expect(try daemon.send(ControlRequest(.instancesRemove, instance: "desk-1")).ok)
+        #expect(try rank("desk-2") == [2, 2])
+        var update = ControlRequest(.instancesUpdate)
+        update.widget = InstanceSpec(id: "desk-2", family: "systemMedium")
+        let updated = try daemon.send(update)
+        #expect(updated.ok, "\(String(describing: updated.error))")
+        // Placed before desk-3: the configuration's order.
+        #expect(updated.instance.map { [$0.stackRank, $0.stackSize] } == [1, 2])
+        #expect(try rank("desk-3") == [2, 2])
+        #expect(try rank("new-year") == [1, 1])
+        #expect(try place("desk-4", "systemSmall") == [2, 2])
+        #expect(try ranks() == ["new-year": 1, "desk-2": 1, "desk-3": 2, "desk-4": 2])
+        daemon.stop()
+    }
+
     /// A push with the kind's token reloads its instances with reason push
     /// (loosely timed here; scripts/push-latency measures it); the token is
     /// per installation, survives restarts, and reaches the kind's push
