@@ -75,7 +75,7 @@ public struct ReloadScheduler: Sendable {
     /// The ids of the instances whose state changed since the last
     /// ``takeTouched()``, recorded while ``tracksTouched`` is on: a driver
     /// that persists writes only these (every place that changes an instance
-    /// records it: ``touch(_:)``). Off by default, so the benchmarks and
+    /// records it). Off by default, so the benchmarks and
     /// `simulate` pay nothing for it.
     public var touched: Set<String> { core.touched }
 
@@ -104,7 +104,7 @@ public struct ReloadScheduler: Sendable {
     }
 
     /// The fewest instances over which `dueReloads` reads the coming
-    /// reloads ahead (``readAheadComing()``): about where the records
+    /// reloads ahead (``SchedulerCore/readAheadComing()``): about where the records
     /// outgrow a 32 MB last-level cache (with the ledgers, timelines and
     /// queues, about 800 bytes an instance). Below it the records are in
     /// the cache and the reading costs more than it saves (a day of 10,000
