@@ -347,15 +347,6 @@ public struct ReloadScheduler: Sendable {
         core.tier(of: id, at: time)
     }
 
-    func tier(_ s: InstanceState, at time: Double) -> ViewTier {
-        core.tier(s, at: time)
-    }
-
-    /// The plan of `s` as of `now` (off the hot paths: hashes the app's name).
-    func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
-        core.plan(s, at: now)
-    }
-
     /// Counted reloads allowed in the 24 h window for this instance at `time`.
     public func allowance(of id: String, at time: Double) -> Int? {
         core.allowance(of: id, at: time)

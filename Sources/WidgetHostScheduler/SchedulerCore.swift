@@ -864,6 +864,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         InstanceView.of(s) { rules.tier($0, at: time) }
     }
 
+    /// The plan of `s` as of `now` (off the hot paths: hashes the app's name).
     func plan(_ s: InstanceState, at now: Double) -> PlannedReload? {
         let charge = appCharge(s.instance.app)
         return InstanceView.of(s) { rules.plan($0, appCharge: charge, at: now) }
