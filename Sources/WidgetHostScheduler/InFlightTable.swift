@@ -19,9 +19,10 @@
 /// are counted policy reloads, and a start's burst is every instance's
 /// first reload: both plain.)
 ///
-/// A value (copy on write, as the scheduler's other arrays): a copy of the
-/// scheduler keeps its own records.
-struct InFlightTable: Sendable {
+/// Not copyable, as the scheduler's core that holds it: its arrays are
+/// owned (``OwnedArray``), written with no check of a shared buffer; a
+/// copy of the scheduler keeps its own records (``clone()``).
+struct InFlightTable: ~Copyable, Sendable {
     /// A record as the table keeps it: plain numbers. The record itself
     /// when ``isWhole`` is false; its serial only (the rest in `whole`)
     /// when it is true.
@@ -171,11 +172,11 @@ struct InFlightTable: Sendable {
 
     /// The records by slot. A slot not in use keeps its last record until
     /// it is taken again (its values are never read).
-    private var records: [Stored] = []
+    private var records = OwnedArray<Stored>()
     /// The records kept whole, by slot.
     private var whole: [Int32: InFlightRecord] = [:]
     /// Slots below ``unused`` given back, taken again last in, first out.
-    private var free: [Int32] = []
+    private var free = OwnedArray<Int32>()
     /// Slots from here on (to the end of ``records``) were not taken since
     /// the table was last empty.
     private var unused = 0
@@ -183,6 +184,17 @@ struct InFlightTable: Sendable {
     private(set) var live = 0
 
     init() {}
+
+    /// A copy of the table, in memory of its own.
+    func clone() -> InFlightTable {
+        var copy = InFlightTable()
+        copy.records = records.clone()
+        copy.whole = whole
+        copy.free = free.clone()
+        copy.unused = unused
+        copy.live = live
+        return copy
+    }
 
     /// How many records in use are kept whole.
     var recordsKeptWhole: Int { whole.count }
@@ -216,7 +228,7 @@ struct InFlightTable: Sendable {
     /// given back is never whole).
     private mutating func take() -> Int32 {
         live += 1
-        if let spare = free.popLast() { return spare }
+        if !free.isEmpty { return free.removeLast() }
         if unused == records.count { records.append(Stored()) }
         unused += 1
         return Int32(unused - 1)
@@ -264,9 +276,9 @@ struct InFlightTable: Sendable {
     /// at the start).
     mutating func letGo(keeping: Int) {
         guard live == 0, records.count > keeping else { return }
-        records = []
+        records.removeAll()
         whole = [:]
-        free = []
+        free.removeAll()
         unused = 0
     }
 

@@ -6,13 +6,27 @@ import WidgetHostModel
 /// their reloads in flight, in a table of their own (``InFlightTable``),
 /// each at the slot its cold record names. An ``InstanceState`` is made on
 /// demand; the hot paths read and write the records in place.
-struct InstanceRecords: Sendable {
-    private(set) var hot: [HotRecord] = []
-    private(set) var cold: [ColdRecord] = []
+///
+/// Not copyable: its arrays are owned (``OwnedArray``), written with no
+/// check of a shared buffer; ``clone()`` copies them.
+struct InstanceRecords: ~Copyable, Sendable {
+    private(set) var hot = OwnedArray<HotRecord>()
+    private(set) var cold = OwnedArray<ColdRecord>()
     /// The reloads in flight.
     private var flights = InFlightTable()
 
     init() {}
+
+    private init(
+        hot: borrowing OwnedArray<HotRecord>, cold: borrowing OwnedArray<ColdRecord>, flights: borrowing InFlightTable
+    ) {
+        self.hot = hot.clone()
+        self.cold = cold.clone()
+        self.flights = flights.clone()
+    }
+
+    /// A copy of the records, in memory of its own.
+    func clone() -> InstanceRecords { InstanceRecords(hot: hot, cold: cold, flights: flights) }
 
     /// The records of `states`, whose reloads in flight no ticket names
     /// (their serial 0: a state taken in from outside holds another
@@ -31,6 +45,7 @@ struct InstanceRecords: Sendable {
 
     var count: Int { hot.count }
     var indices: Range<Int> { 0..<hot.count }
+    var isEmpty: Bool { hot.isEmpty }
 
     /// The state of the instance at `p`. Changed in place, its cold record
     /// is moved out of the array while it changes (not copied), so that its
@@ -117,7 +132,8 @@ struct InstanceRecords: Sendable {
     /// Whether every hot record's flags say what its cold record holds
     /// (``InstanceState`` keeps them in step; the tests check).
     var flagsAreInStep: Bool {
-        indices.allSatisfy { self[$0].flagsAreInStep } && flights.live == cold.count(where: { $0.flightSlot >= 0 })
+        indices.allSatisfy { self[$0].flagsAreInStep }
+            && flights.live == cold.withUnsafeBufferPointer { $0.count(where: { $0.flightSlot >= 0 }) }
     }
 
     // The changes a reload makes, on the records in place, each keeping the

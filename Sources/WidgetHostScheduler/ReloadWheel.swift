@@ -37,7 +37,7 @@
 /// wheel.minimumKey  // 1_800_000_030.5
 /// wheel.collect(upTo: 1_800_000_600, into: &buffer)  // [5, 3] (any order)
 /// ```
-struct ReloadWheel: Sendable {
+struct ReloadWheel: ~Copyable, Sendable {
     /// A position's queued key, what is read of its plan beside it (the
     /// coalescing deadline, whether it is under the free-reload cap,
     /// whether it is a plain policy reload), and its neighbours in its
@@ -113,11 +113,11 @@ struct ReloadWheel: Sendable {
     /// any ring): they stay in `far`.
     private static let farBucket = Int64(1) << 60
 
-    private var nodes: [Node] = []
+    private var nodes = OwnedArray<Node>()
     /// Per ring slot: the first position of its bucket, or -1.
-    private var heads = [Int32](repeating: -1, count: ringSize)
+    private var heads = OwnedArray<Int32>(repeating: -1, count: ringSize)
     /// One bit per ring slot: whether its bucket has a position.
-    private var occupied = [UInt64](repeating: 0, count: ringSize / 64)
+    private var occupied = OwnedArray<UInt64>(repeating: 0, count: ringSize / 64)
     /// The bucket of the ring's first slot; every key in the ring is in
     /// `base ..< base + ringSize`, every key in `far` past it.
     private var base: Int64 = 0
@@ -144,6 +144,23 @@ struct ReloadWheel: Sendable {
 
     init() {}
 
+    /// A copy of the wheel, in memory of its own.
+    func clone() -> ReloadWheel {
+        var copy = ReloadWheel()
+        copy.nodes = nodes.clone()
+        copy.heads = heads.clone()
+        copy.occupied = occupied.clone()
+        copy.base = base
+        copy.far = far
+        copy.count = count
+        copy.minimumKey = minimumKey
+        copy.minimum = minimum
+        copy.order = order
+        copy.orderBucket = orderBucket
+        copy.walkedBucket = walkedBucket
+        return copy
+    }
+
     /// The position with the smallest key.
     var minimumPosition: Int? { minimum >= 0 ? Int(minimum) : nil }
 
@@ -160,12 +177,18 @@ struct ReloadWheel: Sendable {
 
     /// Every queued position whose plan is under the free-reload cap.
     var positionsUnderFreeCap: [Int] {
-        nodes.indices.filter { nodes[$0].key < .infinity && nodes[$0].underFreeCap }
+        nodes.indices.filter { p in nodes[p].key < .infinity && nodes[p].underFreeCap }
     }
 
     /// Makes room for positions up to `count - 1` (new positions are not queued).
     mutating func reserve(positions count: Int) {
-        if nodes.count < count { nodes.append(contentsOf: repeatElement(Node(), count: count - nodes.count)) }
+        if nodes.count < count { addPositions(count) }
+    }
+
+    /// Unqueued nodes up to `count` positions (`reserve(positions:)` when it grows).
+    @inline(never)
+    private mutating func addPositions(_ count: Int) {
+        nodes.append(repeating: Node(), count: count - nodes.count)
     }
 
     /// Queues `position` at `key`, with its plan's coalescing deadline
@@ -365,7 +388,7 @@ struct ReloadWheel: Sendable {
         var walked = max(0, start)  // buckets from `base` looked at
         while buffer.count < count {
             guard walked < Int64(Self.ringSize),
-                let s = occupied.firstSetBit(circularlyFrom: Self.slot(base + walked)),
+                let s = occupied.withUnsafeBufferPointer({ $0.firstSetBit(circularlyFrom: Self.slot(base + walked)) }),
                 Int64((s - first) & Int(Self.mask)) >= walked
             else {
                 walked = Int64(Self.ringSize)
@@ -392,7 +415,7 @@ struct ReloadWheel: Sendable {
     mutating func removePosition(_ position: Int) {
         guard position < nodes.count else { return }
         set(position, to: .infinity)
-        nodes.remove(at: position)
+        _ = nodes.remove(at: position)
         let p = Int32(position)
         func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }
         for i in nodes.indices {
@@ -567,7 +590,7 @@ struct ReloadWheel: Sendable {
 
     /// The ring slot of the first bucket from `base` on that is not empty.
     private func firstOccupied() -> Int? {
-        occupied.firstSetBit(circularlyFrom: Self.slot(base))
+        occupied.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: Self.slot(base)) }
     }
 
     /// Calls `body` with the ring slot of every bucket in `from ... through`

@@ -1,4 +1,4 @@
-extension Array where Element == UInt64 {
+extension UnsafeBufferPointer where Element == UInt64 {
     /// The first set bit at or after bit `start`, going round past the last
     /// bit to the first: a timing wheel's next bucket that is not empty,
     /// from the bitmap of its ring (one bit per slot). Nil when no bit is
@@ -6,7 +6,7 @@ extension Array where Element == UInt64 {
     ///
     /// ```swift
     /// let occupied: [UInt64] = [0b1000, 0]
-    /// occupied.firstSetBit(circularlyFrom: 70)  // 3 (round past the end)
+    /// occupied.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: 70) }  // 3 (round past the end)
     /// ```
     func firstSetBit(circularlyFrom start: Int) -> Int? {
         let words = count
@@ -18,5 +18,12 @@ extension Array where Element == UInt64 {
             bits = self[word]
         }
         return nil
+    }
+}
+
+extension Array where Element == UInt64 {
+    /// ``Swift/UnsafeBufferPointer/firstSetBit(circularlyFrom:)`` of the array's bits.
+    func firstSetBit(circularlyFrom start: Int) -> Int? {
+        withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: start) }
     }
 }

@@ -77,7 +77,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// coalescing deadline, its group and app, whether it is under the free
     /// cap), together in one 16-byte record: four arrays cost an event four
     /// cache lines at random places, where one costs one.
-    private var info: [PositionInfo] = []
+    private var info = OwnedArray<PositionInfo>()
     /// The group number of each plugin and kind ever added.
     private var groups: [PluginKind: Int32] = [:]
     /// The plugin and kind of each group, by number.
@@ -214,7 +214,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     private init(cloning other: borrowing SchedulerCore) {
         configuration = other.configuration
         steady = other.steady
-        instances = other.instances
+        instances = other.instances.clone()
         apps = other.apps
         freeLedger = other.freeLedger
         latestTime = other.latestTime
@@ -226,13 +226,13 @@ struct SchedulerCore: ~Copyable, Sendable {
         readAheadMinimum = other.readAheadMinimum
         comingReadAheadMinimum = other.comingReadAheadMinimum
         index = other.index
-        reloads = other.reloads
+        reloads = other.reloads.clone()
         rechecks = other.rechecks
         entryChanges = other.entryChanges
         byApp = other.byApp
         byAppAndKind = other.byAppAndKind
         locationUsers = other.locationUsers
-        info = other.info
+        info = other.info.clone()
         groups = other.groups
         groupNames = other.groupNames
         groupRanks = other.groupRanks
@@ -265,7 +265,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
-        info = []
+        info.removeAll()
         // The groups' numbers are kept (a ticket's group keeps naming its
         // plugin and kind); a group no instance is in any more costs nothing.
         serialAtLastMove = issuedSerial
@@ -436,13 +436,13 @@ struct SchedulerCore: ~Copyable, Sendable {
         if let number = appNumbers[app] { return number }
         let number = Int32(appCharges.count)
         appNumbers[app] = number
-        appCharges.append(appCharge(app))
+        appCharges.append(Self.charge(of: apps[app]))
         return number
     }
 
     /// Records the app's charge again after its foreground or sessions changed.
     private mutating func appChanged(_ app: String) {
-        appCharges[Int(number(ofApp: app))] = appCharge(app)
+        appCharges[Int(number(ofApp: app))] = Self.charge(of: apps[app])
     }
 
     /// The rules with the state they read: two fields copied, not the scheduler.
@@ -588,7 +588,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         instances.cold.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
         let removed = instances.remove(at: position).instance
         reloads.removePosition(position)
-        info.remove(at: position)
+        _ = info.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int32]) {
@@ -705,11 +705,14 @@ struct SchedulerCore: ~Copyable, Sendable {
     }
 
     func getCurrentConfigurations(app: String? = nil) -> [WidgetInfo] {
-        instances.cold.compactMap { entry in
-            let i = entry.instance
-            guard app == nil || i.app == app else { return nil }
-            return WidgetInfo(
-                id: i.id, plugin: i.plugin, kind: i.kind, family: i.family, configuration: i.configuration, app: i.app)
+        instances.cold.withUnsafeBufferPointer { cold in
+            cold.compactMap { entry in
+                let i = entry.instance
+                guard app == nil || i.app == app else { return nil }
+                return WidgetInfo(
+                    id: i.id, plugin: i.plugin, kind: i.kind, family: i.family, configuration: i.configuration,
+                    app: i.app)
+            }
         }
     }
 
@@ -784,14 +787,14 @@ struct SchedulerCore: ~Copyable, Sendable {
                 replan(p)
             }
         case .reloadTimelines(let kind, let app):
-            let charge = appCharge(app)
+            let charge = Self.charge(of: apps[app])
             for p in (byAppAndKind[AppKind(app: app, kind: kind)] ?? []).lazy.map(Int.init) {
                 request(
                     p,
                     PendingRequest(trigger: .reloadTimelines(kind: kind, app: app), charge: charge, requestedAt: time))
             }
         case .reloadAllTimelines(let app):
-            let charge = appCharge(app)
+            let charge = Self.charge(of: apps[app])
             for p in (byApp[app] ?? []).lazy.map(Int.init) {
                 request(p, PendingRequest(trigger: .reloadAllTimelines(app: app), charge: charge, requestedAt: time))
             }
@@ -811,8 +814,10 @@ struct SchedulerCore: ~Copyable, Sendable {
         }
     }
 
-    /// Positions of the instances of `kind` (and `plugin`, when given), ascending.
-    private func positions(ofKind kind: String, plugin: String?) -> [Int] {
+    /// Positions of the instances of `kind` (and `plugin`, when given),
+    /// ascending. `mutating` though it only reads: its callers are, and a
+    /// non-mutating call from them copied the core's bytes to lend it.
+    private mutating func positions(ofKind kind: String, plugin: String?) -> [Int] {
         var found: [Int] = []
         for (key, positions) in byAppAndKind where key.kind == kind { found += positions.lazy.map(Int.init) }
         if let plugin { found.removeAll { instances[cold: $0].instance.plugin != plugin } }
@@ -827,8 +832,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         handle(.reloadAllTimelines(app: app), at: time)
     }
 
-    func appCharge(_ app: String) -> ReloadCharge {
-        guard let s = apps[app] else { return .counted }
+    func appCharge(_ app: String) -> ReloadCharge { Self.charge(of: apps[app]) }
+
+    /// The charge of a reload of an app in the state `s` (nil: an app with
+    /// no state, in the background). Static: a call from a `mutating`
+    /// method to a non-mutating one of the core copied the core's bytes
+    /// (about 1 KB) to the stack to lend it.
+    private static func charge(of s: AppState?) -> ReloadCharge {
+        guard let s else { return .counted }
         if s.foreground { return .free(.appForeground) }
         if s.sessions.contains(.audio) { return .free(.audioSession) }
         if s.sessions.contains(.navigation) { return .free(.navigationSession) }
@@ -913,13 +924,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func coalescedWake(now: Double) -> Double? {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
-        let (reloads, slack) = (reloads, max(0, configuration.coalescingCap))
-        return withQueuedPlans(now: now) { Self.coalescedWake(reloads, $0, slack: slack, now: now) }
+        let slack = max(0, configuration.coalescingCap)
+        return withQueuedPlans(now: now) { Self.coalescedWake($0.reloads.pointee, $0, slack: slack, now: now) }
     }
 
-    private static func coalescedWake(_ reloads: ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double)
-        -> Double?
-    {
+    private static func coalescedWake(
+        _ reloads: borrowing ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double
+    ) -> Double? {
         guard let position = reloads.minimumPosition else { return nil }
         // The first plan: the earliest queued one, unless the free-reload
         // cap may have moved it later since it was queued; then the earliest
@@ -973,13 +984,16 @@ struct SchedulerCore: ~Copyable, Sendable {
     @inline(__always)
     private func withQueuedPlans<R>(now: Double, _ body: (QueuedPlans) -> R) -> R {
         withUnsafePointer(to: rules) { rules in
-            instances.hot.withUnsafeBufferPointer { hot in
-                instances.cold.withUnsafeBufferPointer { cold in
-                    info.withUnsafeBufferPointer { info in
-                        appCharges.withUnsafeBufferPointer { charges in
-                            body(
-                                QueuedPlans(
-                                    rules: rules, hot: hot, cold: cold, info: info, appCharges: charges, now: now))
+            withUnsafePointer(to: reloads) { reloads in
+                instances.hot.withUnsafeBufferPointer { hot in
+                    instances.cold.withUnsafeBufferPointer { cold in
+                        info.withUnsafeBufferPointer { info in
+                            appCharges.withUnsafeBufferPointer { charges in
+                                body(
+                                    QueuedPlans(
+                                        reloads: reloads, rules: rules, hot: hot, cold: cold, info: info,
+                                        appCharges: charges, now: now))
+                            }
                         }
                     }
                 }
@@ -999,6 +1013,8 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// wakeup a second (entry changes, uncoalesced reloads) that was a
     /// quarter of the scheduler's work.
     private struct QueuedPlans {
+        /// The queue itself.
+        let reloads: UnsafePointer<ReloadWheel>
         let rules: UnsafePointer<ReloadRules>
         let hot: UnsafeBufferPointer<HotRecord>
         let cold: UnsafeBufferPointer<ColdRecord>
@@ -1053,15 +1069,15 @@ struct SchedulerCore: ~Copyable, Sendable {
             reloads.collect(upTo: now, into: &due)
             return reloads.minimumKey > now
         }
-        let reloads = reloads
         let later: Bool? = withQueuedPlans(now: now) { queued in
+            let reloads = queued.reloads
             var tmax = -Double.infinity
             var lmin = Double.infinity
             var anyDue = false
             // The earliest plan behind a key up to `now` that is later than
             // `now` (the free-reload cap moved it since it was queued).
             var movedPast = Double.infinity
-            reloads.collectNodes(upTo: now) { position, node in
+            reloads.pointee.collectNodes(upTo: now) { position, node in
                 due.append(position)
                 guard let plan = queued.plan(position, node) else { return }
                 if plan.time <= now {
@@ -1080,7 +1096,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             // A plan in `(now, lmin]` behind a later key (a plan is never
             // before its key).
             var later = false
-            reloads.collectNodes(after: now, upTo: lmin) { position, node in
+            reloads.pointee.collectNodes(after: now, upTo: lmin) { position, node in
                 guard !later, let plan = queued.plan(position, node) else { return }
                 if plan.time <= lmin { later = true }
             }
@@ -1501,7 +1517,10 @@ struct SchedulerCore: ~Copyable, Sendable {
 
     /// The position of the instance whose reload `ticket` names, nil when
     /// that reload is not in flight (completed, rolled back, the instance
-    /// removed, the state replaced).
+    /// removed, the state replaced). Inlined: called from `mutating`
+    /// methods, a non-mutating call copied the core's bytes (about 1 KB) to
+    /// lend it, at every completion by ticket.
+    @inline(__always)
     private func position(of ticket: ReloadTicket) -> Int? {
         let p = Int(ticket.position)
         let serial = ticket.serial

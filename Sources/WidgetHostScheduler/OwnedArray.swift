@@ -1,0 +1,143 @@
+/// An array owned by one value and never shared: its elements in one block
+/// of memory that only its owner reads and writes, copied only by
+/// ``clone()``. Not copyable, so a write needs no uniqueness check: a
+/// standard array asks at every write whether its buffer is shared
+/// (`swift_isUniquelyReferenced`, a call and a branch), 37 times per reload
+/// in the scheduler before the arrays it writes on every reload became
+/// these.
+///
+/// The scheduler's core (``SchedulerCore``, not copyable itself) keeps its
+/// per-position records in them; what it hands out is a standard array
+/// (``array``).
+///
+/// ```swift
+/// var records = OwnedArray<Double>()
+/// records.append(1.5)
+/// records[0] += 1        // in place, no check of a shared buffer
+/// let copy = records.clone()
+/// ```
+struct OwnedArray<Element>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+    private(set) var capacity = 0
+
+    init() {
+        base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment).unsafelyUnwrapped
+    }
+
+    /// An array of `count` copies of `element` (one call to fill the block:
+    /// element by element, the debug build that the tests run spent
+    /// milliseconds on a timing wheel's ring).
+    init(repeating element: Element, count: Int) {
+        self.init()
+        reserveCapacity(count)
+        base.initialize(repeating: element, count: count)
+        self.count = count
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        if capacity > 0 { base.deallocate() }
+    }
+
+    /// A copy of the elements, in a block of its own.
+    func clone() -> OwnedArray<Element> {
+        var copy = OwnedArray()
+        copy.reserveCapacity(count)
+        copy.base.initialize(from: base, count: count)
+        copy.count = count
+        return copy
+    }
+
+    /// The elements as a standard array.
+    var array: [Element] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    var indices: Range<Int> { 0..<count }
+    var isEmpty: Bool { count == 0 }
+
+    subscript(i: Int) -> Element {
+        @inline(__always)
+        unsafeAddress {
+            precondition(i >= 0 && i < count, "index out of range")
+            return UnsafePointer(base + i)
+        }
+        @inline(__always)
+        unsafeMutableAddress {
+            precondition(i >= 0 && i < count, "index out of range")
+            return base + i
+        }
+    }
+
+    /// Room for `minimum` elements, moved to a larger block when needed.
+    mutating func reserveCapacity(_ minimum: Int) {
+        guard minimum > capacity else { return }
+        let block = UnsafeMutablePointer<Element>.allocate(capacity: minimum)
+        block.moveInitialize(from: base, count: count)
+        if capacity > 0 { base.deallocate() }
+        base = block
+        capacity = minimum
+    }
+
+    @inline(__always)
+    mutating func append(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: element)
+        count += 1
+    }
+
+    /// Twice the room (16 at first), out of the way of ``append(_:)``'s inlined path.
+    @inline(never)
+    private mutating func grow() {
+        reserveCapacity(Swift.max(16, capacity * 2))
+    }
+
+    /// Appends `count` copies of `element`, in one call to fill them.
+    mutating func append(repeating element: Element, count added: Int) {
+        guard added > 0 else { return }
+        if count + added > capacity { reserveCapacity(Swift.max(count + added, capacity * 2)) }
+        (base + count).initialize(repeating: element, count: added)
+        count += added
+    }
+
+    /// Removes and returns the element at `i`, the later ones moved down one place.
+    mutating func remove(at i: Int) -> Element {
+        precondition(i >= 0 && i < count, "index out of range")
+        let element = (base + i).move()
+        (base + i).moveInitialize(from: base + i + 1, count: count - i - 1)
+        count -= 1
+        return element
+    }
+
+    @inline(__always)
+    mutating func removeLast() -> Element {
+        precondition(count > 0, "removeLast of an empty array")
+        count -= 1
+        return (base + count).move()
+    }
+
+    /// Removes every element; the block is kept with `keepingCapacity`.
+    mutating func removeAll(keepingCapacity: Bool = false) {
+        base.deinitialize(count: count)
+        count = 0
+        guard !keepingCapacity, capacity > 0 else { return }
+        base.deallocate()
+        base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment).unsafelyUnwrapped
+        capacity = 0
+    }
+
+    @inline(__always)
+    func withUnsafeBufferPointer<R, E: Error>(_ body: (UnsafeBufferPointer<Element>) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    @inline(__always)
+    mutating func withUnsafeMutableBufferPointer<R, E: Error>(
+        _ body: (UnsafeMutableBufferPointer<Element>) throws(E) -> R
+    ) throws(E) -> R {
+        try body(UnsafeMutableBufferPointer(start: base, count: count))
+    }
+}
+
+// One owner at a time: the block is reached only through its owner, which
+// is not copyable, so a value sent to another task takes the block with it.
+extension OwnedArray: @unchecked Sendable where Element: Sendable {}
