@@ -50,7 +50,7 @@
 /// wheel.moveMinimum { cursor in cursor.index += 1; return 1_800_000_900 }  // 5 moved on
 /// wheel.minimumPosition  // 3
 /// ```
-struct EntryWheel<Payload: WheelPayload>: Sendable {
+struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
     /// `previous` of a position in `sorted`.
     static var inSorted: Int32 { -2 }
     /// `previous` of a position in `late`.
@@ -69,14 +69,14 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     private static var sortedKept: Int { 1024 }
 
     /// Per position: its key, `.infinity` when not queued.
-    private var keys: [Double] = []
+    private var keys = OwnedArray<Double>()
     /// Per position: its payload, nil when not queued.
-    private var payloads: [Payload?] = []
+    private var payloads = OwnedArray<Payload?>()
     /// Per position: the next position in its ring bucket, or -1.
-    private var next: [Int32] = []
+    private var next = OwnedArray<Int32>()
     /// Per position: the previous position in its ring bucket, -1 for its
     /// first, or one of ``inSorted``, ``inLate``, ``inFar``, ``notQueued``.
-    private var previous: [Int32] = []
+    private var previous = OwnedArray<Int32>()
     /// The current bucket as it came in, from the latest key to the
     /// earliest; its last entry is always live (the ones after it were
     /// dropped as they went stale).
@@ -84,9 +84,9 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     /// The keys that came into the current bucket after it was sorted.
     private var late = DueQueue()
     /// Per ring slot: the first position of its bucket, or -1.
-    private var heads = [Int32](repeating: -1, count: ringSize)
+    private var heads = OwnedArray<Int32>(repeating: -1, count: ringSize)
     /// One bit per ring slot: whether its bucket has a position.
-    private var occupied = [UInt64](repeating: 0, count: ringSize / 64)
+    private var occupied = OwnedArray<UInt64>(repeating: 0, count: ringSize / 64)
     /// The current bucket: keys in `sorted` and `late` are in it or
     /// before, keys in the ring in `base + 1 ..< base + ringSize`, keys in
     /// `far` after.
@@ -97,6 +97,25 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     private(set) var count = 0
 
     init() {}
+
+    /// A copy of the wheel, in memory of its own.
+    func clone() -> EntryWheel {
+        var copy = EntryWheel()
+        copy.keys = keys.clone()
+        copy.payloads = payloads.clone()
+        copy.next = next.clone()
+        copy.previous = previous.clone()
+        copy.sorted = sorted
+        copy.late = late
+        copy.heads = heads.clone()
+        copy.occupied = occupied.clone()
+        copy.base = base
+        copy.far = far
+        copy.count = count
+        copy.readFrom = readFrom
+        copy.readAheadSum = readAheadSum
+        return copy
+    }
 
     /// The smallest key, `.infinity` when empty.
     var minimumKey: Double { min(sorted.last?.key ?? .infinity, late.minimumKey) }
@@ -134,10 +153,10 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
         precondition(position >= 0 && position < Int(Int32.max), "a position past the wheel's 32-bit links")
         if keys.count <= position {
             let more = position + 1 - keys.count
-            keys.append(contentsOf: repeatElement(.infinity, count: more))
-            payloads.append(contentsOf: repeatElement(nil, count: more))
-            next.append(contentsOf: repeatElement(-1, count: more))
-            previous.append(contentsOf: repeatElement(Self.notQueued, count: more))
+            keys.append(repeating: .infinity, count: more)
+            payloads.append(repeating: nil, count: more)
+            next.append(repeating: -1, count: more)
+            previous.append(repeating: Self.notQueued, count: more)
         }
         if keys[position] < .infinity { detach(position) }
         payloads[position] = payload
@@ -175,10 +194,10 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
     mutating func removePosition(_ position: Int) {
         guard position < keys.count else { return }
         if keys[position] < .infinity { detach(position) }
-        keys.remove(at: position)
-        payloads.remove(at: position)
-        next.remove(at: position)
-        previous.remove(at: position)
+        _ = keys.remove(at: position)
+        _ = payloads.remove(at: position)
+        _ = next.remove(at: position)
+        _ = previous.remove(at: position)
         let p = Int32(position)
         func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }
         for i in next.indices {
@@ -385,7 +404,7 @@ struct EntryWheel<Payload: WheelPayload>: Sendable {
 
     /// The ring slot of the first bucket after `base` that is not empty.
     private func firstOccupiedAfterBase() -> Int? {
-        occupied.firstSetBit(circularlyFrom: Self.slot(base + 1))
+        occupied.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: Self.slot(base + 1)) }
     }
 }
 

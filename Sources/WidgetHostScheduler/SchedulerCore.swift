@@ -228,7 +228,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         index = other.index
         reloads = other.reloads.clone()
         rechecks = other.rechecks
-        entryChanges = other.entryChanges
+        entryChanges = other.entryChanges.clone()
         byApp = other.byApp
         byAppAndKind = other.byAppAndKind
         locationUsers = other.locationUsers
