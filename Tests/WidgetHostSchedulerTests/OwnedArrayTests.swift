@@ -1,0 +1,71 @@
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// The owned array against a standard one, through random appends, removes,
+/// writes, clears and copies, with strings (elements that hold references,
+/// so a slot moved or freed twice, or never freed, shows as a wrong value
+/// or a crash under the address sanitizer).
+@Suite("Owned array")
+struct OwnedArrayTests {
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func matchesAStandardArray(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var owned = OwnedArray<String>()
+        var plain: [String] = []
+        // The last copy taken, and what it held then.
+        var copy = OwnedArray<String>()
+        var copied: [String] = []
+        for step in 0..<4_000 {
+            switch random.next() % 10 {
+            case 0, 1, 2, 3:
+                let value = "v\(step)-\(random.next() % 1_000)"
+                owned.append(value)
+                plain.append(value)
+            case 4:
+                let added = Int(random.next() % 40)
+                owned.append(repeating: "r\(step)", count: added)
+                plain.append(contentsOf: repeatElement("r\(step)", count: added))
+            case 5 where !plain.isEmpty:
+                let i = Int(random.next() % UInt64(plain.count))
+                #expect(owned.remove(at: i) == plain.remove(at: i))
+            case 6 where !plain.isEmpty:
+                #expect(owned.removeLast() == plain.removeLast())
+            case 7 where !plain.isEmpty:
+                let i = Int(random.next() % UInt64(plain.count))
+                owned[i] += "+"
+                plain[i] += "+"
+            case 8:
+                // A copy keeps its own elements while the original changes
+                // (the one it replaces is freed).
+                let copyHolds = copy.array == copied
+                #expect(copyHolds, "step \(step)")
+                copy = owned.clone()
+                copied = plain
+            case 9 where random.next() % 20 == 0:
+                let keeping = random.next() % 2 == 0
+                owned.removeAll(keepingCapacity: keeping)
+                plain.removeAll()
+                #expect(keeping ? owned.capacity > 0 || owned.count == 0 : owned.capacity == 0)
+            default:
+                break
+            }
+            let same = owned.count == plain.count && owned.array == plain
+            #expect(same, "step \(step)")
+            if !same { return }
+        }
+        let copyHolds = copy.array == copied
+        #expect(copyHolds)
+    }
+
+    @Test func fillsAndGrowsInOneCall() {
+        var owned = OwnedArray<Int32>(repeating: -1, count: 8_192)
+        let filled = owned.count == 8_192 && owned.withUnsafeBufferPointer { $0.allSatisfy { $0 == -1 } }
+        #expect(filled)
+        owned.append(repeating: 7, count: 100)
+        owned.append(repeating: 9, count: 0)
+        let grown = owned.count == 8_292 && owned.capacity >= 8_292 && owned[8_191] == -1 && owned[8_192] == 7
+        #expect(grown)
+    }
+}
