@@ -404,7 +404,7 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
 
     /// The ring slot of the first bucket after `base` that is not empty.
     private func firstOccupiedAfterBase() -> Int? {
-        occupied.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: Self.slot(base + 1)) }
+        occupied.firstSetBit(circularlyFrom: Self.slot(base + 1))
     }
 }
 

@@ -45,7 +45,6 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     var count: Int { hot.count }
     var indices: Range<Int> { 0..<hot.count }
-    var isEmpty: Bool { hot.isEmpty }
 
     /// The state of the instance at `p`. Changed in place, its cold record
     /// is moved out of the array while it changes (not copied), so that its

@@ -7,8 +7,8 @@
 /// these.
 ///
 /// The scheduler's core (``SchedulerCore``, not copyable itself) keeps its
-/// per-position records in them; what it hands out is a standard array
-/// (``array``).
+/// per-position records in them, and reads them through
+/// ``withUnsafeBufferPointer(_:)`` where it walks many.
 ///
 /// ```swift
 /// var records = OwnedArray<Double>()
@@ -48,9 +48,6 @@ struct OwnedArray<Element>: ~Copyable {
         copy.count = count
         return copy
     }
-
-    /// The elements as a standard array.
-    var array: [Element] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     var indices: Range<Int> { 0..<count }
     var isEmpty: Bool { count == 0 }

@@ -388,7 +388,7 @@ struct ReloadWheel: ~Copyable, Sendable {
         var walked = max(0, start)  // buckets from `base` looked at
         while buffer.count < count {
             guard walked < Int64(Self.ringSize),
-                let s = occupied.withUnsafeBufferPointer({ $0.firstSetBit(circularlyFrom: Self.slot(base + walked)) }),
+                let s = occupied.firstSetBit(circularlyFrom: Self.slot(base + walked)),
                 Int64((s - first) & Int(Self.mask)) >= walked
             else {
                 walked = Int64(Self.ringSize)
@@ -590,7 +590,7 @@ struct ReloadWheel: ~Copyable, Sendable {
 
     /// The ring slot of the first bucket from `base` on that is not empty.
     private func firstOccupied() -> Int? {
-        occupied.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: Self.slot(base)) }
+        occupied.firstSetBit(circularlyFrom: Self.slot(base))
     }
 
     /// Calls `body` with the ring slot of every bucket in `from ... through`

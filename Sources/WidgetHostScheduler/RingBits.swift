@@ -21,8 +21,9 @@ extension UnsafeBufferPointer where Element == UInt64 {
     }
 }
 
-extension Array where Element == UInt64 {
-    /// ``Swift/UnsafeBufferPointer/firstSetBit(circularlyFrom:)`` of the array's bits.
+extension OwnedArray where Element == UInt64 {
+    /// ``Swift/UnsafeBufferPointer/firstSetBit(circularlyFrom:)`` of the
+    /// array's bits: a timing wheel's bitmap of its ring.
     func firstSetBit(circularlyFrom start: Int) -> Int? {
         withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: start) }
     }

@@ -925,24 +925,23 @@ struct SchedulerCore: ~Copyable, Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let slack = max(0, configuration.coalescingCap)
-        return withQueuedPlans(now: now) { Self.coalescedWake($0.reloads.pointee, $0, slack: slack, now: now) }
+        return withQueuedPlans(now: now) { Self.coalescedWake($0, slack: slack, now: now) }
     }
 
-    private static func coalescedWake(
-        _ reloads: borrowing ReloadWheel, _ queued: QueuedPlans, slack: Double, now: Double
-    ) -> Double? {
-        guard let position = reloads.minimumPosition else { return nil }
+    private static func coalescedWake(_ queued: QueuedPlans, slack: Double, now: Double) -> Double? {
+        let reloads = queued.reloads
+        guard let position = reloads.pointee.minimumPosition else { return nil }
         // The first plan: the earliest queued one, unless the free-reload
         // cap may have moved it later since it was queued; then the earliest
         // of the plans behind the queued times, looked for again from it
         // until it is within the slack of where the walk began.
-        let node = reloads.node(of: position)
+        let node = reloads.pointee.node(of: position)
         var first = (time: node.key, latest: node.latest)
         if node.underFreeCap {
-            var bound = reloads.minimumKey + slack
+            var bound = reloads.pointee.minimumKey + slack
             while true {
                 first = (.infinity, .infinity)
-                reloads.collectNodes(upTo: max(bound, now)) { position, node in
+                reloads.pointee.collectNodes(upTo: max(bound, now)) { position, node in
                     if let plan = queued.plan(position, node), plan.time < first.time { first = plan }
                 }
                 if first.time + slack <= bound { break }
@@ -966,14 +965,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         let deadline = first.latest
         var m = Double.infinity
         var latestTime = -Double.infinity
-        reloads.collectNodes(upTo: deadline) { position, node in
+        reloads.pointee.collectNodes(upTo: deadline) { position, node in
             guard let plan = queued.plan(position, node), plan.time <= deadline else { return }
             m = min(m, plan.latest)
             latestTime = max(latestTime, plan.time)
         }
         if latestTime <= m { return latestTime }
         var wake = -Double.infinity
-        reloads.collectNodes(upTo: m) { position, node in
+        reloads.pointee.collectNodes(upTo: m) { position, node in
             if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
         }
         return wake

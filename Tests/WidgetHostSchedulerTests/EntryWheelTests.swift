@@ -159,7 +159,9 @@ struct EntryWheelTests {
             }
             let start = Int(random.next() % 256)
             let expected = (0..<256).map { (start + $0) % 256 }.first { bits[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }
-            #expect(bits.firstSetBit(circularlyFrom: start) == expected, "from \(start) in \(bits)")
+            #expect(
+                bits.withUnsafeBufferPointer { $0.firstSetBit(circularlyFrom: start) } == expected,
+                "from \(start) in \(bits)")
         }
     }
 
