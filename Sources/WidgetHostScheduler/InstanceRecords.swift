@@ -201,9 +201,8 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// Records a counted reload at `time` in the ledger of the instance at
     /// `p`. Returns the reloads counted in the window ending at `time`.
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) -> Int {
-        let (counted, last, count) = cold.withUnsafeMutableBufferPointer { cold in
-            let counted = cold[p].ledger.record(time, window: window)
-            return (counted, cold[p].ledger.last, cold[p].ledger.count)
+        let (counted, count, last) = cold.withUnsafeMutableBufferPointer { cold in
+            cold[p].ledger.recordTelling(time, window: window)
         }
         hot.withUnsafeMutableBufferPointer { $0[p].noteLedger(last: last, count: count) }
         return counted

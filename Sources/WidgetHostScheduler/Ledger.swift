@@ -93,13 +93,30 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// ending at `time` (``count(at:window:)``), the new one included.
     @discardableResult
     public mutating func record(_ time: Double, window: Double) -> Int {
+        recordTelling(time, window: window).counted
+    }
+
+    /// ``record(_:window:)``, telling also what a scheduler keeps beside
+    /// the ledger: the number of times held then and the newest. In the
+    /// usual case (in order, with room) those are the count and `time`
+    /// itself, known without reading the ring again.
+    @inline(__always)
+    mutating func recordTelling(_ time: Double, window: Double) -> (counted: Int, held: Int, last: Double?) {
         // The usual case, in one pass over the ring: in order, with room.
         // What is left then is every time in `(time - window, time]`.
         if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage,
             let count = storage.append(inOrder: time, forgettingThrough: time - window)
         {
-            return count
+            return (count, count, time)
         }
+        let counted = recordOutOfTheWay(time, window: window)
+        return (counted, count, last)
+    }
+
+    /// ``record(_:window:)`` out of order, into a shared ring or one with
+    /// no room.
+    @inline(never)
+    private mutating func recordOutOfTheWay(_ time: Double, window: Double) -> Int {
         if let last, time < last {
             // Out of order (a restart's shifted times): rare, rebuilt sorted.
             var all = times

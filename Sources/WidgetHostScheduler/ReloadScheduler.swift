@@ -222,9 +222,10 @@ public struct ReloadScheduler: Sendable {
 
     /// The instance at `position` (its id, plugin, kind, app, family,
     /// configuration and visibility), without the rest of its state.
-    /// `position` must be below ``instanceCount``.
+    /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func instance(at position: Int) -> WidgetInstance {
-        core.instance(at: position)
+        checkPosition(position)
+        return core.instance(at: position)
     }
 
     /// Calls `body` with each instance and its position, in order of
@@ -255,24 +256,38 @@ public struct ReloadScheduler: Sendable {
     }
 
     /// The whole state of the instance at `position`.
-    /// `position` must be below ``instanceCount``.
+    /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func instanceState(at position: Int) -> InstanceState {
-        core.instanceState(at: position)
+        checkPosition(position)
+        return core.instanceState(at: position)
     }
 
     /// Whether the instance at `position` is shown.
+    /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func isVisible(at position: Int) -> Bool {
-        core.isVisible(at: position)
+        checkPosition(position)
+        return core.isVisible(at: position)
     }
 
     /// Whether a reload of the instance at `position` is in flight.
+    /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func isInFlight(at position: Int) -> Bool {
-        core.isInFlight(at: position)
+        checkPosition(position)
+        return core.isInFlight(at: position)
     }
 
     /// Failed reloads in a row of the instance at `position`.
+    /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func consecutiveFailures(at position: Int) -> Int {
-        core.consecutiveFailures(at: position)
+        checkPosition(position)
+        return core.consecutiveFailures(at: position)
+    }
+
+    /// Traps for a position outside `0 ..< instanceCount`: inside, the
+    /// records are read through pointers, unchecked in a release build.
+    @inline(__always)
+    private func checkPosition(_ position: Int) {
+        precondition(position >= 0 && position < core.instanceCount, "instance position out of range")
     }
 
     /// Replaces instance `id` by `widget` (same id; another configuration,

@@ -1223,50 +1223,53 @@ struct SchedulerCore: ~Copyable, Sendable {
         // them again at every call made a storm of N due reloads, issued
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
-        // By index: iterating `due` while marking it held a second reference,
-        // and the first mark copied the array.
-        for i in due.indices {
-            let p = due[i]
-            guard issued < limit else {
-                examined = i
-                break
-            }
-            if readsAhead {
-                readUpTo = readAhead(due, aheadOf: i, readUpTo: readUpTo, ledgers: true)
-            }
-            let steady = self.steady
-            let charge = appCharges[info[p].app]
-            // Only a reload issued has its plan made (with its trigger). A
-            // plain policy reload, trusted as queued (not under the free
-            // cap, no recheck queued), is the plan made when it was queued:
-            // no event has changed it since (each one plans its instances
-            // again), and its budget reads the same viewing tier at `now` as
-            // at its time when no whole hour and no end of learning lies
-            // between them; so it is not made again.
-            let node = reloads.node(of: p)
-            let serial: UInt64
-            if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
-                && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
-            {
-                // Its in-flight record made at once: no plan with a trigger to copy.
-                serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
-            } else {
-                let rules = self.rules
-                guard
-                    let plan = instances.withView(
-                        p,
-                        { s in
-                            rules.candidate(s, appCharge: charge, at: now).flatMap {
-                                $0.time <= now ? $0.planned(s) : nil
+        // Through the buffer, written in place: each write to the array
+        // itself asked whether its buffer was shared (the calls between
+        // them hide that it never is).
+        due.withUnsafeMutableBufferPointer { due in
+            for i in due.indices {
+                let p = due[i]
+                guard issued < limit else {
+                    examined = i
+                    break
+                }
+                if readsAhead {
+                    readUpTo = readAhead(UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, ledgers: true)
+                }
+                let steady = self.steady
+                let charge = appCharges[info[p].app]
+                // Only a reload issued has its plan made (with its trigger). A
+                // plain policy reload, trusted as queued (not under the free
+                // cap, no recheck queued), is the plan made when it was queued:
+                // no event has changed it since (each one plans its instances
+                // again), and its budget reads the same viewing tier at `now` as
+                // at its time when no whole hour and no end of learning lies
+                // between them; so it is not made again.
+                let node = reloads.node(of: p)
+                let serial: UInt64
+                if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                    && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+                {
+                    // Its in-flight record made at once: no plan with a trigger to copy.
+                    serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
+                } else {
+                    let rules = self.rules
+                    guard
+                        let plan = instances.withView(
+                            p,
+                            { s in
+                                rules.candidate(s, appCharge: charge, at: now).flatMap {
+                                    $0.time <= now ? $0.planned(s) : nil
+                                }
                             }
-                        }
-                    )
-                else { continue }
-                serial = issue(p, plan, at: now)
+                        )
+                    else { continue }
+                    serial = issue(p, plan, at: now)
+                }
+                issued += 1
+                tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
+                due[i] = ~p  // issued: in flight, nothing to plan until it completes
             }
-            issued += 1
-            tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
-            due[i] = ~p  // issued: in flight, nothing to plan until it completes
         }
         if issued == due.count {
             // Every due reload issued (the usual wakeup): the wheel's due
@@ -1569,14 +1572,20 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The ledgers are read ahead for an issue (`ledgers`: a counted reload
     /// records itself in its ledger), not for a completion (a steady-state
     /// plan knows the ledger's count from the hot record).
-    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
+    private mutating func readAhead(
+        _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, ledgers: Bool
+    ) -> Int {
         guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
         let start = readUpTo
         let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
-        scratch.readAheadSum &+= positions.withUnsafeBufferPointer {
-            readAhead(UnsafeBufferPointer(rebasing: $0[start..<end]), ledgers: ledgers)
-        }
+        scratch.readAheadSum &+= readAhead(UnsafeBufferPointer(rebasing: positions[start..<end]), ledgers: ledgers)
         return end
+    }
+
+    /// ``readAhead(_:aheadOf:readUpTo:ledgers:)`` over an array.
+    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
+        guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
+        return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, ledgers: ledgers) }
     }
 
     /// Reads ahead what the work on the instances at `positions` (`~p` for
