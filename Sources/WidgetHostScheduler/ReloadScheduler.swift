@@ -476,6 +476,23 @@ public struct ReloadScheduler: Sendable {
         core.complete(results, at: time)
     }
 
+    /// ``complete(_:at:)-([TicketCompletion],_)`` taking the results out of
+    /// `results`, which is left empty with its capacity, to be filled again:
+    /// each success's timeline moves into its instance, where the other
+    /// form copies it (and the caller releases its own copy when it empties
+    /// the array). For a driver that completes batch after batch.
+    ///
+    /// ```swift
+    /// var results: [TicketCompletion] = []
+    /// for ticket in tickets {
+    ///     results.append(TicketCompletion(ticket: ticket, outcome: .success(call(ticket))))
+    /// }
+    /// scheduler.complete(taking: &results, at: now)   // results.isEmpty
+    /// ```
+    public mutating func complete(taking results: inout [TicketCompletion], at time: Double) {
+        core.complete(taking: &results, at: time)
+    }
+
     /// The instance whose reload `ticket` names, as it is now; nil when that
     /// reload is no longer in flight.
     public func instance(of ticket: ReloadTicket) -> WidgetInstance? {

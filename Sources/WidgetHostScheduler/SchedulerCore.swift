@@ -1487,31 +1487,56 @@ struct SchedulerCore: ~Copyable, Sendable {
             for result in results { complete(result.ticket, with: result.outcome, at: time) }
             return
         }
+        // By index, through the buffer: iterating the array copied each
+        // result (a retain and release of its timeline's parts). Only read.
+        results.withUnsafeBufferPointer { complete(UnsafeMutableBufferPointer(mutating: $0), taking: false, at: time) }
+    }
+
+    mutating func complete(taking results: inout [TicketCompletion], at time: Double) {
+        if results.count >= readAheadMinimum, !instances.indices.isEmpty {
+            results.withUnsafeMutableBufferPointer { complete($0, taking: true, at: time) }
+        } else {
+            for result in results { complete(result.ticket, with: result.outcome, at: time) }
+        }
+        results.removeAll(keepingCapacity: true)
+    }
+
+    /// ``complete(_:at:)`` (of tickets) over `results`, read ahead a chunk
+    /// at a time. With `taking`, each outcome is moved out of `results`
+    /// (a timed-out one left in its place): a success's timeline goes to
+    /// its instance with no copy retained, and none is left for the caller
+    /// to release. Without it, `results` is only read.
+    private mutating func complete(
+        _ results: UnsafeMutableBufferPointer<TicketCompletion>, taking: Bool, at time: Double
+    ) {
         observe(time)
         var ahead = scratch.found
         scratch.found = []
         ahead.removeAll(keepingCapacity: true)
         let count = instances.count
-        // By index, through the buffer: iterating the array copied each
-        // result (a retain and release of its timeline's parts).
-        results.withUnsafeBufferPointer { results in
-            // The positions as issued, to read ahead (a ticket whose
-            // instance moved since is read where it was: a wasted read).
-            for i in results.indices {
-                let p = Int(results[i].ticket.position)
-                ahead.append(p >= 0 && p < count ? p : 0)
-            }
-            var readUpTo = 0
-            for i in results.indices {
-                readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
-                guard let p = position(of: results[i].ticket) else { continue }
+        // The positions as issued, to read ahead (a ticket whose
+        // instance moved since is read where it was: a wasted read).
+        for i in results.indices {
+            let p = Int(results[i].ticket.position)
+            ahead.append(p >= 0 && p < count ? p : 0)
+        }
+        var readUpTo = 0
+        for i in results.indices {
+            readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
+            guard let p = position(of: results[i].ticket) else { continue }
+            if taking {
+                var outcome = ReloadOutcome.timedOut
+                swap(&outcome, &results[i].outcome)
+                switch consume outcome {
+                case .success(let timeline): complete(at: p, with: timeline, at: time)
+                case let other: complete(at: p, with: other, at: time)
+                }
+            } else if case .success(let timeline) = results[i].outcome {
                 // A success's timeline taken out here, in place: passing the
                 // outcome on copied it once more.
-                if case .success(let timeline) = results[i].outcome {
-                    complete(at: p, with: timeline, at: time)
-                } else {
-                    complete(at: p, with: results[i].outcome, at: time)
-                }
+                complete(at: p, with: timeline, at: time)
+            } else {
+                complete(at: p, with: results[i].outcome, at: time)
             }
         }
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []

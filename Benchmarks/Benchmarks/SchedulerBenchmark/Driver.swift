@@ -13,8 +13,9 @@ protocol DrivenScheduler {
     /// Every reload due at `now`, as tickets (the shipped scheduler's
     /// `dueReloads(at:limit:into:)` without a limit).
     mutating func allDueReloads(at now: Double, into tickets: inout [ReloadTicket])
-    /// A batch's results by ticket (the shipped scheduler's `complete(_:at:)`).
-    mutating func complete(_ completions: [TicketCompletion], at time: Double)
+    /// A batch's results by ticket, taken out of `completions`, which is
+    /// left empty (the shipped scheduler's `complete(taking:at:)`).
+    mutating func complete(taking completions: inout [TicketCompletion], at time: Double)
 }
 
 extension ReloadScheduler: DrivenScheduler {
@@ -74,7 +75,6 @@ struct Driver<S: DrivenScheduler> {
             next = 0
             scheduler.allDueReloads(at: wake, into: &tickets)
         }
-        results.removeAll(keepingCapacity: true)
         let end = next + min(limit, tickets.count - next)
         for i in next..<end {
             let ticket = tickets[i]
@@ -84,8 +84,8 @@ struct Driver<S: DrivenScheduler> {
                     ticket: ticket, outcome: .success(TimelineRecord(entries: [], policy: .after(now + interval)))))
         }
         next = end
-        scheduler.complete(results, at: now)
         events += results.count
+        scheduler.complete(taking: &results, at: now)
     }
 
     /// `count` events.

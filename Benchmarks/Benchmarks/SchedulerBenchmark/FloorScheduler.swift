@@ -40,5 +40,7 @@ struct FloorScheduler: DrivenScheduler {
         }
     }
 
-    mutating func complete(_ completions: [TicketCompletion], at time: Double) {}
+    mutating func complete(taking completions: inout [TicketCompletion], at time: Double) {
+        completions.removeAll(keepingCapacity: true)
+    }
 }

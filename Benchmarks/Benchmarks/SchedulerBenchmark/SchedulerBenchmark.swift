@@ -50,10 +50,11 @@ struct ScanBaseline: DrivenScheduler {
         }
     }
 
-    mutating func complete(_ completions: [TicketCompletion], at time: Double) {
+    mutating func complete(taking completions: inout [TicketCompletion], at time: Double) {
         for completion in completions {
             scan.complete(issued[Int(completion.ticket.serial)], with: completion.outcome, at: time)
         }
+        completions.removeAll(keepingCapacity: true)
     }
 }
 
