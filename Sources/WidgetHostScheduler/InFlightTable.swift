@@ -257,6 +257,7 @@ struct InFlightTable: ~Copyable, Sendable {
 
     /// Gives `slot` back. When no slot is in use any more, the next ones are
     /// handed out from the first again.
+    @inline(__always)
     mutating func remove(_ slot: Int32) {
         if records[Int(slot)].isWhole {
             whole[slot] = nil

@@ -449,7 +449,11 @@ struct SchedulerCore: ~Copyable, Sendable {
     private var rules: ReloadRules { ReloadRules(configuration: configuration, freeLedger: freeLedger) }
 
     /// Plans the instance at `position` again, as of `latestTime`.
-    private mutating func replan(_ position: Int) {
+    private mutating func replan(_ position: Int) { replanInline(position) }
+
+    /// ``replan(_:)``, inlined where every completion calls it.
+    @inline(__always)
+    private mutating func replanInline(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
         let charge = appCharges[info[position].app]
         // The steady state's plan first, from the few numbers it reads.
@@ -491,7 +495,11 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// Queues the next entry date after `latestTime` of the instance at
     /// `position`, with its timeline's entries (a new timeline, or the
     /// instance entered or put back).
-    private mutating func replanEntry(_ position: Int) {
+    private mutating func replanEntry(_ position: Int) { replanEntryInline(position) }
+
+    /// ``replanEntry(_:)``, inlined where every completion calls it.
+    @inline(__always)
+    private mutating func replanEntryInline(_ position: Int) {
         if tracksDisplayChanges { displayChanges.append(Int32(position)) }
         let now = latestTime ?? -Double.greatestFiniteMagnitude
         // Through the view: a copy of the cold record retained and released all of it.
@@ -1719,8 +1727,8 @@ struct SchedulerCore: ~Copyable, Sendable {
             instances[p].backoffUntil = nil
             instances[p].lastFailure = nil
         }
-        replan(p)
-        replanEntry(p)
+        replanInline(p)
+        replanEntryInline(p)
     }
 
     // MARK: Display

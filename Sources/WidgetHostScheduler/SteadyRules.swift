@@ -66,6 +66,7 @@ struct SteadyRules: Sendable {
         return learningEnds > time && learningEnds < hour ? learningEnds : hour
     }
 
+    @inline(__always)
     func tier(_ s: InstanceView, at time: Double) -> ViewTier {
         if time - s.addedAt < learningPeriod { return .learning }
         var views = s.views
@@ -78,6 +79,7 @@ struct SteadyRules: Sendable {
 
     /// `policyDue(for:instanceID:receivedAt:)` with the instance's jitter
     /// fraction already known.
+    @inline(__always)
     func policyDue(for timeline: TimelineRecord, jitterFraction: Double, receivedAt time: Double) -> Double? {
         // Developer mode lifts the minimum interval to a 1-second floor that
         // keeps virtual time moving; `constrain` reports the interval it lifted.

@@ -67,4 +67,49 @@ struct BatchCompletionTests {
         if count > 2 * SchedulerCore.readAheadChunk { #expect(largest > 2 * SchedulerCore.readAheadChunk) }
         #expect(reloads > Int((2.5 * days).rounded(.up)) * count)
     }
+
+    /// Tickets completed with `complete(taking:at:)`: the outcomes moved in,
+    /// the array left empty with its capacity; a ticket given twice and a
+    /// spent one ignored, as one at a time.
+    @Test("by ticket, taken from the array, the same as one at a time", arguments: [24, 600])
+    func takingSameAsOneAtATime(count: Int) {
+        var taking = ReloadScheduler(configuration: testConfig(jitter: 120))
+        var single = ReloadScheduler(configuration: testConfig(jitter: 120))
+        for i in 0..<count {
+            let w = instance("w\(i)", kind: "k\(i % 2)", app: "app\(i % 3)")
+            taking.add(w, at: t0)
+            single.add(w, at: t0)
+        }
+        var tickets: [ReloadTicket] = []
+        var other: [ReloadTicket] = []
+        var results: [TicketCompletion] = []
+        var spent: ReloadTicket?
+        var reloads = 0
+        var now = t0
+        while now < t0 + day {
+            guard let wake = taking.nextWakeup() else { break }
+            #expect(single.nextWakeup() == wake)
+            now = wake
+            taking.dueReloads(at: now, into: &tickets)
+            single.dueReloads(at: now, into: &other)
+            #expect(tickets == other)
+            guard tickets == other else { return }
+            for (n, ticket) in tickets.enumerated() {
+                let decision = taking.decision(for: ticket)!
+                results.append(TicketCompletion(ticket: ticket, outcome: Self.outcome(reloads + n, decision)))
+            }
+            reloads += tickets.count
+            if let first = tickets.first { results.append(TicketCompletion(ticket: first, outcome: .timedOut)) }
+            if let spent { results.append(TicketCompletion(ticket: spent, outcome: .timedOut)) }
+            spent = tickets.last
+            let given = results.map { $0 }  // a copy of its own: `results` stays unique
+            let capacity = results.capacity
+            taking.complete(taking: &results, at: now)
+            #expect(results.isEmpty && results.capacity == capacity)
+            for r in given { single.complete(r.ticket, with: r.outcome, at: now) }
+            #expect(taking.state == single.state)
+            guard taking.state == single.state else { return }
+        }
+        #expect(reloads > 2 * count)
+    }
 }

@@ -130,7 +130,8 @@ struct OracleComparison {
                 // Every other batch of the run goes back in one
                 // `complete(_:at:)`, with an id given twice and an id unknown
                 // (both ignored, as they are one at a time), the others one
-                // at a time.
+                // at a time; by ticket, a third in one `complete(_:at:)`, a
+                // third taken (`complete(taking:at:)`), a third one at a time.
                 batches += 1
                 var results: [ReloadCompletion] = []
                 for d in batch.decisions {
@@ -152,10 +153,15 @@ struct OracleComparison {
                         byTicket.append(TicketCompletion(ticket: spent, outcome: .timedOut))
                     }
                     spentTickets.append(contentsOf: mine)
-                    if batches % 2 == 0 {
-                        fast.complete(byTicket, at: now)
-                    } else {
-                        for r in byTicket { fast.complete(r.ticket, with: r.outcome, at: now) }
+                    switch batches % 3 {
+                    case 0: fast.complete(byTicket, at: now)
+                    case 1:
+                        fast.complete(taking: &byTicket, at: now)
+                        if !byTicket.isEmpty {
+                            difference = "complete(taking:) at \(now - t0) left \(byTicket.count) results"
+                            return false
+                        }
+                    default: for r in byTicket { fast.complete(r.ticket, with: r.outcome, at: now) }
                     }
                 } else if batches % 2 == 0, let first = results.first {
                     results.append(ReloadCompletion(instanceID: first.instanceID, outcome: .timedOut))
