@@ -153,6 +153,7 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
     /// in plain numbers (no record made to be taken apart).
+    @inline(__always)
     mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, issuedAt time: Double) {
         let slot = cold[p].flightSlot
         if slot >= 0 {
@@ -200,6 +201,7 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     /// Records a counted reload at `time` in the ledger of the instance at
     /// `p`. Returns the reloads counted in the window ending at `time`.
+    @inline(__always)
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) -> Int {
         let (counted, count, last) = cold.withUnsafeMutableBufferPointer { cold in
             cold[p].ledger.recordTelling(time, window: window)

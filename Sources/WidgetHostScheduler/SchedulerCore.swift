@@ -1424,6 +1424,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// Records a counted reload of the instance at `p` issued at `now` in
     /// its ledger. Returns the reloads counted in the window ending at
     /// `now` and the allowance of its viewing tier at `now`.
+    @inline(__always)
     private mutating func recordCounted(_ p: Int, at now: Double) -> (counted: Int, allowance: Int) {
         let counted = instances.recordCounted(p, at: now, window: configuration.budgetWindow)
         let steady = self.steady
