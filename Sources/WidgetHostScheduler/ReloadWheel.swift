@@ -222,6 +222,38 @@ struct ReloadWheel: ~Copyable, Sendable {
         }
     }
 
+    /// ``set(_:to:latest:flags:)`` for a position not queued now (one whose
+    /// reload was just issued, being planned again as it completes): in
+    /// the usual case (a finite key in the ring, in a bucket that is not
+    /// the earliest one kept in order, the queue not empty) it is linked
+    /// at its bucket's head here, inlined where a completion calls it;
+    /// otherwise ``set(_:to:latest:flags:)`` does it.
+    @inline(__always)
+    mutating func insert(_ position: Int, at key: Double, latest: Double, flags: Node.Flags) {
+        if position < nodes.count, count > 0, key < .infinity, nodes[position].key == .infinity {
+            let b = Self.bucket(key)
+            if b >= base, b < base + Int64(Self.ringSize), b != orderBucket {
+                let s = Self.slot(b)
+                let head = heads[s]
+                nodes.withUnsafeMutableBufferPointer { nodes in
+                    nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
+                    if head >= 0 { nodes[Int(head)].previous = Int32(position) }
+                }
+                if head < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
+                heads[s] = Int32(position)
+                count += 1
+                if key < minimumKey {
+                    minimumKey = key
+                    minimum = Int32(position)
+                } else if Int32(position) == minimum {
+                    findMinimum()
+                }
+                return
+            }
+        }
+        set(position, to: key, latest: latest, flags: flags)
+    }
+
     /// Takes out every position whose key is `≤ bound` (a wakeup's due
     /// reloads, each of them issued), as `set(_:to:)` to `.infinity` would
     /// one at a time: the ring's buckets before `bound`'s are emptied

@@ -461,8 +461,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         if let plain = instances.withView(
             position, { s in steady.plainPlan(s, appCharge: charge, at: max(stateNow, s.addedAt)) })
         {
-            reloads.set(
-                position, to: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
+            reloads.insert(
+                position, at: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
             setRecheck(position, .infinity)
             return
         }

@@ -40,7 +40,13 @@ struct ReloadWheelTests {
             case 0..<6:
                 let key = Self.key(around: now, &random)
                 let plan = (latest: key + Double(random.next() % 90), capped: random.next() % 4 == 0)
-                wheel.set(p, to: key, latest: plan.latest, flags: .init(underFreeCap: plan.capped))
+                if step % 2 == 0 {
+                    // `insert`, the completion's path: linked in place when
+                    // `p` is not queued, `set` otherwise.
+                    wheel.insert(p, at: key, latest: plan.latest, flags: .init(underFreeCap: plan.capped))
+                } else {
+                    wheel.set(p, to: key, latest: plan.latest, flags: .init(underFreeCap: plan.capped))
+                }
                 table[p] = key
                 plans[p] = plan
             case 6:
