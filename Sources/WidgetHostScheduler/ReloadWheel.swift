@@ -233,14 +233,7 @@ struct ReloadWheel: ~Copyable, Sendable {
         if position < nodes.count, count > 0, key < .infinity, nodes[position].key == .infinity {
             let b = Self.bucket(key)
             if b >= base, b < base + Int64(Self.ringSize), b != orderBucket {
-                let s = Self.slot(b)
-                let head = heads[s]
-                nodes.withUnsafeMutableBufferPointer { nodes in
-                    nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
-                    if head >= 0 { nodes[Int(head)].previous = Int32(position) }
-                }
-                if head < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
-                heads[s] = Int32(position)
+                linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
                 count += 1
                 if key < minimumKey {
                     minimumKey = key
@@ -500,10 +493,14 @@ struct ReloadWheel: ~Copyable, Sendable {
             return
         }
         if b == orderBucket { orderBucket = Self.noBucket }
-        let s = Self.slot(b)
+        linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
+    }
+
+    /// Puts `position` first in the list of ring slot `s`, at `key`.
+    @inline(__always)
+    private mutating func linkAtHead(_ position: Int, slot s: Int, _ key: Double, latest: Double, flags: Node.Flags) {
         let head = heads[s]
-        // One access to the nodes for both writes (each access checks the
-        // array's uniqueness).
+        // One pass over the nodes for both writes.
         nodes.withUnsafeMutableBufferPointer { nodes in
             nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
             if head >= 0 { nodes[Int(head)].previous = Int32(position) }
