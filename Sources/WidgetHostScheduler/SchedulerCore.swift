@@ -1616,7 +1616,9 @@ struct SchedulerCore: ~Copyable, Sendable {
         return end
     }
 
-    /// ``readAhead(_:aheadOf:readUpTo:ledgers:)`` over an array.
+    /// ``readAhead(_:aheadOf:readUpTo:ledgers:)`` over an array. Its early
+    /// exit (most calls) is repeated here, so that the array's buffer is
+    /// asked for only when a chunk is read.
     private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
         guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
         return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, ledgers: ledgers) }
