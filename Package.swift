@@ -109,10 +109,16 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The scheduler's one use of C: a prefetch, which Swift has not
+        // (ReadAhead.swift).
+        .target(
+            name: "CWidgetHostReadAhead",
+            path: "Sources/CWidgetHostReadAhead"
+        ),
         // The budgeted reload scheduler: pure logic over a clock abstraction.
         .target(
             name: "WidgetHostScheduler",
-            dependencies: ["WidgetHostModel"],
+            dependencies: ["WidgetHostModel", "CWidgetHostReadAhead"],
             swiftSettings: strictSwift
         ),
         // The daemon's state store: SQLite through GRDB (WAL, versioned

@@ -27,7 +27,7 @@ if [ "$1" = "--callgrind" ]; then callgrind=yes; shift; fi
 (cd "$out" && swiftc -I "$out" -O -wmo -g -parse-as-library -module-name WidgetHostModel -emit-module \
     -emit-module-path "$out/WidgetHostModel.swiftmodule" -c -o "$out/WidgetHostModel.o" \
     "$root"/Sources/WidgetHostModel/*.swift)
-cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
+cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -I "$root/Sources/CWidgetHostReadAhead/include" -module-name WidgetHostScheduler -o "$out/scheduler-profile" \
     "$root"/Sources/WidgetHostScheduler/*.swift "$root/Benchmarks/Benchmarks/SchedulerBenchmark/Driver.swift" \
     "$root/Benchmarks/Benchmarks/SchedulerBenchmark/DayDriver.swift" \
     "$root/Benchmarks/Benchmarks/SchedulerBenchmark/FloorScheduler.swift" \

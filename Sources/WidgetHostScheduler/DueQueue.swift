@@ -116,33 +116,6 @@ struct DueQueue: Sendable, Hashable {
         }
     }
 
-    /// Reads, for each position of `positions` (`~p` for negative ones),
-    /// its slot and the keys a move of it reads first (its own and its
-    /// children's), ahead of the moves: see
-    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
-    /// was read.
-    /// Positions for which `isWanted` is false are not read.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool = { _ in true }) -> UInt64 {
-        var sum: UInt64 = 0
-        slot.withUnsafeBufferPointer { slot in
-            for p in positions {
-                let p = p < 0 ? ~p : p
-                if p < slot.count, isWanted(p) { sum &+= UInt64(truncatingIfNeeded: slot[p]) }
-            }
-            keys.withUnsafeBufferPointer { keys in
-                for p in positions {
-                    let p = p < 0 ? ~p : p
-                    guard p < slot.count, isWanted(p), slot[p] >= 0 else { continue }
-                    let at = Int(slot[p])
-                    sum &+= keys[at].bitPattern
-                    let child = 4 * at + 1
-                    if child < keys.count { sum &+= keys[child].bitPattern }
-                }
-            }
-        }
-        return sum
-    }
-
     private mutating func removeAt(_ at: Int) {
         let last = keys.count - 1
         slot[Int(positions[at])] = -1

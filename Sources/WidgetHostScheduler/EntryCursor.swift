@@ -24,12 +24,13 @@ extension EntryCursor: WheelPayload {
     /// entry's date has come (the one before, to trust the index; the
     /// queued one, passed; the one after, the answer). An entry is 48
     /// bytes: the three are on two or three cache lines.
-    func readAhead() -> UInt64 {
+    func readAhead() {
         entries.withUnsafeBufferPointer { entries in
             let i = Int(index)
-            guard i >= 0 && i < entries.count else { return 0 }
-            return entries[i].date.bitPattern &+ (i > 0 ? entries[i - 1].date.bitPattern : 0)
-                &+ (i + 1 < entries.count ? entries[i + 1].date.bitPattern : 0)
+            guard i >= 0 && i < entries.count, let base = entries.baseAddress else { return }
+            let first = i > 0 ? i - 1 : i
+            let last = i + 1 < entries.count ? i + 1 : i
+            ReadAhead.lines(base + first, bytes: (last - first + 1) * MemoryLayout<EntryRecord>.stride)
         }
     }
 }
@@ -37,12 +38,14 @@ extension EntryCursor: WheelPayload {
 extension TimelineRecord {
     /// Reads every line of the entries ahead (what letting go of them
     /// reads: the array's reference count, beside its first entry, and
-    /// each entry's content, to release it). Returns a number made from
-    /// what was read.
-    func readAheadEntries() -> UInt64 {
-        entries.withUnsafeBufferPointer { entries in
-            guard let base = entries.baseAddress else { return 0 }
-            return ReadAhead.lines(base, bytes: entries.count * MemoryLayout<EntryRecord>.stride)
+    /// each entry's content, to release it).
+    func readAheadEntries() {
+        // The block's address and size first, the prefetches after: no copy
+        // of the array held over them, which the compiler cannot see into
+        // (holding one was a retain and a release per timeline).
+        let (base, bytes) = entries.withUnsafeBufferPointer {
+            (UnsafeRawPointer($0.baseAddress), $0.count * MemoryLayout<EntryRecord>.stride)
         }
+        if let base { ReadAhead.lines(base, bytes: bytes) }
     }
 }

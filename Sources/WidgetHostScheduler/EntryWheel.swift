@@ -113,7 +113,6 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
         copy.far = far
         copy.count = count
         copy.readFrom = readFrom
-        copy.readAheadSum = readAheadSum
         return copy
     }
 
@@ -214,26 +213,39 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
     }
 
     /// Reads, for each position of `positions` (`~p` for negative ones) for
-    /// which `isWanted` is true, its key and links and its neighbours'
-    /// (what taking it out of its bucket writes), ahead of the moves: see
-    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made
-    /// from what was read.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool = { _ in true }) -> UInt64 {
-        var sum: UInt64 = 0
+    /// which `isWanted` is true, its key and links, ahead of the moves (the
+    /// second pass of ``SchedulerCore``'s read-ahead: `isWanted` reads what
+    /// its first pass asked for).
+    func readAheadLinks(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool) {
         keys.withUnsafeBufferPointer { keys in
             next.withUnsafeBufferPointer { next in
                 previous.withUnsafeBufferPointer { previous in
                     for p in positions {
                         let p = p < 0 ? ~p : p
                         guard p < keys.count, isWanted(p) else { continue }
-                        sum &+= keys[p].bitPattern
-                        if next[p] >= 0 { sum &+= UInt64(truncatingIfNeeded: previous[Int(next[p])]) }
-                        if previous[p] >= 0 { sum &+= UInt64(truncatingIfNeeded: next[Int(previous[p])]) }
+                        ReadAhead.line(keys.baseAddress.unsafelyUnwrapped + p)
+                        ReadAhead.line(next.baseAddress.unsafelyUnwrapped + p)
+                        ReadAhead.line(previous.baseAddress.unsafelyUnwrapped + p)
                     }
                 }
             }
         }
-        return sum
+    }
+
+    /// The third pass (after ``readAheadLinks(_:where:)``): the links of
+    /// each wanted position's neighbours, which taking it out of its bucket
+    /// writes.
+    func readAheadNeighbours(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool) {
+        next.withUnsafeBufferPointer { next in
+            previous.withUnsafeBufferPointer { previous in
+                for p in positions {
+                    let p = p < 0 ? ~p : p
+                    guard p < next.count, isWanted(p) else { continue }
+                    if next[p] >= 0 { ReadAhead.line(previous.baseAddress.unsafelyUnwrapped + Int(next[p])) }
+                    if previous[p] >= 0 { ReadAhead.line(next.baseAddress.unsafelyUnwrapped + Int(previous[p])) }
+                }
+            }
+        }
     }
 
     // MARK: - Buckets
@@ -380,27 +392,21 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
         let readFrom = min(self.readFrom, sorted.count)
         guard readFrom > 0, sorted.count - readFrom < Self.readAheadChunk else { return }
         let start = max(0, readFrom - (readFrom == sorted.count ? 2 : 1) * Self.readAheadChunk)
-        var sum: UInt64 = 0
         payloads.withUnsafeBufferPointer { payloads in
             sorted.withUnsafeBufferPointer { sorted in
                 // The earliest first: its move comes first.
                 for entry in sorted[start..<readFrom].reversed() {
-                    sum &+= payloads[Int(entry.position)]?.readAhead() ?? 0
+                    payloads[Int(entry.position)]?.readAhead()
                 }
             }
         }
         self.readFrom = start
-        readAheadSum &+= sum
     }
 
     /// The index of `sorted` from which its payloads were read ahead.
     private var readFrom = 0
     /// How many of `sorted`'s payloads are read ahead at a time.
     static var readAheadChunk: Int { 32 }
-
-    /// What the payloads read ahead added up to (kept, so that the reads
-    /// are not optimized away).
-    private var readAheadSum: UInt64 = 0
 
     /// The ring slot of the first bucket after `base` that is not empty.
     private func firstOccupiedAfterBase() -> Int? {
@@ -411,7 +417,6 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
 /// A payload of an ``EntryWheel``: what the wheel reads ahead of a move.
 protocol WheelPayload: Sendable {
     /// Reads what moving this payload on reads first, ahead of time (the
-    /// wheel does it for the coming second's positions). Returns a number
-    /// made from what was read.
-    func readAhead() -> UInt64
+    /// wheel does it for the coming second's positions).
+    func readAhead()
 }

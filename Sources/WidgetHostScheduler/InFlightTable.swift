@@ -284,11 +284,9 @@ struct InFlightTable: ~Copyable, Sendable {
     }
 
     /// Reads the first line of the record at `slot` ahead of the work (see
-    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from it.
-    func readAhead(_ slot: Int32) -> UInt64 {
-        guard slot >= 0 else { return 0 }
-        return records.withUnsafeBufferPointer {
-            ReadAhead.lines($0.baseAddress.unsafelyUnwrapped + Int(slot), bytes: 1)
-        }
+    /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``).
+    func readAhead(_ slot: Int32) {
+        guard slot >= 0 else { return }
+        records.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + Int(slot)) }
     }
 }

@@ -211,42 +211,61 @@ struct InstanceRecords: ~Copyable, Sendable {
     }
 
     /// Reads the records of the instances at `positions` (each position
-    /// `p` as `p`, or as `~p` when negative) ahead of the work on them, in
-    /// two passes: the lines of the records that a reload touches, then the
-    /// blocks they point to (with `ledgers`, for an issue: the ledger
-    /// ring's first line, header, oldest and newest times, and the
-    /// timeline's entries, which the reload's new timeline lets go of; the
-    /// in-flight record's first line, with its serial). The loads of one pass do not wait on
-    /// each other, so the processor has many cache misses in flight at
-    /// once, where the work on one instance after another waits on each of
-    /// its misses in turn (at 100,000 instances the records are not in the
-    /// cache). Returns a number made from what was read, for the caller to
-    /// keep, so the reads are made.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
-        var sum: UInt64 = 0
+    /// `p` as `p`, or as `~p` when negative) ahead of the work on them: the
+    /// lines of the hot record and of the cold one that a reload reads and
+    /// writes. At 100,000 instances the records are not in the cache; asked
+    /// for together, their lines come together, where the work on one
+    /// instance after another waited on each of its misses in turn.
+    ///
+    /// The first of three passes (``SchedulerCore``'s read-ahead makes
+    /// them over a chunk of positions): each later pass reads what an
+    /// earlier one asked for, to find the blocks it points to.
+    func readAheadRecords(_ positions: UnsafeBufferPointer<Int>) {
         hot.withUnsafeBufferPointer { hot in
             cold.withUnsafeBufferPointer { cold in
-                // Every line of the hot record, and of the cold one what a
-                // reload reads and writes: the fields before the instance's
-                // names (one or two lines of its three or four).
                 let (hotBase, coldBase) = (hot.baseAddress.unsafelyUnwrapped, cold.baseAddress.unsafelyUnwrapped)
                 let coldBytes = Self.coldBytesOfAReload
                 for p in positions {
                     let p = p < 0 ? ~p : p
-                    sum &+= ReadAhead.lines(hotBase + p, bytes: MemoryLayout<HotRecord>.size)
-                    sum &+= ReadAhead.lines(coldBase + p, bytes: coldBytes)
-                }
-                for p in positions {
-                    let p = p < 0 ? ~p : p
-                    if ledgers {
-                        sum &+= cold[p].ledger.readAhead() &+ (cold[p].timeline?.readAheadEntries() ?? 0)
-                    }
-                    sum &+= flights.readAhead(cold[p].flightSlot)
+                    ReadAhead.lines(of: hotBase + p)
+                    ReadAhead.lines(coldBase + p, bytes: coldBytes)
                 }
             }
         }
-        return sum
     }
+
+    /// The second pass of the read-ahead (after ``readAheadRecords(_:)``):
+    /// the blocks the cold records point to. The in-flight record's first
+    /// line (its serial, which a completion checks); with `ledgers`, for an
+    /// issue, the ledger ring's first line (its reference count and
+    /// header) and the timeline's entries (which the reload's new timeline
+    /// lets go of).
+    func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) {
+        cold.withUnsafeBufferPointer { cold in
+            for p in positions {
+                let p = p < 0 ? ~p : p
+                if ledgers {
+                    cold[p].ledger.readAheadHeader()
+                    cold[p].timeline?.readAheadEntries()
+                }
+                flights.readAhead(cold[p].flightSlot)
+            }
+        }
+    }
+
+    /// The third pass of the read-ahead (after
+    /// ``readAheadReferenced(_:ledgers:)`` with `ledgers`): the lines of
+    /// the ledger rings' oldest and newest times, found from their headers.
+    func readAheadLedgerTimes(_ positions: UnsafeBufferPointer<Int>) {
+        cold.withUnsafeBufferPointer { cold in
+            let base = UnsafeRawPointer(cold.baseAddress.unsafelyUnwrapped)
+            let (stride, offset) = (MemoryLayout<ColdRecord>.stride, Self.ledgerOffset)
+            for p in positions { RollingLedger.readAheadTimes(at: base + (p < 0 ? ~p : p) * stride + offset) }
+        }
+    }
+
+    /// Where a cold record's ledger is in it.
+    static let ledgerOffset = MemoryLayout<ColdRecord>.offset(of: \ColdRecord.ledger) ?? 0
 
     /// The bytes of a cold record that issuing and completing a reload read
     /// and write: the fields before the instance (whose id is hashed once,

@@ -44,10 +44,41 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// Whether no time is held.
     public var isEmpty: Bool { count == 0 }
 
-    /// Reads what a count or a search of the ring reads first (its header
-    /// and its oldest time), ahead of the work (see
-    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from them.
-    func readAhead() -> UInt64 { storage?.readAhead ?? 0 }
+    /// Reads the ring's first line ahead of the work: its reference count
+    /// (which the uniqueness check before a time is recorded reads) and its
+    /// header. See ``InstanceRecords/readAheadReferenced(_:ledgers:)``.
+    func readAheadHeader() {
+        // From the reference's bits: no reference held over the prefetch,
+        // which the compiler cannot see into (holding one was a retain and
+        // a release per ledger).
+        if let address = UnsafeRawPointer(bitPattern: unsafeBitCast(storage, to: Int.self)) {
+            ReadAhead.line(address)
+        }
+    }
+
+    /// Reads the lines of the oldest and newest times of the ledger at
+    /// `ledger` ahead of the work (what a count and a recording read
+    /// first), from the ring's header, read ahead before by
+    /// ``readAheadHeader()``.
+    ///
+    /// Through the ledger's address, not on a ledger: the ring is reached
+    /// from the reference's bits, unretained, and the addresses are found
+    /// before the prefetches. A ledger loaded as a value held its ring
+    /// over the prefetches, which the compiler cannot see into: a retain
+    /// and a release per ledger. Returns the two addresses (nil when the
+    /// ledger holds no time), for the tests.
+    @discardableResult
+    static func readAheadTimes(at ledger: UnsafeRawPointer) -> (oldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
+        assert(MemoryLayout<RollingLedger>.size == MemoryLayout<Int>.size, "a ledger is one reference")
+        guard let address = UnsafeMutableRawPointer(bitPattern: ledger.load(as: Int.self)),
+            let times = Unmanaged<LedgerStorage>.fromOpaque(address)._withUnsafeGuaranteedRef({
+                $0.timesToReadAhead
+            })
+        else { return nil }
+        ReadAhead.line(times.oldest)
+        ReadAhead.line(times.newest)
+        return times
+    }
 
     /// The times the ring holds room for (what it costs, for the profiles).
     var capacity: Int { storage?.room ?? 0 }
@@ -211,21 +242,21 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     /// The number of times held.
     var count: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.count) } }
 
-    /// The count and the oldest time's bits, read together: what a search
-    /// of the ring reads first (see ``RollingLedger/readAhead()``).
-    var readAhead: UInt64 {
-        // The object's first line (its reference count, read by the
-        // uniqueness check before a time is recorded), then the header's and
-        // the oldest and newest times'.
-        let first = ReadAhead.lines(of: self, bytes: 1)
-        return withUnsafeMutablePointers { header, times in
+    /// The addresses of the oldest and newest times, nil when none is
+    /// held: what a search of the ring reads first, and what recording
+    /// compares with and writes beside (see
+    /// ``RollingLedger/readAheadTimes(at:)``). Only for prefetching: the
+    /// addresses are not to be read through.
+    var timesToReadAhead: (oldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
+        withUnsafeMutablePointers { header, times in
             let count = header.pointee.count
-            guard count > 0 else { return first }
-            // The newest time too: recording compares with it and writes beside it.
+            guard count > 0 else { return nil }
             let (start, capacity) = (Int(header.pointee.start), Int(header.pointee.capacity))
             let newest = start + Int(count) - 1
-            return first &+ times[start].bitPattern
-                &+ times[newest < capacity ? newest : newest - capacity].bitPattern
+            return (
+                UnsafeRawPointer(times + start),
+                UnsafeRawPointer(times + (newest < capacity ? newest : newest - capacity))
+            )
         }
     }
 

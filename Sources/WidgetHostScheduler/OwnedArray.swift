@@ -37,7 +37,7 @@ struct OwnedArray<Element>: ~Copyable {
 
     deinit {
         base.deinitialize(count: count)
-        if capacity > 0 { base.deallocate() }
+        if capacity > 0 { UnsafeMutableRawPointer(base).deallocate() }
     }
 
     /// A copy of the elements, in a block of its own.
@@ -70,12 +70,19 @@ struct OwnedArray<Element>: ~Copyable {
         }
     }
 
+    /// The alignment of a block: a cache line (or the element's, if
+    /// larger), so that a 64-byte record is one line, not two halves of
+    /// two (a large block from `malloc` starts 16 bytes into a line).
+    static var blockAlignment: Int { Swift.max(MemoryLayout<Element>.alignment, ReadAhead.lineSize) }
+
     /// Room for `minimum` elements, moved to a larger block when needed.
     mutating func reserveCapacity(_ minimum: Int) {
         guard minimum > capacity else { return }
-        let block = UnsafeMutablePointer<Element>.allocate(capacity: minimum)
+        let block = UnsafeMutableRawPointer.allocate(
+            byteCount: minimum * MemoryLayout<Element>.stride, alignment: Self.blockAlignment
+        ).bindMemory(to: Element.self, capacity: minimum)
         block.moveInitialize(from: base, count: count)
-        if capacity > 0 { base.deallocate() }
+        if capacity > 0 { UnsafeMutableRawPointer(base).deallocate() }
         base = block
         capacity = minimum
     }
@@ -122,7 +129,7 @@ struct OwnedArray<Element>: ~Copyable {
         base.deinitialize(count: count)
         count = 0
         guard !keepingCapacity, capacity > 0 else { return }
-        base.deallocate()
+        UnsafeMutableRawPointer(base).deallocate()
         base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment).unsafelyUnwrapped
         capacity = 0
     }

@@ -50,22 +50,25 @@ struct PositionIndex: Sendable {
 
     /// Reads the first bucket of each hash of `hashes` and the id of the
     /// instance it holds (its bytes), ahead of the searches for them (see
-    /// ``InstanceRecords/readAhead(_:ledgers:)``). Returns a number made from what
-    /// was read.
-    func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) -> UInt64 {
-        guard !buckets.isEmpty else { return 0 }
+    /// ``InstanceRecords/readAheadRecords(_:)``): the buckets in one pass,
+    /// the ids in a second.
+    func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) {
+        guard !buckets.isEmpty else { return }
         let mask = buckets.count - 1
-        var sum: UInt64 = 0
         buckets.withUnsafeBufferPointer { buckets in
-            for hash in hashes { sum &+= UInt64(truncatingIfNeeded: buckets[Int(truncatingIfNeeded: hash) & mask]) }
+            let base = buckets.baseAddress.unsafelyUnwrapped
+            for hash in hashes { ReadAhead.line(base + (Int(truncatingIfNeeded: hash) & mask)) }
             for hash in hashes {
                 let position = Int(buckets[Int(truncatingIfNeeded: hash) & mask])
-                // The first byte: an id longer than 15 bytes lives in a block
-                // of its own, which the comparison reads.
-                if position >= 0 { sum &+= UInt64(instances[position].instance.id.utf8.first ?? 0) }
+                // The id's bytes: an id longer than 15 bytes lives in a block
+                // of its own, which the comparison reads (a shorter one is in
+                // the record, read ahead with it).
+                guard position >= 0 else { continue }
+                _ = instances[position].instance.id.utf8.withContiguousStorageIfAvailable { bytes in
+                    if let start = bytes.baseAddress { ReadAhead.line(start) }
+                }
             }
         }
-        return sum
     }
 
     /// Records the instance at `position` of `instances` (its id must not be

@@ -1,31 +1,54 @@
-/// Reading memory ahead of the work that needs it (see
-/// ``InstanceRecords/readAhead(_:ledgers:)``): loads whose values are only summed,
-/// so that the cache lines are on their way while other loads are too.
+import CWidgetHostReadAhead
+
+/// Asking for memory ahead of the work that needs it (see
+/// ``SchedulerCore``'s read-ahead over a chunk of positions): prefetches, which start a
+/// cache line on its way and retire at once.
+///
+/// Before, the reading ahead loaded a byte of each line and summed them
+/// (a number kept so that the loads were made). A load that misses holds
+/// its place in the processor's window until its line comes, and so does
+/// every instruction after it: a chunk's hundreds of misses held up the
+/// work behind them. A prefetch holds nothing, and needs no sum.
+///
+/// What is read to find an address (a record's slot in another table, a
+/// ledger's oldest time) is still a load; it reads a line asked for
+/// earlier, in a pass of its own (see
+/// ``InstanceRecords/readAheadReferenced(_:ledgers:)``).
 enum ReadAhead {
     /// The size of a cache line on the machines this runs on.
     static let lineSize = 64
 
-    /// Loads one byte of every cache line that the `bytes` bytes at
-    /// `pointer` touch, and returns their sum.
+    /// Starts the cache line holding `address` on its way. `address` is
+    /// never dereferenced: any address, mapped or not, is harmless.
     @inline(__always)
-    static func lines(_ pointer: UnsafeRawPointer, bytes: Int) -> UInt64 {
-        guard bytes > 0 else { return 0 }
-        var sum: UInt64 = 0
-        var offset = 0
-        while offset < bytes {
-            sum &+= UInt64(pointer.load(fromByteOffset: offset, as: UInt8.self))
-            offset += lineSize
-        }
-        // The last line, when the first offset was not at a line's start.
-        sum &+= UInt64(pointer.load(fromByteOffset: bytes - 1, as: UInt8.self))
-        return sum
+    static func line(_ address: UnsafeRawPointer) {
+        widgethost_read_ahead(address)
     }
 
-    /// Loads every cache line of the object `object` of `bytes` bytes
-    /// (its header included: its reference count, which a uniqueness
-    /// check reads first), and returns their sum.
+    /// Starts every cache line that the `bytes` bytes at `pointer` touch
+    /// on its way.
     @inline(__always)
-    static func lines(of object: AnyObject, bytes: Int) -> UInt64 {
-        lines(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()), bytes: bytes)
+    static func lines(_ pointer: UnsafeRawPointer, bytes: Int) {
+        guard bytes > 0 else { return }
+        var offset = 0
+        while offset < bytes {
+            line(pointer + offset)
+            offset &+= lineSize
+        }
+        // The last line, when the first offset was not at a line's start.
+        line(pointer + (bytes &- 1))
+    }
+
+    /// ``lines(_:bytes:)`` over `value` (a record in a block that
+    /// ``OwnedArray`` aligns to a line): one prefetch when its size is at
+    /// most a line and it starts on one.
+    @inline(__always)
+    static func lines<T>(of value: UnsafePointer<T>) {
+        let size = MemoryLayout<T>.size
+        if size <= lineSize && MemoryLayout<T>.stride == lineSize {
+            line(value)
+        } else {
+            lines(value, bytes: size)
+        }
     }
 }

@@ -455,22 +455,31 @@ struct ReloadWheel: ~Copyable, Sendable {
     }
 
     /// Reads, for each position of `positions` (`~p` for negative ones), its
-    /// node and its neighbours' (what taking it out of its bucket writes),
-    /// ahead of the moves: see ``InstanceRecords/readAhead(_:ledgers:)``. Returns a
-    /// number made from what was read.
-    func readAhead(_ positions: UnsafeBufferPointer<Int>) -> UInt64 {
-        var sum: UInt64 = 0
+    /// node ahead of the moves (the first pass of ``SchedulerCore``'s
+    /// read-ahead).
+    func readAheadNodes(_ positions: UnsafeBufferPointer<Int>) {
         nodes.withUnsafeBufferPointer { nodes in
+            let base = nodes.baseAddress.unsafelyUnwrapped
+            for p in positions {
+                let p = p < 0 ? ~p : p
+                if p < nodes.count { ReadAhead.line(base + p) }
+            }
+        }
+    }
+
+    /// The second pass (after ``readAheadNodes(_:)``): the nodes of each
+    /// position's neighbours, which taking it out of its bucket writes.
+    func readAheadNeighbours(_ positions: UnsafeBufferPointer<Int>) {
+        nodes.withUnsafeBufferPointer { nodes in
+            let base = nodes.baseAddress.unsafelyUnwrapped
             for p in positions {
                 let p = p < 0 ? ~p : p
                 guard p < nodes.count else { continue }
                 let node = nodes[p]
-                sum &+= node.key.bitPattern
-                if node.next >= 0 { sum &+= nodes[Int(node.next)].key.bitPattern }
-                if node.previous >= 0 { sum &+= nodes[Int(node.previous)].key.bitPattern }
+                if node.next >= 0 { ReadAhead.line(base + Int(node.next)) }
+                if node.previous >= 0 { ReadAhead.line(base + Int(node.previous)) }
             }
         }
-        return sum
     }
 
     // MARK: - Buckets

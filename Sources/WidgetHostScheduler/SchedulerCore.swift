@@ -154,9 +154,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         var peakBatch = 0
         var previousPeakBatch = 0
         var calls = 0
-        /// What ``InstanceRecords/readAhead(_:ledgers:)`` returned, kept so that its
-        /// reads are made (a number of no meaning).
-        var readAheadSum: UInt64 = 0
         /// One bit per position, all zero between calls: how `dueReloads`
         /// sorts its due instances when there are many.
         var dueBitmap: [UInt64] = []
@@ -1180,7 +1177,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         let from = max(next, scratch.comingThrough)
         scratch.comingFrom = from
         scratch.comingThrough = reloads.collectComing(from: from, atLeast: Self.comingReadAhead, into: &coming)
-        scratch.readAheadSum &+= coming.withUnsafeBufferPointer { readAhead($0, ledgers: true) }
+        coming.withUnsafeBufferPointer { readAhead($0, forIssue: true) }
         scratch.coming = coming
     }
 
@@ -1242,7 +1239,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                     break
                 }
                 if readsAhead {
-                    readUpTo = readAhead(UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, ledgers: true)
+                    readUpTo = readAhead(UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
                 }
                 let steady = self.steady
                 let charge = appCharges[info[p].app]
@@ -1466,7 +1463,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         completions.withUnsafeBufferPointer { results in
             for i in results.indices { hashes.append(StableJitter.fnv1a64(results[i].instanceID)) }
             instances.cold.withUnsafeBufferPointer { cold in
-                scratch.readAheadSum &+= hashes.withUnsafeBufferPointer { index.readAhead($0, in: cold) }
+                hashes.withUnsafeBufferPointer { index.readAhead($0, in: cold) }
                 for i in results.indices {
                     found.append(index.find(results[i].instanceID, hash: hashes[i], in: cold) ?? Int.min)
                 }
@@ -1476,7 +1473,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             var readUpTo = 0
             var j = 0  // the index in `ahead` of the next found position
             for i in results.indices where found[i] >= 0 {
-                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, ledgers: false)
+                readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, forIssue: false)
                 j += 1
                 complete(at: found[i], with: results[i].outcome, at: time)
             }
@@ -1531,7 +1528,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         }
         var readUpTo = 0
         for i in results.indices {
-            readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, ledgers: false)
+            readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, forIssue: false)
             guard let p = position(of: results[i].ticket) else { continue }
             if taking {
                 var outcome = ReloadOutcome.timedOut
@@ -1603,47 +1600,57 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
     /// read; when `i` comes within a chunk of that end, reads the next
     /// chunk (two at the start). Returns the new end.
-    /// The ledgers are read ahead for an issue (`ledgers`: a counted reload
-    /// records itself in its ledger), not for a completion (a steady-state
-    /// plan knows the ledger's count from the hot record).
+    /// The ledgers and the queue's neighbours are read ahead for an issue
+    /// (`forIssue`: a counted reload records itself in its ledger, and
+    /// leaves its place in the queue), not for a completion (a steady-state
+    /// plan knows the ledger's count from the hot record, and the instance
+    /// in flight has no place in the queue).
     private mutating func readAhead(
-        _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, ledgers: Bool
+        _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, forIssue: Bool
     ) -> Int {
         guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
         let start = readUpTo
         let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
-        scratch.readAheadSum &+= readAhead(UnsafeBufferPointer(rebasing: positions[start..<end]), ledgers: ledgers)
+        readAhead(UnsafeBufferPointer(rebasing: positions[start..<end]), forIssue: forIssue)
         return end
     }
 
-    /// ``readAhead(_:aheadOf:readUpTo:ledgers:)`` over an array. Its early
+    /// ``readAhead(_:aheadOf:readUpTo:forIssue:)`` over an array. Its early
     /// exit (most calls) is repeated here, so that the array's buffer is
     /// asked for only when a chunk is read.
-    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, ledgers: Bool) -> Int {
+    private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, forIssue: Bool) -> Int {
         guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
-        return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, ledgers: ledgers) }
+        return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, forIssue: forIssue) }
     }
 
     /// Reads ahead what the work on the instances at `positions` (`~p` for
     /// negative ones) reads first: their records and ledgers, their places
-    /// in the queues, their per-position numbers. See
-    /// ``InstanceRecords/readAhead(_:ledgers:)``. Returns a number made from what
-    /// was read. `mutating` though it only reads: its callers are, and a
-    /// non-mutating call from them copied the whole scheduler (936 bytes)
-    /// to lend it.
-    private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) -> UInt64 {
-        var sum = instances.readAhead(positions, ledgers: ledgers)
+    /// in the queues, their per-position numbers. In passes: the first asks
+    /// for the lines found from a position alone (records, numbers, queue
+    /// nodes); each later one reads lines an earlier one asked for, to find
+    /// the blocks they point to (in-flight records, ledgers, neighbours in
+    /// the queues), and asks for those. The lines of a pass are on their way
+    /// together, where the work on one instance after another waited on
+    /// each of its misses in turn. See ``ReadAhead``.
+    ///
+    /// `mutating` though it only reads: its callers are, and a non-mutating
+    /// call from them copied the whole scheduler (936 bytes) to lend it.
+    private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
+        instances.readAheadRecords(positions)
         info.withUnsafeBufferPointer { info in
-            for p in positions {
-                let p = p < 0 ? ~p : p
-                sum &+= UInt64(info[p].group)
+            let base = info.baseAddress.unsafelyUnwrapped
+            for p in positions { ReadAhead.line(base + (p < 0 ? ~p : p)) }
+        }
+        reloads.readAheadNodes(positions)
+        instances.readAheadReferenced(positions, ledgers: forIssue)
+        if forIssue { reloads.readAheadNeighbours(positions) }
+        info.withUnsafeBufferPointer { info in
+            entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
+            if forIssue {
+                instances.readAheadLedgerTimes(positions)
+                entryChanges.readAheadNeighbours(positions) { info[$0].mayHaveEntryChange }
             }
         }
-        sum &+= reloads.readAhead(positions)
-        sum &+= info.withUnsafeBufferPointer { info in
-            entryChanges.readAhead(positions) { info[$0].mayHaveEntryChange }
-        }
-        return sum
     }
 
     /// ``complete(_:with:at:)`` for the instance at `p`.

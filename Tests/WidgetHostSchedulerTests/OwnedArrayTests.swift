@@ -69,6 +69,24 @@ struct OwnedArrayTests {
         #expect(grown)
     }
 
+    /// A block starts on a cache line, at every size it grows to: a
+    /// 64-byte record (the scheduler's hot record) is then one line, and
+    /// the read-ahead asks for one line per record.
+    @Test func blocksStartOnACacheLine() {
+        struct Line { var words: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0) }
+        var lines = OwnedArray<Line>()
+        var bytes = OwnedArray<UInt8>()
+        var starts: [Int] = []
+        for n in 0..<5_000 {
+            lines.append(Line())
+            bytes.append(UInt8(truncatingIfNeeded: n))
+            starts.append(lines.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) })
+            starts.append(bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) })
+        }
+        #expect(starts.allSatisfy { $0 % ReadAhead.lineSize == 0 })
+        #expect(MemoryLayout<HotRecord>.stride == ReadAhead.lineSize)
+    }
+
     /// The elements of `owned`, as a standard array to compare.
     func elements(_ owned: borrowing OwnedArray<String>) -> [String] {
         owned.withUnsafeBufferPointer { Array($0) }
