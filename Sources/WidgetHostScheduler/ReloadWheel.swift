@@ -65,7 +65,8 @@ struct ReloadWheel: ~Copyable, Sendable {
             self.key = key
             self.latest = latest
             self.next = next
-            self.link = UInt32(previous + 2) | flags.bits
+            // (Wrapping: a position is below 2^30 - 2, checked as the nodes grow.)
+            self.link = UInt32(truncatingIfNeeded: previous &+ 2) | flags.bits
         }
 
         /// The plan's flags, as ``ReloadWheel/set(_:to:latest:flags:)`` takes them.
@@ -86,8 +87,8 @@ struct ReloadWheel: ~Copyable, Sendable {
         /// The previous position in the bucket, -1 for the first, or
         /// ``ReloadWheel/inFar`` when the key waits in `far`.
         var previous: Int32 {
-            get { Int32(link & ~Self.flagBits) - 2 }
-            set { link = (link & Self.flagBits) | UInt32(newValue + 2) }
+            get { Int32(bitPattern: link & ~Self.flagBits) &- 2 }
+            set { link = (link & Self.flagBits) | UInt32(truncatingIfNeeded: newValue &+ 2) }
         }
 
         /// Whether the queued plan has a candidate under the host-wide
@@ -232,13 +233,16 @@ struct ReloadWheel: ~Copyable, Sendable {
     mutating func insert(_ position: Int, at key: Double, latest: Double, flags: Node.Flags) {
         if position < nodes.count, count > 0, key < .infinity, nodes[position].key == .infinity {
             let b = Self.bucket(key)
-            if b >= base, b < base + Int64(Self.ringSize), b != orderBucket {
+            // (Wrapping arithmetic: `base` is within ±2^60, a position below
+            // 2^30 - 2, and the count below the positions.)
+            if b >= base, b < base &+ Int64(Self.ringSize), b != orderBucket {
                 linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
-                count += 1
+                count &+= 1
+                let p = Int32(truncatingIfNeeded: position)
                 if key < minimumKey {
                     minimumKey = key
-                    minimum = Int32(position)
-                } else if Int32(position) == minimum {
+                    minimum = p
+                } else if p == minimum {
                     findMinimum()
                 }
                 return
@@ -509,13 +513,14 @@ struct ReloadWheel: ~Copyable, Sendable {
     @inline(__always)
     private mutating func linkAtHead(_ position: Int, slot s: Int, _ key: Double, latest: Double, flags: Node.Flags) {
         let head = heads[s]
+        let p = Int32(truncatingIfNeeded: position)  // below 2^30 - 2
         // One pass over the nodes for both writes.
         nodes.withUnsafeMutableBufferPointer { nodes in
             nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
-            if head >= 0 { nodes[Int(head)].previous = Int32(position) }
+            if head >= 0 { nodes[Int(head)].previous = p }
         }
         if head < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
-        heads[s] = Int32(position)
+        heads[s] = p
     }
 
     /// Takes `position` (queued) out of its bucket's list or `far`; its

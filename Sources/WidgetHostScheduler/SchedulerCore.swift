@@ -1521,10 +1521,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         ahead.removeAll(keepingCapacity: true)
         let count = instances.count
         // The positions as issued, to read ahead (a ticket whose
-        // instance moved since is read where it was: a wasted read).
-        for i in results.indices {
-            let p = Int(results[i].ticket.position)
-            ahead.append(p >= 0 && p < count ? p : 0)
+        // instance moved since is read where it was: a wasted read),
+        // written in place.
+        ahead.append(contentsOf: repeatElement(0, count: results.count))
+        ahead.withUnsafeMutableBufferPointer { ahead in
+            for i in results.indices {
+                let p = Int(results[i].ticket.position)
+                ahead[i] = p >= 0 && p < count ? p : 0
+            }
         }
         var readUpTo = 0
         for i in results.indices {
@@ -1732,13 +1736,17 @@ struct SchedulerCore: ~Copyable, Sendable {
         touch(p)
         // In place, field by field: no copy of the instance's state.
         let due = steady.policyDue(for: timeline, jitterFraction: info[p].jitterFraction, receivedAt: time)
+        let hasEntries = !timeline.entries.isEmpty
         instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
         if instances[hot: p].hasRare {
             instances[p].backoffUntil = nil
             instances[p].lastFailure = nil
         }
         replanInline(p)
-        replanEntryInline(p)
+        // An entry-less timeline replacing one with no entry change queued
+        // leaves the entry queue as it is: what `replanEntry` would find
+        // (its timeline read back from the record), known here.
+        if hasEntries || info[p].mayHaveEntryChange || tracksDisplayChanges { replanEntryInline(p) }
     }
 
     // MARK: Display
