@@ -212,8 +212,8 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
         settle()
     }
 
-    /// Reads, for each position of `positions` (`~p` for negative ones) for
-    /// which `isWanted` is true, its key and links, ahead of the moves (the
+    /// Reads, for each position of `positions` for which `isWanted` is
+    /// true, its key and links, ahead of the moves (the
     /// second pass of ``SchedulerCore``'s read-ahead: `isWanted` reads what
     /// its first pass asked for).
     func readAheadLinks(_ positions: UnsafeBufferPointer<Int>, where isWanted: (Int) -> Bool) {
@@ -221,7 +221,6 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
             next.withUnsafeBufferPointer { next in
                 previous.withUnsafeBufferPointer { previous in
                     for p in positions {
-                        let p = p < 0 ? ~p : p
                         guard p < keys.count, isWanted(p) else { continue }
                         ReadAhead.line(keys.baseAddress.unsafelyUnwrapped + p)
                         ReadAhead.line(next.baseAddress.unsafelyUnwrapped + p)
@@ -239,7 +238,6 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
         next.withUnsafeBufferPointer { next in
             previous.withUnsafeBufferPointer { previous in
                 for p in positions {
-                    let p = p < 0 ? ~p : p
                     guard p < next.count, isWanted(p) else { continue }
                     if next[p] >= 0 { ReadAhead.line(previous.baseAddress.unsafelyUnwrapped + Int(next[p])) }
                     if previous[p] >= 0 { ReadAhead.line(next.baseAddress.unsafelyUnwrapped + Int(previous[p])) }

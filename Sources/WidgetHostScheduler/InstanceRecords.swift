@@ -210,31 +210,24 @@ struct InstanceRecords: ~Copyable, Sendable {
         return counted
     }
 
-    /// Reads the records of the instances at `positions` (each position
-    /// `p` as `p`, or as `~p` when negative) ahead of the work on them: the
-    /// lines of the hot record and of the cold one that a reload reads and
-    /// writes. At 100,000 instances the records are not in the cache; asked
-    /// for together, their lines come together, where the work on one
-    /// instance after another waited on each of its misses in turn.
-    ///
-    /// The first of three passes (``SchedulerCore``'s read-ahead makes
-    /// them over a chunk of positions): each later pass reads what an
-    /// earlier one asked for, to find the blocks it points to.
-    func readAheadRecords(_ positions: UnsafeBufferPointer<Int>) {
-        hot.withUnsafeBufferPointer { hot in
-            cold.withUnsafeBufferPointer { cold in
-                let (hotBase, coldBase) = (hot.baseAddress.unsafelyUnwrapped, cold.baseAddress.unsafelyUnwrapped)
-                let coldBytes = Self.coldBytesOfAReload
-                for p in positions {
-                    let p = p < 0 ? ~p : p
-                    ReadAhead.lines(of: hotBase + p)
-                    ReadAhead.lines(coldBase + p, bytes: coldBytes)
-                }
-            }
+    /// Reads the record of the instance at `p` ahead of the work on it:
+    /// the line of the hot record and those of the cold one that a reload
+    /// reads and writes. At 100,000 instances the records are not in the
+    /// cache; asked for together over a chunk of positions (the first pass
+    /// of ``SchedulerCore``'s read-ahead), their lines come together, where
+    /// the work on one instance after another waited on each of its misses
+    /// in turn. Each later pass reads what an earlier one asked for, to
+    /// find the blocks it points to.
+    @inline(__always)
+    func readAheadRecord(_ p: Int) {
+        hot.withUnsafeBufferPointer { ReadAhead.lines(of: $0.baseAddress.unsafelyUnwrapped + p) }
+        cold.withUnsafeBufferPointer {
+            ReadAhead.lines($0.baseAddress.unsafelyUnwrapped + p, bytes: Self.coldBytesOfAReload)
         }
     }
 
-    /// The second pass of the read-ahead (after ``readAheadRecords(_:)``):
+    /// The second pass of the read-ahead (after ``readAheadRecord(_:)``),
+    /// over positions that are not negative:
     /// the blocks the cold records point to. The in-flight record's first
     /// line (its serial, which a completion checks); with `ledgers`, for an
     /// issue, the ledger ring's first line (its reference count and
@@ -243,7 +236,6 @@ struct InstanceRecords: ~Copyable, Sendable {
     func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) {
         cold.withUnsafeBufferPointer { cold in
             for p in positions {
-                let p = p < 0 ? ~p : p
                 if ledgers {
                     cold[p].ledger.readAheadHeader()
                     cold[p].timeline?.readAheadEntries()
@@ -260,7 +252,7 @@ struct InstanceRecords: ~Copyable, Sendable {
         cold.withUnsafeBufferPointer { cold in
             let base = UnsafeRawPointer(cold.baseAddress.unsafelyUnwrapped)
             let (stride, offset) = (MemoryLayout<ColdRecord>.stride, Self.ledgerOffset)
-            for p in positions { RollingLedger.readAheadTimes(at: base + (p < 0 ? ~p : p) * stride + offset) }
+            for p in positions { RollingLedger.readAheadTimes(at: base + p * stride + offset) }
         }
     }
 
@@ -270,7 +262,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// The bytes of a cold record that issuing and completing a reload read
     /// and write: the fields before the instance (whose id is hashed once,
     /// when it enters: ``PositionInfo/jitterFraction``).
-    static let coldBytesOfAReload = MemoryLayout<ColdRecord>.offset(of: \ColdRecord.instance) ?? 0
+    static var coldBytesOfAReload: Int { MemoryLayout<ColdRecord>.offset(of: \ColdRecord.instance) ?? 0 }
 
     mutating func append(_ s: InstanceState) {
         hot.append(s.hot)

@@ -458,26 +458,19 @@ struct ReloadWheel: ~Copyable, Sendable {
         walkedBucket = Self.noBucket
     }
 
-    /// Reads, for each position of `positions` (`~p` for negative ones), its
-    /// node ahead of the moves (the first pass of ``SchedulerCore``'s
-    /// read-ahead).
-    func readAheadNodes(_ positions: UnsafeBufferPointer<Int>) {
-        nodes.withUnsafeBufferPointer { nodes in
-            let base = nodes.baseAddress.unsafelyUnwrapped
-            for p in positions {
-                let p = p < 0 ? ~p : p
-                if p < nodes.count { ReadAhead.line(base + p) }
-            }
-        }
+    /// Reads the node of `position` ahead of its move (in the first pass
+    /// of ``SchedulerCore``'s read-ahead).
+    @inline(__always)
+    func readAheadNode(_ position: Int) {
+        nodes.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + position) }
     }
 
-    /// The second pass (after ``readAheadNodes(_:)``): the nodes of each
+    /// The second pass (after ``readAheadNode(_:)``): the nodes of each
     /// position's neighbours, which taking it out of its bucket writes.
     func readAheadNeighbours(_ positions: UnsafeBufferPointer<Int>) {
         nodes.withUnsafeBufferPointer { nodes in
             let base = nodes.baseAddress.unsafelyUnwrapped
             for p in positions {
-                let p = p < 0 ? ~p : p
                 guard p < nodes.count else { continue }
                 let node = nodes[p]
                 if node.next >= 0 { ReadAhead.line(base + Int(node.next)) }

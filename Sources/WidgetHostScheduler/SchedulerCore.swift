@@ -1627,8 +1627,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, forIssue: forIssue) }
     }
 
-    /// Reads ahead what the work on the instances at `positions` (`~p` for
-    /// negative ones) reads first: their records and ledgers, their places
+    /// Reads ahead what the work on the instances at `positions` reads first: their records and ledgers, their places
     /// in the queues, their per-position numbers. In passes: the first asks
     /// for the lines found from a position alone (records, numbers, queue
     /// nodes); each later one reads lines an earlier one asked for, to find
@@ -1640,12 +1639,15 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `mutating` though it only reads: its callers are, and a non-mutating
     /// call from them copied the whole scheduler (936 bytes) to lend it.
     private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
-        instances.readAheadRecords(positions)
-        info.withUnsafeBufferPointer { info in
-            let base = info.baseAddress.unsafelyUnwrapped
-            for p in positions { ReadAhead.line(base + (p < 0 ? ~p : p)) }
+        // The positions are not negative (each caller's are instances'
+        // positions, none issued yet), and the first pass only prefetches:
+        // an address wrong by a bad position would do no harm.
+        for p in positions {
+            assert(p >= 0 && p < instances.count, "a read-ahead position out of range")
+            instances.readAheadRecord(p)
+            info.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + p) }
+            reloads.readAheadNode(p)
         }
-        reloads.readAheadNodes(positions)
         instances.readAheadReferenced(positions, ledgers: forIssue)
         if forIssue { reloads.readAheadNeighbours(positions) }
         info.withUnsafeBufferPointer { info in
