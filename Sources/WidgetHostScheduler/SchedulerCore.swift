@@ -349,7 +349,14 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// Records the state of the instance at `p` before its first change in the journal.
     @inline(__always)
     private mutating func willChange(_ p: Int) {
-        if journal != nil, journal!.whole == nil, journal!.instances[p] == nil {
+        if journal != nil { journalInstance(p) }
+    }
+
+    /// ``willChange(_:)`` with a journal open, out of line: a copy of the
+    /// instance's state inlined at every change weighed on the steady path.
+    @inline(never)
+    private mutating func journalInstance(_ p: Int) {
+        if journal!.whole == nil, journal!.instances[p] == nil {
             journal!.instances[p] = instances[p]
         }
     }
@@ -463,6 +470,15 @@ struct SchedulerCore: ~Copyable, Sendable {
             setRecheck(position, .infinity)
             return
         }
+        replanByTheRules(position)
+    }
+
+    /// ``replan(_:)`` past the steady state's plan: every rule asked.
+    /// Out of line, so that the inlined steady path keeps its registers.
+    @inline(never)
+    private mutating func replanByTheRules(_ position: Int) {
+        let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
+        let charge = appCharges[info[position].app]
         let rules = self.rules
         let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)
@@ -1258,18 +1274,8 @@ struct SchedulerCore: ~Copyable, Sendable {
                     // Its in-flight record made at once: no plan with a trigger to copy.
                     serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
                 } else {
-                    let rules = self.rules
-                    guard
-                        let plan = instances.withView(
-                            p,
-                            { s in
-                                rules.candidate(s, appCharge: charge, at: now).flatMap {
-                                    $0.time <= now ? $0.planned(s) : nil
-                                }
-                            }
-                        )
-                    else { continue }
-                    serial = issue(p, plan, at: now)
+                    guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
+                    serial = ruled
                 }
                 issued += 1
                 tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
@@ -1294,6 +1300,23 @@ struct SchedulerCore: ~Copyable, Sendable {
             }
         }
         scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+    }
+
+    /// Issues the reload of the instance at `p` due at `now` as every rule
+    /// plans it (nil when none is due after all). Out of line, so that the
+    /// issue loop's plain path keeps its registers.
+    @inline(never)
+    private mutating func issueByTheRules(_ p: Int, appCharge charge: ReloadCharge, at now: Double) -> UInt64? {
+        let rules = self.rules
+        guard
+            let plan = instances.withView(
+                p,
+                { s in
+                    rules.candidate(s, appCharge: charge, at: now).flatMap { $0.time <= now ? $0.planned(s) : nil }
+                }
+            )
+        else { return nil }
+        return issue(p, plan, at: now)
     }
 
     /// `issued` (in the order of the instances) grouped by batch into
@@ -1740,15 +1763,21 @@ struct SchedulerCore: ~Copyable, Sendable {
         let due = steady.policyDue(for: timeline, jitterFraction: info[p].jitterFraction, receivedAt: time)
         let hasEntries = !timeline.entries.isEmpty
         instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
-        if instances[hot: p].hasRare {
-            instances[p].backoffUntil = nil
-            instances[p].lastFailure = nil
-        }
+        if instances[hot: p].hasRare { clearFailures(p) }
         replanInline(p)
         // An entry-less timeline replacing one with no entry change queued
         // leaves the entry queue as it is: what `replanEntry` would find
         // (its timeline read back from the record), known here.
         if hasEntries || info[p].mayHaveEntryChange || tracksDisplayChanges { replanEntryInline(p) }
+    }
+
+    /// A success's end of the backoff and of the last failure, for an
+    /// instance with rare values (out of line: it reads and writes the
+    /// whole state).
+    @inline(never)
+    private mutating func clearFailures(_ p: Int) {
+        instances[p].backoffUntil = nil
+        instances[p].lastFailure = nil
     }
 
     // MARK: Display
