@@ -96,7 +96,8 @@ struct SteadyRules: Sendable {
             }
             return max(last ?? time, floor)
         case .after(let date):
-            if date.isNaN { return floor }
+            // `date != date`: NaN, in one comparison (`isNaN` tests the bits).
+            if date != date { return floor }
             if date == .infinity { return nil }
             let maximum = maximumJitter
             return max(date + (maximum > 0 ? jitterFraction * maximum : 0), floor)
@@ -141,7 +142,7 @@ struct SteadyRules: Sendable {
                     from: due, limit: allowance, window: budgetWindow) <= due
         else { return nil }
         let received = hot.pointee.storedTimelineReceivedAt
-        let ahead = max(0, due - (received.isNaN ? due : received))
+        let ahead = max(0, due - (received != received ? due : received))  // (NaN: none received)
         return (due, due + min(coalescingCap, coalescingFraction * ahead))
     }
 }
