@@ -35,7 +35,7 @@
 ///   list through `next` alone (4 bytes per position: 400 KB at 100,000
 ///   instances, in the cache where 32-byte nodes were not, and a list walk
 ///   is one miss after another), reads the keys together, then reads the
-///   payloads ahead (``WheelPayload/readAhead()``), so that the entry
+///   payloads ahead (``WheelPayload/readAheadBlock``), so that the entry
 ///   changes of the coming second find them in the cache.
 ///
 /// Whenever both `sorted` (its live entries) and `late` are empty and the
@@ -390,13 +390,23 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
         let readFrom = min(self.readFrom, sorted.count)
         guard readFrom > 0, sorted.count - readFrom < Self.readAheadChunk else { return }
         let start = max(0, readFrom - (readFrom == sorted.count ? 2 : 1) * Self.readAheadChunk)
-        payloads.withUnsafeBufferPointer { payloads in
-            sorted.withUnsafeBufferPointer { sorted in
-                // The earliest first: its move comes first.
-                for entry in sorted[start..<readFrom].reversed() {
-                    payloads[Int(entry.position)]?.readAhead()
+        // The blocks found in one loop, asked for in a second: a payload read
+        // out of its array is a copy (of a cursor's entries array), held over
+        // a prefetch in the same loop, which the compiler cannot see into (a
+        // retain and a release per payload).
+        withUnsafeTemporaryAllocation(of: ReadAhead.Block.self, capacity: readFrom - start) { blocks in
+            var found = 0
+            payloads.withUnsafeBufferPointer { payloads in
+                sorted.withUnsafeBufferPointer { sorted in
+                    // The earliest first: its move comes first.
+                    for entry in sorted[start..<readFrom].reversed() {
+                        guard let block = payloads[Int(entry.position)]?.readAheadBlock else { continue }
+                        (blocks.baseAddress.unsafelyUnwrapped + found).initialize(to: block)
+                        found += 1
+                    }
                 }
             }
+            for block in blocks[..<found] { ReadAhead.lines(block.start, bytes: block.bytes) }
         }
         self.readFrom = start
     }
@@ -414,7 +424,8 @@ struct EntryWheel<Payload: WheelPayload>: ~Copyable, Sendable {
 
 /// A payload of an ``EntryWheel``: what the wheel reads ahead of a move.
 protocol WheelPayload: Sendable {
-    /// Reads what moving this payload on reads first, ahead of time (the
-    /// wheel does it for the coming second's positions).
-    func readAhead()
+    /// Where what moving this payload on reads first is (nil: nothing to
+    /// read), for the wheel to read it ahead of time (for the coming
+    /// second's positions). For prefetching only: not to be read through.
+    var readAheadBlock: ReadAhead.Block? { get }
 }

@@ -238,7 +238,11 @@ struct InstanceRecords: ~Copyable, Sendable {
             for p in positions {
                 if ledgers {
                     cold[p].ledger.readAheadHeader()
-                    cold[p].timeline?.readAheadEntries()
+                    // (A timeline with entries is retained and released
+                    // around its prefetches, which the compiler cannot see
+                    // into; found in a loop of their own, the blocks cost
+                    // more than that in every issue of an entry-less one.)
+                    if let block = cold[p].timeline?.entriesBlock { ReadAhead.lines(block.start, bytes: block.bytes) }
                 }
                 flights.readAhead(cold[p].flightSlot)
             }

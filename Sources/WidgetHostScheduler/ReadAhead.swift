@@ -18,6 +18,12 @@ enum ReadAhead {
     /// The size of a cache line on the machines this runs on.
     static let lineSize = 64
 
+    /// A block of memory to read ahead, found by a read-ahead's first loop
+    /// and asked for by its second (see
+    /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``). For
+    /// prefetching only: not to be read through.
+    typealias Block = (start: UnsafeRawPointer, bytes: Int)
+
     /// Starts the cache line holding `address` on its way. `address` is
     /// never dereferenced: any address, mapped or not, is harmless.
     @inline(__always)

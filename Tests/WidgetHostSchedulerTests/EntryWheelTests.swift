@@ -33,7 +33,7 @@ struct EntryWheelTests {
         var tracked: Tracked
         /// Bumped by each move of the earliest, to show the move was in place.
         var moves = 0
-        func readAhead() {}
+        var readAheadBlock: ReadAhead.Block? { nil }
     }
 
     /// A key around `now`: mostly within a few seconds (ties and the
@@ -209,7 +209,10 @@ struct EntryWheelTests {
     struct LoggedPayload: WheelPayload {
         let position: Int
         let log: ReadLog
-        func readAhead() { log.read.append(position) }
+        var readAheadBlock: ReadAhead.Block? {
+            log.read.append(position)
+            return nil
+        }
     }
 
     /// A crowded second (1,000 positions, each at its own key within it):
