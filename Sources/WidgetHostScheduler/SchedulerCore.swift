@@ -463,7 +463,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         // The steady state's plan first, from the few numbers it reads.
         let steady = self.steady
         if let plain = instances.withView(
-            position, { s in steady.plainPlan(s, appCharge: charge, at: max(stateNow, s.addedAt)) })
+            position, { s in steady.plainPlan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
         {
             reloads.insert(
                 position, at: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
@@ -1561,7 +1561,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                 var outcome = ReloadOutcome.timedOut
                 swap(&outcome, &results[i].outcome)
                 switch consume outcome {
-                case .success(let timeline): complete(at: p, with: timeline, at: time)
+                case .success(let timeline): completeInline(at: p, with: timeline, at: time)
                 case let other: complete(at: p, with: other, at: time)
                 }
             } else if case .success(let timeline) = results[i].outcome {
@@ -1756,6 +1756,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `timeline` is moved into the instance's record (the one copy made
     /// of it, where the outcome was copied twice on the way).
     private mutating func complete(at p: Int, with timeline: consuming TimelineRecord, at time: Double) {
+        completeInline(at: p, with: timeline, at: time)
+    }
+
+    /// ``complete(at:with:at:)`` (of a timeline), inlined where a batch's
+    /// results are taken.
+    @inline(__always)
+    private mutating func completeInline(at p: Int, with timeline: consuming TimelineRecord, at time: Double) {
         guard instances.withView(p, { $0.isInFlight }) else { return }
         willChange(p)
         touch(p)

@@ -100,7 +100,7 @@ struct SteadyRules: Sendable {
             if date != date { return floor }
             if date == .infinity { return nil }
             let maximum = maximumJitter
-            return max(date + (maximum > 0 ? jitterFraction * maximum : 0), floor)
+            return later(date + (maximum > 0 ? jitterFraction * maximum : 0), floor)
         }
     }
 
@@ -142,7 +142,7 @@ struct SteadyRules: Sendable {
                     from: due, limit: allowance, window: budgetWindow) <= due
         else { return nil }
         let received = hot.pointee.storedTimelineReceivedAt
-        let ahead = max(0, due - (received != received ? due : received))  // (NaN: none received)
+        let ahead = later(0, due - (received != received ? due : received))  // (NaN: none received)
         return (due, due + min(coalescingCap, coalescingFraction * ahead))
     }
 }

@@ -86,11 +86,19 @@ final class PreviewProcess {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        // Read lines until the URL (generous: a busy 2-core machine).
+        // Read lines until the URL (generous: a busy 2-core machine). Each
+        // read waits for data with the time left (`availableData` alone
+        // blocked past the deadline when the preview printed nothing).
         var seen = ""
         let deadline = Date().addingTimeInterval(60)
         let handle = output.fileHandleForReading
-        while !seen.contains("?token="), Date() < deadline {
+        while !seen.contains("?token=") {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { break }
+            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(left, 1) * 1_000))
+            if polled < 0 && errno != EINTR { break }
+            guard polled > 0 else { continue }
             let chunk = handle.availableData
             if chunk.isEmpty { break }
             seen += String(decoding: chunk, as: UTF8.self)
