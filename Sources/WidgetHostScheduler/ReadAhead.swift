@@ -1,8 +1,8 @@
 import CWidgetHostReadAhead
 
-/// Asking for memory ahead of the work that needs it (see
-/// ``SchedulerCore``'s read-ahead over a chunk of positions): prefetches, which start a
-/// cache line on its way and retire at once.
+/// Asking for memory ahead of the work that needs it (``SchedulerCore``'s
+/// read-ahead over a chunk of positions): prefetches, which start a cache
+/// line on its way and retire at once.
 ///
 /// Before, the reading ahead loaded a byte of each line and summed them
 /// (a number kept so that the loads were made). A load that misses holds
@@ -11,15 +11,17 @@ import CWidgetHostReadAhead
 /// work behind them. A prefetch holds nothing, and needs no sum.
 ///
 /// What is read to find an address (a record's slot in another table, a
-/// ledger's oldest time) is still a load; it reads a line asked for
+/// ledger ring's header) is still a load; it reads a line asked for
 /// earlier, in a pass of its own (see
 /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``).
 enum ReadAhead {
     /// The size of a cache line on the machines this runs on.
     static let lineSize = 64
 
-    /// A block of memory to read ahead, found by a read-ahead's first loop
-    /// and asked for by its second (see
+    /// A block of memory to read ahead: found in one loop and asked for in
+    /// a second where reading it out held a reference over the prefetch
+    /// (the entry wheel's payloads, ``WheelPayload/readAheadBlock``), or
+    /// asked for at once (a timeline's entries,
     /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``). For
     /// prefetching only: not to be read through.
     typealias Block = (start: UnsafeRawPointer, bytes: Int)

@@ -1650,8 +1650,9 @@ struct SchedulerCore: ~Copyable, Sendable {
         return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, forIssue: forIssue) }
     }
 
-    /// Reads ahead what the work on the instances at `positions` reads first: their records and ledgers, their places
-    /// in the queues, their per-position numbers. In passes: the first asks
+    /// Reads ahead what the work on the instances at `positions` reads
+    /// first: their records and ledgers, their places in the queues, their
+    /// per-position numbers. In passes: the first asks
     /// for the lines found from a position alone (records, numbers, queue
     /// nodes); each later one reads lines an earlier one asked for, to find
     /// the blocks they point to (in-flight records, ledgers, neighbours in
