@@ -63,6 +63,7 @@ var driver = Driver(ReloadScheduler(), instances: instances)
 // The benchmark's steady state: 25 h of virtual time, every 24 h ledger full.
 let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? 25 * 3_600
 driver.warmUp(seconds: warmUp)
+driver.split = CommandLine.arguments.contains("--split")
 let clock = ContinuousClock()
 let elapsed = clock.measure { measuredEvents(&driver, events) }
 let seconds = elapsed.seconds
@@ -98,6 +99,15 @@ print(
     "WidgetInstance \(MemoryLayout<WidgetInstance>.size), TimelineRecord? \(MemoryLayout<TimelineRecord?>.size),",
     "ViewHistory \(MemoryLayout<ViewHistory>.size)")
 print("instances \(instances), measured events \(events): \(Int(Double(events) / seconds)) events/s")
+if driver.split {
+    // Per event: the wakeups' finding and issuing, and the batches' completing.
+    let issuing = Double(driver.issuingNanoseconds) / Double(events)
+    let completing = Double(driver.completingNanoseconds) / Double(events)
+    print(
+        "issuing \((issuing * 10).rounded() / 10) ns/event, completing \((completing * 10).rounded() / 10) ns/event",
+        "(completing alone: \(Int(1e9 / completing)) events/s);",
+        "\(driver.wakeups) wakeups, \(driver.batches) batches")
+}
 // The mappings that grew (--maps): the heap, anonymous mappings, the binary.
 if CommandLine.arguments.contains("--maps"),
     let maps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)

@@ -3,8 +3,11 @@
 # events/s; with --callgrind, runs it under valgrind's callgrind (instruction
 # counts are reliable on a noisy VM) and prints the top functions. After the
 # numbers, --heap adds glibc's heap statistics and the ledgers' sizes, --maps
-# the mappings that grew.
-#   Benchmarks/Profile/profile.sh [--callgrind] [INSTANCES] [EVENTS] [WARM-UP SECONDS] [--heap] [--maps]
+# the mappings that grew, --split the time per event spent issuing (the
+# wakeups' nextWakeup() and dueReloads) and completing, apart (ordo-one's
+# p50 sample at 100,000 instances holds completions only), with the
+# wakeups and batches measured.
+#   Benchmarks/Profile/profile.sh [--callgrind] [INSTANCES] [EVENTS] [WARM-UP SECONDS] [--heap] [--maps] [--split]
 # With --day, it runs the benchmark's day of mixed widgets (DayDriver) of
 # INSTANCES instead and prints its events/s and reloads/s:
 #   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES --day

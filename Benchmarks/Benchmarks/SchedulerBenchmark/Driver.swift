@@ -4,6 +4,8 @@ import WidgetHostModel
 
 #if !PROFILE
     import WidgetHostScheduler
+#else
+    import Dispatch
 #endif
 
 /// What the driver needs of a scheduler: the shipped scheduler's ticket API.
@@ -51,6 +53,17 @@ struct Driver<S: DrivenScheduler> {
     /// memory, not the scheduler's: ``letGoOfBuffers()``).
     private var results: [TicketCompletion] = []
     private(set) var events = 0
+    #if PROFILE
+        /// With `split` (`profile.sh --split`), the nanoseconds spent in
+        /// finding and issuing the reloads (`nextWakeup()` and
+        /// `dueReloads`) and in completing them, apart.
+        var split = false
+        private(set) var issuingNanoseconds: UInt64 = 0
+        private(set) var completingNanoseconds: UInt64 = 0
+        /// The wakeups found, and the batches completed, while `split`.
+        private(set) var wakeups = 0
+        private(set) var batches = 0
+    #endif
 
     init(_ scheduler: S, instances: Int) {
         self.scheduler = scheduler
@@ -69,12 +82,21 @@ struct Driver<S: DrivenScheduler> {
     /// completes a batch's results: one event per reload.
     @inline(__always)
     mutating func step(limit: Int = .max) {
+        #if PROFILE
+            let issuing = split ? DispatchTime.now().uptimeNanoseconds : 0
+        #endif
         while next == tickets.count {
             guard let wake = scheduler.nextWakeup() else { fatalError("nothing scheduled") }
             now = wake
             next = 0
             scheduler.allDueReloads(at: wake, into: &tickets)
+            #if PROFILE
+                if split { wakeups += 1 }
+            #endif
         }
+        #if PROFILE
+            if split { issuingNanoseconds += DispatchTime.now().uptimeNanoseconds - issuing }
+        #endif
         let end = next + min(limit, tickets.count - next)
         for i in next..<end {
             let ticket = tickets[i]
@@ -85,7 +107,16 @@ struct Driver<S: DrivenScheduler> {
         }
         next = end
         events += results.count
+        #if PROFILE
+            let completing = split ? DispatchTime.now().uptimeNanoseconds : 0
+        #endif
         scheduler.complete(taking: &results, at: now)
+        #if PROFILE
+            if split {
+                completingNanoseconds += DispatchTime.now().uptimeNanoseconds - completing
+                batches += 1
+            }
+        #endif
     }
 
     /// `count` events.
