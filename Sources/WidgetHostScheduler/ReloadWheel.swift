@@ -465,20 +465,6 @@ struct ReloadWheel: ~Copyable, Sendable {
         nodes.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + position) }
     }
 
-    /// The second pass (after ``readAheadNode(_:)``): the nodes of each
-    /// position's neighbours, which taking it out of its bucket writes.
-    func readAheadNeighbours(_ positions: UnsafeBufferPointer<Int>) {
-        nodes.withUnsafeBufferPointer { nodes in
-            let base = nodes.baseAddress.unsafelyUnwrapped
-            for p in positions {
-                guard p < nodes.count else { continue }
-                let node = nodes[p]
-                if node.next >= 0 { ReadAhead.line(base + Int(node.next)) }
-                if node.previous >= 0 { ReadAhead.line(base + Int(node.previous)) }
-            }
-        }
-    }
-
     // MARK: - Buckets
 
     /// The bucket of a key: its second, ±`farBucket` past ±2^60 seconds.

@@ -1627,11 +1627,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
     /// read; when `i` comes within a chunk of that end, reads the next
     /// chunk (two at the start). Returns the new end.
-    /// The ledgers and the queue's neighbours are read ahead for an issue
-    /// (`forIssue`: a counted reload records itself in its ledger, and
-    /// leaves its place in the queue), not for a completion (a steady-state
-    /// plan knows the ledger's count from the hot record, and the instance
-    /// in flight has no place in the queue).
+    /// The ledgers are read ahead for an issue (`forIssue`: a counted
+    /// reload records itself in its ledger), not for a completion (a
+    /// steady-state plan knows the ledger's count from the hot record).
+    /// The reload queue's neighbours are not read ahead: an issue's due
+    /// buckets are emptied whole (their nodes are the batch's own, read in
+    /// the first pass), and the instance of a completion has no place in
+    /// the queue.
     private mutating func readAhead(
         _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, forIssue: Bool
     ) -> Int {
@@ -1656,7 +1658,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// for the lines found from a position alone (records, numbers, queue
     /// nodes); each later one reads lines an earlier one asked for, to find
     /// the blocks they point to (in-flight records, ledgers, neighbours in
-    /// the queues), and asks for those. The lines of a pass are on their way
+    /// the entry queue), and asks for those. The lines of a pass are on their way
     /// together, where the work on one instance after another waited on
     /// each of its misses in turn. See ``ReadAhead``.
     ///
@@ -1673,7 +1675,6 @@ struct SchedulerCore: ~Copyable, Sendable {
             reloads.readAheadNode(p)
         }
         instances.readAheadReferenced(positions, ledgers: forIssue)
-        if forIssue { reloads.readAheadNeighbours(positions) }
         info.withUnsafeBufferPointer { info in
             entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
             if forIssue {
