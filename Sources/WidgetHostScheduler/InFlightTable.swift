@@ -282,11 +282,4 @@ struct InFlightTable: ~Copyable, Sendable {
         free.removeAll()
         unused = 0
     }
-
-    /// Reads the first line of the record at `slot` ahead of the work (see
-    /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``).
-    func readAhead(_ slot: Int32) {
-        guard slot >= 0 else { return }
-        records.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + Int(slot)) }
-    }
 }

@@ -226,31 +226,29 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
-    /// The second pass of the read-ahead (after ``readAheadRecord(_:)``),
-    /// over positions that are not negative:
-    /// the blocks the cold records point to. The in-flight record's first
-    /// line (its serial, which a completion checks); with `ledgers`, for an
-    /// issue, the ledger ring's first line (its reference count and
-    /// header) and the timeline's entries (which the reload's new timeline
-    /// lets go of).
-    func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, ledgers: Bool) {
+    /// The second pass of the read-ahead of an issue (after
+    /// ``readAheadRecord(_:)``), over positions that are not negative: the
+    /// blocks the cold records point to, the ledger ring's first line (its
+    /// reference count and header) and the timeline's entries (which the
+    /// reload's new timeline lets go of). (The in-flight records are not
+    /// read ahead: an instance being issued has none, and a batch's are
+    /// written in order as it is issued and read in that order as it
+    /// completes, a stream the processor reads ahead itself.)
+    func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>) {
         cold.withUnsafeBufferPointer { cold in
             for p in positions {
-                if ledgers {
-                    cold[p].ledger.readAheadHeader()
-                    // (A timeline with entries is retained and released
-                    // around its prefetches, which the compiler cannot see
-                    // into; found in a loop of their own, the blocks cost
-                    // more than that in every issue of an entry-less one.)
-                    if let block = cold[p].timeline?.entriesBlock { ReadAhead.lines(block.start, bytes: block.bytes) }
-                }
-                flights.readAhead(cold[p].flightSlot)
+                cold[p].ledger.readAheadHeader()
+                // (A timeline with entries is retained and released
+                // around its prefetches, which the compiler cannot see
+                // into; found in a loop of their own, the blocks cost
+                // more than that in every issue of an entry-less one.)
+                if let block = cold[p].timeline?.entriesBlock { ReadAhead.lines(block.start, bytes: block.bytes) }
             }
         }
     }
 
     /// The third pass of the read-ahead (after
-    /// ``readAheadReferenced(_:ledgers:)`` with `ledgers`): the lines of
+    /// ``readAheadReferenced(_:)``): the lines of
     /// the ledger rings' oldest and newest times, found from their headers.
     func readAheadLedgerTimes(_ positions: UnsafeBufferPointer<Int>) {
         cold.withUnsafeBufferPointer { cold in

@@ -46,7 +46,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
 
     /// Reads the ring's first line ahead of the work: its reference count
     /// (which the uniqueness check before a time is recorded reads) and its
-    /// header. See ``InstanceRecords/readAheadReferenced(_:ledgers:)``.
+    /// header. See ``InstanceRecords/readAheadReferenced(_:)``.
     func readAheadHeader() {
         // From the reference's bits: no reference held over the prefetch,
         // which the compiler cannot see into (holding one was a retain and

@@ -10,10 +10,10 @@ import CWidgetHostReadAhead
 /// every instruction after it: a chunk's hundreds of misses held up the
 /// work behind them. A prefetch holds nothing, and needs no sum.
 ///
-/// What is read to find an address (a record's slot in another table, a
-/// ledger ring's header) is still a load; it reads a line asked for
+/// What is read to find an address (a ledger ring's header, a
+/// timeline's entries) is still a load; it reads a line asked for
 /// earlier, in a pass of its own (see
-/// ``InstanceRecords/readAheadReferenced(_:ledgers:)``).
+/// ``InstanceRecords/readAheadReferenced(_:)``).
 enum ReadAhead {
     /// The size of a cache line on the machines this runs on.
     static let lineSize = 64
@@ -22,7 +22,7 @@ enum ReadAhead {
     /// a second where reading it out held a reference over the prefetch
     /// (the entry wheel's payloads, ``WheelPayload/readAheadBlock``), or
     /// asked for at once (a timeline's entries,
-    /// ``InstanceRecords/readAheadReferenced(_:ledgers:)``). For
+    /// ``InstanceRecords/readAheadReferenced(_:)``). For
     /// prefetching only: not to be read through.
     typealias Block = (start: UnsafeRawPointer, bytes: Int)
 

@@ -1657,7 +1657,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// per-position numbers. In passes: the first asks
     /// for the lines found from a position alone (records, numbers, queue
     /// nodes); each later one reads lines an earlier one asked for, to find
-    /// the blocks they point to (in-flight records, ledgers, neighbours in
+    /// the blocks they point to (ledgers, timelines' entries, neighbours in
     /// the entry queue), and asks for those. The lines of a pass are on their way
     /// together, where the work on one instance after another waited on
     /// each of its misses in turn. See ``ReadAhead``.
@@ -1674,7 +1674,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             info.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + p) }
             reloads.readAheadNode(p)
         }
-        instances.readAheadReferenced(positions, ledgers: forIssue)
+        if forIssue { instances.readAheadReferenced(positions) }
         info.withUnsafeBufferPointer { info in
             entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
             if forIssue {
