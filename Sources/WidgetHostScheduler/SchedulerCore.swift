@@ -1630,10 +1630,10 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The ledgers are read ahead for an issue (`forIssue`: a counted
     /// reload records itself in its ledger), not for a completion (a
     /// steady-state plan knows the ledger's count from the hot record).
-    /// The reload queue's neighbours are not read ahead: an issue's due
-    /// buckets are emptied whole (their nodes are the batch's own, read in
-    /// the first pass), and the instance of a completion has no place in
-    /// the queue.
+    /// The reload queue's neighbours are not read ahead: a wakeup that
+    /// issues every due reload (the usual one) empties its due buckets
+    /// whole, and their nodes are the batch's own, read in the first pass;
+    /// the instance of a completion has no place in the queue.
     private mutating func readAhead(
         _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, forIssue: Bool
     ) -> Int {
