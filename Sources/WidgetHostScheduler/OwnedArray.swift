@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An array owned by one value and never shared: its elements in one block
 /// of memory that only its owner reads and writes, copied only by
 /// ``clone()``. Not copyable, so a write needs no uniqueness check: a
@@ -75,12 +79,42 @@ struct OwnedArray<Element>: ~Copyable {
     /// two (a large block from `malloc` starts 16 bytes into a line).
     static var blockAlignment: Int { Swift.max(MemoryLayout<Element>.alignment, ReadAhead.lineSize) }
 
+    /// The size of a huge page: 2 MB on x86-64 and arm64 (with 4 KB base
+    /// pages).
+    static var hugePage: Int { 2 << 20 }
+
+    /// A block of at least `bytes`, on a cache line. From two huge pages
+    /// up, it starts on a huge page's boundary, is rounded up to whole huge
+    /// pages, and is asked to be backed by them (`madvise(MADV_HUGEPAGE)`:
+    /// where the kernel's transparent huge pages are set to `madvise`, as
+    /// on this project's VM, only blocks asked for get them).
+    ///
+    /// At 100,000 instances the records and the reload wheel's nodes are
+    /// about 26 MB, far more than the TLB maps in 4 KB pages: each of a
+    /// reload's reads, on a random page, also waited for a page walk. A
+    /// huge page's cost is its last one, resident whole once a byte of it
+    /// is used: at most 2 MB per block, which from two huge pages up (an
+    /// array at least half full) is at most one element's size per
+    /// element (measured: 980 B per instance at 10,000, 915 at 14,000, 805
+    /// at 100,000, against 987, 900 and 779). The advice is best-effort: a
+    /// kernel without huge pages refuses it, and the block is used as it
+    /// is.
+    private static func allocateBlock(bytes: Int) -> UnsafeMutableRawPointer {
+        let huge = hugePage
+        guard bytes >= 2 * huge else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
+        let rounded = (bytes + huge - 1) / huge * huge
+        let block = UnsafeMutableRawPointer.allocate(byteCount: rounded, alignment: huge)
+        #if os(Linux)
+            _ = madvise(block, rounded, MADV_HUGEPAGE)
+        #endif
+        return block
+    }
+
     /// Room for `minimum` elements, moved to a larger block when needed.
     mutating func reserveCapacity(_ minimum: Int) {
         guard minimum > capacity else { return }
-        let block = UnsafeMutableRawPointer.allocate(
-            byteCount: minimum * MemoryLayout<Element>.stride, alignment: Self.blockAlignment
-        ).bindMemory(to: Element.self, capacity: minimum)
+        let block = Self.allocateBlock(bytes: minimum * MemoryLayout<Element>.stride)
+            .bindMemory(to: Element.self, capacity: minimum)
         block.moveInitialize(from: base, count: count)
         if capacity > 0 { UnsafeMutableRawPointer(base).deallocate() }
         base = block

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WidgetHostModel
 
@@ -85,6 +86,44 @@ struct OwnedArrayTests {
         }
         #expect(starts.allSatisfy { $0 % ReadAhead.lineSize == 0 })
         #expect(MemoryLayout<HotRecord>.stride == ReadAhead.lineSize)
+    }
+
+    /// A block of two huge pages or more starts on a huge page and is
+    /// asked for in huge pages: the kernel's map of this process marks its
+    /// mapping `hg` (`MADV_HUGEPAGE`). A smaller block is not asked.
+    @Test func largeBlocksAreAskedForInHugePages() throws {
+        let huge = OwnedArray<UInt8>.hugePage
+        var large = OwnedArray<UInt8>()
+        large.reserveCapacity(2 * huge + 1)
+        var small = OwnedArray<UInt8>()
+        small.reserveCapacity(huge / 4)
+        let largeStart = large.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        let smallStart = small.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        #expect(largeStart % UInt(huge) == 0)
+        // Where the kernel has transparent huge pages at all.
+        guard FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled") else { return }
+        // Read to its end (`String(contentsOfFile:)` stops at the first
+        // read's worth of a file in /proc).
+        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps"))
+        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(Self.flags(of: largeStart, in: maps)?.contains("hg") == true)
+        #expect(Self.flags(of: smallStart, in: maps).map { !$0.contains("hg") } ?? true)
+    }
+
+    /// The `VmFlags` of the mapping that holds `address`, from the text
+    /// of `/proc/self/smaps`.
+    static func flags(of address: UInt, in smaps: String) -> [Substring]? {
+        var holds = false
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let range = fields.first, range.contains("-"), !range.hasSuffix(":") {
+                let ends = range.split(separator: "-").compactMap { UInt($0, radix: 16) }
+                holds = ends.count == 2 && ends[0] <= address && address < ends[1]
+            } else if holds, fields.first == "VmFlags:" {
+                return Array(fields.dropFirst())
+            }
+        }
+        return nil
     }
 
     /// The elements of `owned`, as a standard array to compare.
