@@ -1654,11 +1654,11 @@ struct SchedulerCore: ~Copyable, Sendable {
 
     /// Reads ahead what the work on the instances at `positions` reads
     /// first: their records and ledgers, their places in the queues, their
-    /// per-position numbers. In passes: the first asks
-    /// for the lines found from a position alone (records, numbers, queue
-    /// nodes); each later one reads lines an earlier one asked for, to find
-    /// the blocks they point to (ledgers, timelines' entries, neighbours in
-    /// the entry queue), and asks for those. The lines of a pass are on their way
+    /// per-position numbers. In passes: the first asks for the lines found
+    /// from a position alone (records, numbers, queue nodes); each later
+    /// one reads lines an earlier one asked for, to find the blocks they
+    /// point to (ledgers, timelines' entries, neighbours in the entry
+    /// queue), and asks for those. The lines of a pass are on their way
     /// together, where the work on one instance after another waited on
     /// each of its misses in turn. See ``ReadAhead``.
     ///

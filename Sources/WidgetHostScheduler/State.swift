@@ -282,8 +282,8 @@ public struct InstanceState: Sendable, Hashable, Codable {
 }
 
 /// A stored optional time: NaN is `nil` (a NaN time is never valid).
-@inline(__always)
 /// (`value != value`: NaN, in one comparison; `isNaN` tests the bits.)
+@inline(__always)
 private func optionalTime(_ value: Double) -> Double? { value != value ? nil : value }
 
 /// What the rules read of an instance on every plan, as plain numbers in
