@@ -251,43 +251,23 @@ struct ReloadWheel: ~Copyable, Sendable {
         set(position, to: key, latest: latest, flags: flags)
     }
 
-    /// Takes out every position whose key is `≤ bound` (a wakeup's due
-    /// reloads, each of them issued), as `set(_:to:)` to `.infinity` would
-    /// one at a time: the ring's buckets before `bound`'s are emptied
-    /// whole, each node reset where the walk that found it left it in the
-    /// cache, with no neighbour to mend; `bound`'s own bucket and `far` a
-    /// position at a time. Returns how many it took out.
+    /// Takes out `due`, every position whose key is `≤ bound` (a wakeup's
+    /// due reloads as a walk up to `bound` found them, each of them
+    /// issued), as `set(_:to:)` to `.infinity` would one at a time; returns
+    /// how many it took out. The ring's buckets before `bound`'s are
+    /// emptied whole, their nodes reset by position from `due`, each a
+    /// write whose place is known, where following the buckets' lists
+    /// waited for each node's line to find the next (at 100,000 instances
+    /// a wakeup's thousands of nodes, one miss after another: a tenth of
+    /// the time of a reload); `bound`'s own bucket and `far` a position at
+    /// a time, their neighbours mended. Every position whose key is `≤
+    /// bound` must be in `due` (checked in debug builds), in any order.
     @discardableResult
-    mutating func removeAll(upTo bound: Double) -> Int {
+    mutating func removeAll(_ due: UnsafeBufferPointer<Int>, upTo bound: Double) -> Int {
         guard minimumKey <= bound else { return 0 }
         var removed = 0
         let last = Self.bucket(bound)
         let ringEnd = base + Int64(Self.ringSize)
-        // Whole buckets: `base ..< min(last, ringEnd)`.
-        let wholeEnd = min(last, ringEnd)
-        if wholeEnd > base {
-            let first = base
-            nodes.withUnsafeMutableBufferPointer { nodes in
-                heads.withUnsafeMutableBufferPointer { heads in
-                    occupied.withUnsafeMutableBufferPointer { occupied in
-                        // (Each word's bits are read before its slots are
-                        // visited: clearing them on the way is safe.)
-                        Self.forEachOccupied(in: UnsafeBufferPointer(occupied), from: first, through: wholeEnd - 1) {
-                            slot in
-                            var p = heads[slot]
-                            while p >= 0 {
-                                let next = nodes[Int(p)].next
-                                nodes[Int(p)] = Node()
-                                removed += 1
-                                p = next
-                            }
-                            heads[slot] = -1
-                            occupied[slot >> 6] &= ~(1 << UInt64(slot & 63))
-                        }
-                    }
-                }
-            }
-        }
         // `bound`'s bucket, when in the ring: the keys up to `bound`, from
         // the end of its order when it has one.
         if last == orderBucket && last >= base {
@@ -316,9 +296,49 @@ struct ReloadWheel: ~Copyable, Sendable {
             nodes[p] = Node()
             removed += 1
         }
+        // Whole buckets, `base ..< min(last, ringEnd)`: what is still
+        // queued of `due` is theirs.
+        let wholeEnd = min(last, ringEnd)
+        if wholeEnd > base {
+            assert(
+                nodesInBuckets(from: base, through: wholeEnd - 1) == due.count - removed,
+                "a position due by the bound is missing from `due`")
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for p in due where nodes[p].key < .infinity {
+                    assert(nodes[p].key <= bound, "a position in `due` is queued after the bound")
+                    nodes[p] = Node()
+                    removed += 1
+                }
+            }
+            heads.withUnsafeMutableBufferPointer { heads in
+                occupied.withUnsafeMutableBufferPointer { occupied in
+                    // (Each word's bits are read before its slots are
+                    // visited: clearing them on the way is safe.)
+                    Self.forEachOccupied(in: UnsafeBufferPointer(occupied), from: base, through: wholeEnd - 1) {
+                        slot in
+                        heads[slot] = -1
+                        occupied[slot >> 6] &= ~(1 << UInt64(slot & 63))
+                    }
+                }
+            }
+        }
         count -= removed
         findMinimum()
         return removed
+    }
+
+    /// How many positions the ring's buckets `from ... through` hold (the
+    /// debug builds' check of ``removeAll(_:upTo:)``).
+    private func nodesInBuckets(from: Int64, through: Int64) -> Int {
+        var found = 0
+        forEachOccupied(from: from, through: through) { slot in
+            var p = heads[slot]
+            while p >= 0 {
+                found += 1
+                p = nodes[Int(p)].next
+            }
+        }
+        return found
     }
 
     /// Calls `body` with every position whose key is `≤ bound`, and its key,

@@ -1286,8 +1286,13 @@ struct SchedulerCore: ~Copyable, Sendable {
             // Every due reload issued (the usual wakeup): the wheel's due
             // buckets are emptied at once, and each instance in flight has
             // no plan and no recheck (what `replan` would find).
-            reloads.removeAll(upTo: now)
-            for p in due { setRecheck(~p, .infinity) }
+            due.withUnsafeMutableBufferPointer { due in
+                for i in due.indices {
+                    due[i] = ~due[i]
+                    setRecheck(due[i], .infinity)
+                }
+                reloads.removeAll(UnsafeBufferPointer(due), upTo: now)
+            }
         } else {
             for p in due[..<examined] {
                 if p < 0 {

@@ -71,7 +71,7 @@ struct ReloadWheelTests {
                 #expect(due.count == Set(due).count, "step \(step): a position found twice")
                 if random.next() % 2 == 0 {
                     // All at once (a wakeup whose due reloads were all issued).
-                    let removed = wheel.removeAll(upTo: bound)
+                    let removed = due.withUnsafeBufferPointer { wheel.removeAll($0, upTo: bound) }
                     #expect(removed == due.count, "step \(step)")
                     for q in due { table[q] = nil }
                 } else {
