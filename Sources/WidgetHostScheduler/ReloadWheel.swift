@@ -377,9 +377,22 @@ struct ReloadWheel: ~Copyable, Sendable {
                 // list at a time waits for each miss in turn (at 100,000
                 // instances, a wakeup's walk over its thousands of nodes);
                 // the lists' loads do not wait on each other.
+                // The bucket kept in order, when walked (the earliest,
+                // mostly, a wakeup at a time): its keys up to `bound` from
+                // the end of its order, not its whole list.
+                let orderSlot =
+                    orderBucket >= max(base, first) && orderBucket <= end ? Self.slot(orderBucket) : -1
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.listsWalkedTogether) { lists in
                     var open = 0
                     forEachOccupied(from: max(base, first), through: end) { slot in
+                        if slot == orderSlot {
+                            for entry in order.reversed() {
+                                guard !(entry.key > bound) else { break }
+                                let node = nodes[Int(entry.position)]
+                                if node.key == entry.key { body(Int(entry.position), node) }  // else stale
+                            }
+                            return
+                        }
                         lists[open] = heads[slot]
                         open += 1
                         if open == lists.count {
