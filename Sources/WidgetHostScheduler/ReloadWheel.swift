@@ -28,7 +28,10 @@
 /// - **Walks.** ``collect(upTo:_:)`` visits the buckets up to the bound's,
 ///   skipping empty ones by the bitmap, then `far` if the bound is past the
 ///   ring: every position it finds is due, and it finds them in no
-///   particular order (the scheduler sorts what it issues).
+///   particular order (the scheduler sorts what it issues). The bucket kept
+///   in order is read from the end of its order, its keys up to the bound
+///   alone. ``removeAll(_:upTo:)`` takes out what a walk found, the whole
+///   buckets by the positions found, not by their lists.
 ///
 /// ```swift
 /// var wheel = ReloadWheel()
