@@ -375,16 +375,16 @@ struct ReloadWheel: ~Copyable, Sendable {
         let end = min(last, base + Int64(Self.ringSize) - 1)
         nodes.withUnsafeBufferPointer { nodes in
             heads.withUnsafeBufferPointer { heads in
-                // Several buckets' lists at once, a node of each in turn: each
-                // node of a list is found through the one before it, so one
-                // list at a time waits for each miss in turn (at 100,000
-                // instances, a wakeup's walk over its thousands of nodes);
-                // the lists' loads do not wait on each other.
                 // The bucket kept in order, when walked (the earliest,
                 // mostly, a wakeup at a time): its keys up to `bound` from
                 // the end of its order, not its whole list.
                 let orderSlot =
                     orderBucket >= max(base, first) && orderBucket <= end ? Self.slot(orderBucket) : -1
+                // Several buckets' lists at once, a node of each in turn: each
+                // node of a list is found through the one before it, so one
+                // list at a time waits for each miss in turn (at 100,000
+                // instances, a wakeup's walk over its thousands of nodes);
+                // the lists' loads do not wait on each other.
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.listsWalkedTogether) { lists in
                     var open = 0
                     forEachOccupied(from: max(base, first), through: end) { slot in
