@@ -30,6 +30,14 @@ func measuredDay(_ day: inout DayDriver) {
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
+// Counts of at least one: the rates and the bytes per instance divide by them.
+guard instances >= 1, (arguments.dropFirst().first ?? 1) >= 1 else {
+    FileHandle.standardError.write(
+        Data(
+            ("scheduler-profile: INSTANCES and EVENTS must be whole numbers of at least 1 (found \(arguments.prefix(2)));"
+                + " e.g. profile.sh 100000 3000000\n").utf8))
+    exit(2)
+}
 if CommandLine.arguments.contains("--day") {
     var day = DayDriver(instances: instances)
     let elapsed = ContinuousClock().measure { measuredDay(&day) }
@@ -105,7 +113,7 @@ if driver.split {
     let completing = Double(driver.completingNanoseconds) / Double(events)
     print(
         "issuing \((issuing * 10).rounded() / 10) ns/event, completing \((completing * 10).rounded() / 10) ns/event",
-        "(completing alone: \(Int(1e9 / completing)) events/s);",
+        "(completing alone: \(completing > 0 ? Int(1e9 / completing) : 0) events/s);",
         "\(driver.wakeups) wakeups, \(driver.batches) batches")
 }
 // The mappings that grew (--maps): the heap, anonymous mappings, the binary.
