@@ -1167,8 +1167,11 @@ struct SchedulerCore: ~Copyable, Sendable {
         var issued = scratch.issued
         scratch.issued = []
         if !issued.isEmpty { issued.removeAll(keepingCapacity: true) }
-        issueDue(at: now, limit: limit, into: &issued)
-        groupByBatch(issued, into: &tickets)
+        var counts = scratch.rankCounts
+        scratch.rankCounts = []
+        let grouped = issueDue(at: now, limit: limit, into: &issued, countingRanks: &counts)
+        groupByBatch(issued, rankCounts: &counts, grouped: grouped, into: &tickets)
+        scratch.rankCounts = counts
         scratch.issued = scratch.keeps(capacity: issued.capacity) ? issued : []
         readAheadComing()
     }
@@ -1201,10 +1204,16 @@ struct SchedulerCore: ~Copyable, Sendable {
     static let comingReadAhead = 16
 
     /// Issues the reloads due at `now` (at most `limit`), their tickets
-    /// appended to `tickets` in the order of the instances. `latestTime`
+    /// appended to `tickets` (empty) in the order of the instances, and
+    /// counted by group rank into `counts` (at `rank + 1`) as they are
+    /// issued. Returns whether they are of more than one group (`counts`
+    /// is then what ``groupByBatch(_:rankCounts:grouped:into:)`` needs; when
+    /// nothing is issued, it is left as it was). `latestTime`
     /// is `now` and a reload is queued by `now` (its one caller,
     /// ``dueReloads(at:limit:into:)``, saw to both).
-    private mutating func issueDue(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
+    private mutating func issueDue(
+        at now: Double, limit: Int, into tickets: inout [ReloadTicket], countingRanks counts: inout [Int]
+    ) -> Bool {
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
         // for it, so the batch stays one wakeup. The question is asked in the
@@ -1215,7 +1224,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         if batchIsLater(than: now, collecting: &due) {
             due.removeAll(keepingCapacity: true)
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
-            return
+            return false
         }
         scratch.note(due.count)
         if !scratch.keeps(capacity: instances.flightCapacity) {
@@ -1225,7 +1234,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         }
         guard !due.isEmpty else {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
-            return
+            return false
         }
         // In the order of the instances, as the free-reload cap is consumed.
         var bitmap = scratch.dueBitmap
@@ -1244,44 +1253,64 @@ struct SchedulerCore: ~Copyable, Sendable {
         // them again at every call made a storm of N due reloads, issued
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
-        // Through the buffer, written in place: each write to the array
+        // The tickets written in place, one slot per due reload (the slots
+        // not used are dropped after), and counted by group rank as they
+        // are: an append asked whether the array's buffer was shared and
+        // had room, and the grouping counted them again.
+        let placeholder = ReloadTicket(position: 0, group: 0, serial: 0)
+        tickets.append(contentsOf: repeatElement(placeholder, count: due.count))
+        counts.removeAll(keepingCapacity: true)
+        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
+        var firstGroup: Int32 = -1
+        var grouped = false
+        // Through the buffers, written in place: each write to an array
         // itself asked whether its buffer was shared (the calls between
         // them hide that it never is).
         due.withUnsafeMutableBufferPointer { due in
-            for i in due.indices {
-                let p = due[i]
-                guard issued < limit else {
-                    examined = i
-                    break
+            tickets.withUnsafeMutableBufferPointer { tickets in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    for i in due.indices {
+                        let p = due[i]
+                        guard issued < limit else {
+                            examined = i
+                            break
+                        }
+                        if readsAhead {
+                            readUpTo = readAhead(
+                                UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
+                        }
+                        let steady = self.steady
+                        let charge = appCharges[info[p].app]
+                        // Only a reload issued has its plan made (with its trigger). A
+                        // plain policy reload, trusted as queued (not under the free
+                        // cap, no recheck queued), is the plan made when it was queued:
+                        // no event has changed it since (each one plans its instances
+                        // again), and its budget reads the same viewing tier at `now` as
+                        // at its time when no whole hour and no end of learning lies
+                        // between them; so it is not made again.
+                        let node = reloads.node(of: p)
+                        let serial: UInt64
+                        if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                            && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+                        {
+                            // Its in-flight record made at once: no plan with a trigger to copy.
+                            serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
+                        } else {
+                            guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
+                            serial = ruled
+                        }
+                        let group = Int32(info[p].group)
+                        if firstGroup < 0 { firstGroup = group }
+                        grouped = grouped || group != firstGroup
+                        counts[Int(groupRanks[Int(group)]) + 1] += 1
+                        tickets[issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
+                        issued += 1
+                        due[i] = ~p  // issued: in flight, nothing to plan until it completes
+                    }
                 }
-                if readsAhead {
-                    readUpTo = readAhead(UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
-                }
-                let steady = self.steady
-                let charge = appCharges[info[p].app]
-                // Only a reload issued has its plan made (with its trigger). A
-                // plain policy reload, trusted as queued (not under the free
-                // cap, no recheck queued), is the plan made when it was queued:
-                // no event has changed it since (each one plans its instances
-                // again), and its budget reads the same viewing tier at `now` as
-                // at its time when no whole hour and no end of learning lies
-                // between them; so it is not made again.
-                let node = reloads.node(of: p)
-                let serial: UInt64
-                if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
-                    && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
-                {
-                    // Its in-flight record made at once: no plan with a trigger to copy.
-                    serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
-                } else {
-                    guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
-                    serial = ruled
-                }
-                issued += 1
-                tickets.append(ReloadTicket(position: Int32(p), group: Int32(info[p].group), serial: serial))
-                due[i] = ~p  // issued: in flight, nothing to plan until it completes
             }
         }
+        tickets.removeLast(due.count - issued)
         if issued == due.count {
             // Every due reload issued (the usual wakeup): the wheel's due
             // buckets are emptied at once, and each instance in flight has
@@ -1305,6 +1334,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             }
         }
         scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+        return grouped
     }
 
     /// Issues the reload of the instance at `p` due at `now` as every rule
@@ -1327,29 +1357,31 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `issued` (in the order of the instances) grouped by batch into
     /// `tickets`, the batches in the order of their plugin and kind: a
     /// counting sort by the groups' ranks, which keeps the instances' order
-    /// within each batch.
-    private mutating func groupByBatch(_ issued: [ReloadTicket], into tickets: inout [ReloadTicket]) {
+    /// within each batch. When `grouped` (more than one group), `counts`
+    /// holds the number of tickets of each rank at `rank + 1`, as
+    /// ``issueDue(at:limit:into:countingRanks:)`` counted them while it
+    /// issued; they are used up as the places the tickets go.
+    private mutating func groupByBatch(
+        _ issued: [ReloadTicket], rankCounts counts: inout [Int], grouped: Bool, into tickets: inout [ReloadTicket]
+    ) {
         guard let first = issued.first else { return }
         // One batch, the usual case (a wakeup's reloads of one plugin and kind).
-        guard issued.contains(where: { $0.group != first.group }) else {
+        guard grouped else {
             tickets.append(contentsOf: issued)
             return
         }
-        var counts = scratch.rankCounts
-        scratch.rankCounts = []
-        counts.removeAll(keepingCapacity: true)
-        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
-        for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
-        for r in 1..<counts.count { counts[r] += counts[r - 1] }
+        let start = tickets.count
         tickets.append(contentsOf: repeatElement(first, count: issued.count))
-        tickets.withUnsafeMutableBufferPointer { out in
-            for ticket in issued {
-                let rank = Int(groupRanks[Int(ticket.group)])
-                out[counts[rank]] = ticket
-                counts[rank] += 1
+        counts.withUnsafeMutableBufferPointer { counts in
+            for r in 1..<counts.count { counts[r] += counts[r - 1] }
+            tickets.withUnsafeMutableBufferPointer { out in
+                for ticket in issued {
+                    let rank = Int(groupRanks[Int(ticket.group)])
+                    out[start + counts[rank]] = ticket
+                    counts[rank] += 1
+                }
             }
         }
-        scratch.rankCounts = counts
     }
 
     /// The decision of the reload in flight at `p`.
