@@ -2,10 +2,11 @@ import WidgetHostModel
 
 /// The scheduler's instances, by position, as two arrays: the hot records
 /// (what the rules read on every plan, 64 bytes each) and the cold ones
-/// (names, timeline, ledgers, the box of rare values); and the records of
-/// their reloads in flight, in a table of their own (``InFlightTable``),
-/// each at the slot its cold record names. An ``InstanceState`` is made on
-/// demand; the hot paths read and write the records in place.
+/// (names, timeline, the box of rare values); their ledgers, in an arena
+/// (``LedgerArena``); and the records of their reloads in flight, in a
+/// table of their own (``InFlightTable``), each at the slot its cold record
+/// names. An ``InstanceState`` is made on demand; the hot paths read and
+/// write the records in place.
 ///
 /// Not copyable: its arrays are owned (``OwnedArray``), written with no
 /// check of a shared buffer; ``clone()`` copies them.
@@ -14,19 +15,23 @@ struct InstanceRecords: ~Copyable, Sendable {
     private(set) var cold = OwnedArray<ColdRecord>()
     /// The reloads in flight.
     private var flights = InFlightTable()
+    /// The ledgers of counted reloads.
+    private(set) var ledgers = LedgerArena()
 
     init() {}
 
     private init(
-        hot: borrowing OwnedArray<HotRecord>, cold: borrowing OwnedArray<ColdRecord>, flights: borrowing InFlightTable
+        hot: borrowing OwnedArray<HotRecord>, cold: borrowing OwnedArray<ColdRecord>, flights: borrowing InFlightTable,
+        ledgers: borrowing LedgerArena
     ) {
         self.hot = hot.clone()
         self.cold = cold.clone()
         self.flights = flights.clone()
+        self.ledgers = ledgers.clone()
     }
 
     /// A copy of the records, in memory of its own.
-    func clone() -> InstanceRecords { InstanceRecords(hot: hot, cold: cold, flights: flights) }
+    func clone() -> InstanceRecords { InstanceRecords(hot: hot, cold: cold, flights: flights, ledgers: ledgers) }
 
     /// The records of `states`, whose reloads in flight no ticket names
     /// (their serial 0: a state taken in from outside holds another
@@ -46,26 +51,33 @@ struct InstanceRecords: ~Copyable, Sendable {
     var count: Int { hot.count }
     var indices: Range<Int> { 0..<hot.count }
 
-    /// The state of the instance at `p`. Changed in place, its cold record
-    /// is moved out of the array while it changes (not copied), so that its
-    /// ledger and boxes stay uniquely referenced and change without a copy.
+    /// The state of the instance at `p`, its ledger a value of its own
+    /// (``LedgerArena/ledger(at:)``). Changed in place, its cold record is
+    /// moved out of the array while it changes (not copied), so that its
+    /// boxes stay uniquely referenced and change without a copy; its ledger
+    /// is written back only when it changed.
     subscript(p: Int) -> InstanceState {
-        get { InstanceState(hot: hot[p], cold: cold[p], flight: flight(at: p)) }
+        get { InstanceState(hot: hot[p], cold: cold[p], flight: flight(at: p), ledger: ledgers.ledger(at: p)) }
         set {
             let slot = settle(newValue.inFlightRecord, slot: cold[p].flightSlot)
             hot[p] = newValue.hot
             cold[p] = newValue.cold
             cold[p].flightSlot = slot
+            ledgers.replace(at: p, with: newValue.ledger)
         }
         _modify {
             var taken = ColdRecord.placeholder
             swap(&taken, &cold[p])
             let slot = taken.flightSlot
-            var s = InstanceState(hot: hot[p], cold: consume taken, flight: slot >= 0 ? flights[slot] : nil)
+            let ledger = ledgers.ledger(at: p)
+            var s = InstanceState(
+                hot: hot[p], cold: consume taken, flight: slot >= 0 ? flights[slot] : nil, ledger: ledger)
             defer {
                 s.cold.flightSlot = settle(s.inFlightRecord, slot: slot)
                 hot[p] = s.hot
                 swap(&s.cold, &cold[p])
+                // (Equal at once when unchanged: the same ring.)
+                if s.ledger != ledger { ledgers.replace(at: p, with: s.ledger) }
             }
             yield &s
         }
@@ -203,41 +215,41 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// `p`. Returns the reloads counted in the window ending at `time`.
     @inline(__always)
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) -> Int {
-        let (counted, count, last) = cold.withUnsafeMutableBufferPointer { cold in
-            cold[p].ledger.recordTelling(time, window: window)
-        }
+        let (counted, count, last) = ledgers.record(at: p, time, window: window)
         hot.withUnsafeMutableBufferPointer { $0[p].noteLedger(last: last, count: count) }
         return counted
     }
 
     /// Reads the record of the instance at `p` ahead of the work on it:
     /// the line of the hot record and those of the cold one that a reload
-    /// reads and writes. At 100,000 instances the records are not in the
+    /// reads and writes (and, `forIssue`, its ledger's slot, which only
+    /// issuing reads). At 100,000 instances the records are not in the
     /// cache; asked for together over a chunk of positions (the first pass
     /// of ``SchedulerCore``'s read-ahead), their lines come together, where
     /// the work on one instance after another waited on each of its misses
     /// in turn. Each later pass reads what an earlier one asked for, to
     /// find the blocks it points to.
     @inline(__always)
-    func readAheadRecord(_ p: Int) {
+    func readAheadRecord(_ p: Int, forIssue: Bool) {
         hot.withUnsafeBufferPointer { ReadAhead.lines(of: $0.baseAddress.unsafelyUnwrapped + p) }
         cold.withUnsafeBufferPointer {
             ReadAhead.lines($0.baseAddress.unsafelyUnwrapped + p, bytes: Self.coldBytesOfAReload)
         }
+        if forIssue { ledgers.readAheadSlot(p) }
     }
 
     /// The second pass of the read-ahead of an issue (after
     /// ``readAheadRecord(_:)``), over positions that are not negative: the
-    /// blocks the cold records point to, the ledger ring's first line (its
-    /// reference count and header) and the timeline's entries (which the
-    /// reload's new timeline lets go of). (The in-flight records are not
-    /// read ahead: an instance being issued has none, and a batch's are
-    /// written in order as it is issued and read in that order as it
-    /// completes, a stream the processor reads ahead itself.)
+    /// lines of the ledgers' oldest and newest times, found from their
+    /// slots, and the timelines' entries (which the reload's new timeline
+    /// lets go of), found from the cold records. (The in-flight records
+    /// are not read ahead: an instance being issued has none, and a
+    /// batch's are written in order as it is issued and read in that order
+    /// as it completes, a stream the processor reads ahead itself.)
     func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>) {
+        ledgers.readAheadTimes(positions)
         cold.withUnsafeBufferPointer { cold in
             for p in positions {
-                cold[p].ledger.readAheadHeader()
                 // (A timeline with entries is retained and released
                 // around its prefetches, which the compiler cannot see
                 // into; found in a loop of their own, the blocks cost
@@ -246,20 +258,6 @@ struct InstanceRecords: ~Copyable, Sendable {
             }
         }
     }
-
-    /// The third pass of the read-ahead (after
-    /// ``readAheadReferenced(_:)``): the lines of
-    /// the ledger rings' oldest and newest times, found from their headers.
-    func readAheadLedgerTimes(_ positions: UnsafeBufferPointer<Int>) {
-        cold.withUnsafeBufferPointer { cold in
-            let base = UnsafeRawPointer(cold.baseAddress.unsafelyUnwrapped)
-            let (stride, offset) = (MemoryLayout<ColdRecord>.stride, Self.ledgerOffset)
-            for p in positions { RollingLedger.readAheadTimes(at: base + p * stride + offset) }
-        }
-    }
-
-    /// Where a cold record's ledger is in it.
-    static let ledgerOffset = MemoryLayout<ColdRecord>.offset(of: \ColdRecord.ledger) ?? 0
 
     /// The bytes of a cold record that issuing and completing a reload read
     /// and write: the fields before the instance (whose id is hashed once,
@@ -270,12 +268,15 @@ struct InstanceRecords: ~Copyable, Sendable {
         hot.append(s.hot)
         cold.append(s.cold)
         cold[cold.count - 1].flightSlot = settle(s.inFlightRecord, slot: -1)
+        ledgers.append(s.ledger)
     }
 
     mutating func remove(at p: Int) -> InstanceState {
         let flight = flight(at: p)
         _ = settle(nil, slot: cold[p].flightSlot)
-        return InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p), flight: flight)
+        let ledger = ledgers.ledger(at: p)
+        ledgers.remove(at: p)
+        return InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p), flight: flight, ledger: ledger)
     }
 
     /// Calls `body` with a view of the instance at `p`, read in place (no
@@ -288,7 +289,8 @@ struct InstanceRecords: ~Copyable, Sendable {
             cold.withUnsafeBufferPointer { cold in
                 body(
                     InstanceView(
-                        hot: hot.baseAddress.unsafelyUnwrapped + p, cold: cold.baseAddress.unsafelyUnwrapped + p))
+                        hot: hot.baseAddress.unsafelyUnwrapped + p, cold: cold.baseAddress.unsafelyUnwrapped + p,
+                        ledger: ledgers.view(at: p)))
             }
         }
     }

@@ -6,12 +6,37 @@
 struct InstanceView {
     let hot: UnsafePointer<HotRecord>
     let cold: UnsafePointer<ColdRecord>
+    /// Where the ledger's ring is: its slot in the scheduler's
+    /// ``LedgerArena`` and the arena's times (or, for an ``InstanceState``,
+    /// a slot made for its own ring).
+    let ledger: Ledger
+
+    /// A ring's slot and the times its offset counts from.
+    typealias Ledger = (slot: UnsafePointer<LedgerArena.Slot>, times: UnsafeMutablePointer<Double>)
 
     /// Calls `body` with a view of `state`.
     static func of<R>(_ state: InstanceState, _ body: (InstanceView) -> R) -> R {
         withUnsafePointer(to: state.hot) { hot in
-            withUnsafePointer(to: state.cold) { cold in body(InstanceView(hot: hot, cold: cold)) }
+            withUnsafePointer(to: state.cold) { cold in
+                state.storedLedger.reading { ring in
+                    // (An empty ring's times are never read: an address
+                    // that is not null, as an empty array's.)
+                    let none = UnsafeMutablePointer<Double>(bitPattern: MemoryLayout<Double>.alignment)
+                    let ring = ring ?? LedgerRing(times: none.unsafelyUnwrapped, start: 0, count: 0, capacity: 0)
+                    let slot = LedgerArena.Slot(
+                        offset: 0, capacity: UInt32(ring.capacity), start: UInt32(ring.start), count: UInt32(ring.count)
+                    )
+                    return withUnsafePointer(to: slot) { slot in
+                        body(InstanceView(hot: hot, cold: cold, ledger: (slot, ring.times)))
+                    }
+                }
+            }
         }
+    }
+
+    /// The ledger's ``RollingLedger/nextAllowed(from:limit:window:)``.
+    func ledgerNextAllowed(from time: Double, limit: Int, window: Double) -> Double {
+        LedgerArena.ring(ledger.slot.pointee, in: ledger.times).nextAllowed(from: time, limit: limit, window: window)
     }
 
     var isInFlight: Bool { hot.pointee.isInFlight }

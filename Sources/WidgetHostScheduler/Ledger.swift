@@ -2,12 +2,14 @@
 /// exact time the owner is back under a count limit (Android's
 /// `CountQuotaTracker`: "oldest in window + window").
 ///
-/// A ring of times in one heap block (``LedgerStorage``): recording a time
-/// writes one slot and forgets the times that left the window by moving the
-/// ring's start, where an array moved every time it kept down one place (a
-/// full 24 h ledger is 40-70 times, and every counted reload forgot one).
-/// Copied on write; its equality, hash and Codable form are those of
-/// ``times``.
+/// A ring of times in one heap block (``LedgerStorage``, searched and
+/// changed as a ``LedgerRing``): recording a time writes one slot and
+/// forgets the times that left the window by moving the ring's start, where
+/// an array moved every time it kept down one place (a full 24 h ledger is
+/// 40-70 times, and every counted reload forgot one). Copied on write; its
+/// equality, hash and Codable form are those of ``times``. (The scheduler
+/// keeps its instances' ledgers in a ``LedgerArena``, and makes one of
+/// these when asked for an instance's state.)
 public struct RollingLedger: Sendable, Hashable, Codable {
     /// The ring; nil while no time was ever recorded.
     private var storage: LedgerStorage? {
@@ -27,7 +29,7 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// window are pruned on `record`. (A new array: off the hot paths.)
     public var times: [Double] {
         guard let storage else { return [] }
-        return (0..<count).map { storage[$0] }
+        return storage.reading { ring in (0..<ring.count).map { ring[$0] } }
     }
 
     public init(times: [Double] = []) {
@@ -38,46 +40,29 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         self.storage = storage
     }
 
+    /// The times of `ring`, oldest first, in a ring of their own.
+    init(copying ring: LedgerRing) {
+        guard ring.count > 0 else { return }
+        let storage = LedgerStorage.make(capacity: ring.count)
+        storage.changing { copy in
+            ring.copy(to: copy.times)
+            copy.count = ring.count
+        }
+        self.storage = storage
+    }
+
     /// The number of times held.
     public var count: Int { storage?.count ?? 0 }
 
     /// Whether no time is held.
     public var isEmpty: Bool { count == 0 }
 
-    /// Reads the ring's first line ahead of the work: its reference count
-    /// (which the uniqueness check before a time is recorded reads) and its
-    /// header. See ``InstanceRecords/readAheadReferenced(_:)``.
-    func readAheadHeader() {
-        // From the reference's bits: no reference held over the prefetch,
-        // which the compiler cannot see into (holding one was a retain and
-        // a release per ledger).
-        if let address = UnsafeRawPointer(bitPattern: unsafeBitCast(storage, to: Int.self)) {
-            ReadAhead.line(address)
-        }
-    }
-
-    /// Reads the lines of the oldest and newest times of the ledger at
-    /// `ledger` ahead of the work (what a count and a recording read
-    /// first), from the ring's header, read ahead before by
-    /// ``readAheadHeader()``.
-    ///
-    /// Through the ledger's address, not on a ledger: the ring is reached
-    /// from the reference's bits, unretained, and the addresses are found
-    /// before the prefetches. A ledger loaded as a value held its ring
-    /// over the prefetches, which the compiler cannot see into: a retain
-    /// and a release per ledger. Returns the two addresses (nil when the
-    /// ledger holds no time), for the tests.
-    @discardableResult
-    static func readAheadTimes(at ledger: UnsafeRawPointer) -> (oldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
-        assert(MemoryLayout<RollingLedger>.size == MemoryLayout<Int>.size, "a ledger is one reference")
-        guard let address = UnsafeMutableRawPointer(bitPattern: ledger.load(as: Int.self)),
-            let times = Unmanaged<LedgerStorage>.fromOpaque(address)._withUnsafeGuaranteedRef({
-                $0.timesToReadAhead
-            })
-        else { return nil }
-        ReadAhead.line(times.oldest)
-        ReadAhead.line(times.newest)
-        return times
+    /// Calls `body` with the ring, read only (nil while no time was ever
+    /// recorded).
+    @inline(__always)
+    func reading<R>(_ body: (LedgerRing?) -> R) -> R {
+        guard let storage else { return body(nil) }
+        return storage.reading { body($0) }
     }
 
     /// The times the ring holds room for (what it costs, for the profiles).
@@ -87,16 +72,12 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// with `t > time - window` count.
     @inline(__always)
     func firstIndex(inWindowEndingAt time: Double, window: Double) -> Int {
-        storage?.firstIndex(after: time - window) ?? 0
+        storage?.reading { $0.firstIndex(after: time - window) } ?? 0
     }
 
     /// Events counted in the window `(time - window, time]`.
     public func count(at time: Double, window: Double) -> Int {
-        guard let storage else { return 0 }
-        let first = firstIndex(inWindowEndingAt: time, window: window)
-        var end = storage.count
-        while end > first, storage[end - 1] > time { end -= 1 }
-        return end - first
+        storage?.reading { $0.count(at: time, window: window) } ?? 0
     }
 
     /// The earliest time `≥ time` at which one more event keeps the count in
@@ -104,44 +85,25 @@ public struct RollingLedger: Sendable, Hashable, Codable {
     /// the moment enough old events leave the window. `.infinity` if `limit ≤ 0`.
     public func nextAllowed(from time: Double, limit: Int, window: Double) -> Double {
         guard limit > 0 else { return .infinity }
-        guard let storage else { return time }
-        let first = firstIndex(inWindowEndingAt: time, window: window)
-        let inWindow = storage.count - first
-        if inWindow < limit { return time }
-        // Drop the oldest (inWindow - limit + 1) events: back in quota when the
-        // last of them leaves, at its time + window.
-        return max(time, storage[first + inWindow - limit] + window)
+        return storage?.reading { $0.nextAllowed(from: time, limit: limit, window: window) } ?? time
     }
 
     /// The newest recorded time.
-    public var last: Double? {
-        guard let storage, storage.count > 0 else { return nil }
-        return storage[storage.count - 1]
-    }
+    public var last: Double? { storage?.reading { $0.last } }
 
     /// Records an event at `time` and forgets events that no window ending at
     /// or after `time` can contain. Returns the events counted in the window
     /// ending at `time` (``count(at:window:)``), the new one included.
     @discardableResult
     public mutating func record(_ time: Double, window: Double) -> Int {
-        recordTelling(time, window: window).counted
-    }
-
-    /// ``record(_:window:)``, telling also what a scheduler keeps beside
-    /// the ledger: the number of times held then and the newest. In the
-    /// usual case (in order, with room) those are the count and `time`
-    /// itself, known without reading the ring again.
-    @inline(__always)
-    mutating func recordTelling(_ time: Double, window: Double) -> (counted: Int, held: Int, last: Double?) {
         // The usual case, in one pass over the ring: in order, with room.
         // What is left then is every time in `(time - window, time]`.
         if isKnownUniquelyReferenced(&ring.storage), let storage = ring.storage,
-            let count = storage.append(inOrder: time, forgettingThrough: time - window)
+            let count = storage.changing({ $0.append(inOrder: time, forgettingThrough: time - window) })
         {
-            return (count, count, time)
+            return count
         }
-        let counted = recordOutOfTheWay(time, window: window)
-        return (counted, count, last)
+        return recordOutOfTheWay(time, window: window)
     }
 
     /// ``record(_:window:)`` out of order, into a shared ring or one with
@@ -156,7 +118,8 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         } else {
             uniqueStorage(room: 1).append(time)
         }
-        storage!.forget(through: (last ?? time) - window)
+        let bound = (last ?? time) - window
+        storage!.changing { $0.forget(through: bound) }
         return count(at: time, window: window)
     }
 
@@ -185,21 +148,30 @@ public struct RollingLedger: Sendable, Hashable, Codable {
         if isKnownUniquelyReferenced(&storage), let storage, storage.room >= count + room { return storage }
         let capacity = storage.map { count + room > $0.room ? count + max(room, 4) : $0.room }
         let grown = LedgerStorage.make(capacity: capacity ?? max(room, 4))
-        for i in 0..<count { grown.append(storage.unsafelyUnwrapped[i]) }
+        if let storage {
+            storage.reading { ring in
+                grown.changing { copy in
+                    ring.copy(to: copy.times)
+                    copy.count = ring.count
+                }
+            }
+        }
         storage = grown
         return grown
     }
 
     public static func == (a: RollingLedger, b: RollingLedger) -> Bool {
         guard a.count == b.count else { return false }
-        if a.storage === b.storage { return true }
-        for i in 0..<a.count where a.storage.unsafelyUnwrapped[i] != b.storage.unsafelyUnwrapped[i] { return false }
-        return true
+        guard let x = a.storage, let y = b.storage, x !== y else { return true }
+        return x.reading { a in y.reading { b in (0..<a.count).allSatisfy { a[$0] == b[$0] } } }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
-        for i in 0..<count { hasher.combine(storage.unsafelyUnwrapped[i]) }
+        reading { ring in
+            guard let ring else { return }
+            for i in 0..<ring.count { hasher.combine(ring[i]) }
+        }
     }
 
     private enum CodingKeys: String, CodingKey { case times }
@@ -217,10 +189,11 @@ public struct RollingLedger: Sendable, Hashable, Codable {
 
 /// The ring of a ``RollingLedger``: where it starts, how many times it holds
 /// and how many it has room for, then the times, in one block (as an array's
-/// count and capacity are). Changed only through `RollingLedger`, and only
-/// when uniquely referenced (copy on write). Read through its pointers, not
-/// `header`: a class's stored property is checked for exclusive access at
-/// run time, which cost more than the ring saved.
+/// count and capacity are). Read and changed as a ``LedgerRing``; changed
+/// only through `RollingLedger`, and only when uniquely referenced (copy on
+/// write). Read through its pointers, not `header`: a class's stored
+/// property is checked for exclusive access at run time, which cost more
+/// than the ring saved.
 final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     struct Header {
         var start: Int32
@@ -242,126 +215,38 @@ final class LedgerStorage: ManagedBuffer<LedgerStorage.Header, Double> {
     /// The number of times held.
     var count: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.count) } }
 
-    /// The addresses of the oldest and newest times, nil when none is
-    /// held: what a search of the ring reads first, and what recording
-    /// compares with and writes beside (see
-    /// ``RollingLedger/readAheadTimes(at:)``). Only for prefetching: the
-    /// addresses are not to be read through.
-    var timesToReadAhead: (oldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
-        withUnsafeMutablePointers { header, times in
-            let count = header.pointee.count
-            guard count > 0 else { return nil }
-            let (start, capacity) = (Int(header.pointee.start), Int(header.pointee.capacity))
-            let newest = start + Int(count) - 1
-            return (
-                UnsafeRawPointer(times + start),
-                UnsafeRawPointer(times + (newest < capacity ? newest : newest - capacity))
-            )
-        }
-    }
-
     /// The times there is room for.
     var room: Int { withUnsafeMutablePointerToHeader { Int($0.pointee.capacity) } }
 
-    /// The `i`-th time, oldest first (`0 ≤ i < count`).
-    subscript(i: Int) -> Double {
+    /// Calls `body` with the ring, to read.
+    @inline(__always)
+    func reading<R>(_ body: (LedgerRing) -> R) -> R {
         withUnsafeMutablePointers { header, times in
-            let slot = Int(header.pointee.start) + i
-            let capacity = Int(header.pointee.capacity)
-            return times[slot < capacity ? slot : slot - capacity]
+            body(
+                LedgerRing(
+                    times: times, start: Int(header.pointee.start), count: Int(header.pointee.count),
+                    capacity: Int(header.pointee.capacity)))
+        }
+    }
+
+    /// Calls `body` with the ring, to change; its start and count are
+    /// written back after.
+    @inline(__always)
+    func changing<R>(_ body: (inout LedgerRing) -> R) -> R {
+        withUnsafeMutablePointers { header, times in
+            var ring = LedgerRing(
+                times: times, start: Int(header.pointee.start), count: Int(header.pointee.count),
+                capacity: Int(header.pointee.capacity))
+            defer {
+                header.pointee.start = Int32(truncatingIfNeeded: ring.start)
+                header.pointee.count = Int32(truncatingIfNeeded: ring.count)
+            }
+            return body(&ring)
         }
     }
 
     /// Adds `time` after the newest (`count < capacity`).
-    func append(_ time: Double) {
-        withUnsafeMutablePointers { header, times in
-            precondition(
-                header.pointee.count < header.pointee.capacity, "a full ring is grown before it is appended to")
-            let slot = Int(header.pointee.start) + Int(header.pointee.count)
-            let capacity = Int(header.pointee.capacity)
-            times[slot < capacity ? slot : slot - capacity] = time
-            header.pointee.count += 1
-        }
-    }
-
-    /// The index of the first time `> bound` (`count` if none). Galloping
-    /// from the oldest: the times that left a window are few and at the
-    /// front (recording forgets the rest), so this reads one or two times
-    /// where a binary search read six; far bounds cost O(log count).
-    func firstIndex(after bound: Double) -> Int {
-        withUnsafeMutablePointers { header, times in
-            let start = Int(header.pointee.start)
-            let capacity = Int(header.pointee.capacity)
-            let count = Int(header.pointee.count)
-            @inline(__always) func time(_ i: Int) -> Double {
-                let slot = start + i
-                return times[slot < capacity ? slot : slot - capacity]
-            }
-            // time(low - 1) <= bound (or low == 0); time(high) > bound (or high == count).
-            var low = 0
-            var step = 1
-            var high = 0
-            while high < count && time(high) <= bound {
-                low = high + 1
-                high += step
-                step *= 2
-            }
-            high = min(high, count)
-            while low < high {
-                let mid = (low + high) / 2
-                if time(mid) > bound { high = mid } else { low = mid + 1 }
-            }
-            return low
-        }
-    }
-
-    /// Adds `time` after the newest when it is not older and there is
-    /// room, and forgets the times `≤ bound` (`bound < time`), in one pass
-    /// over the ring: returns the number of times held then, or nil (and
-    /// changes nothing) when `time` is older than the newest or the ring is
-    /// full. The times forgotten are few and the oldest (one or two at a
-    /// recording, in the steady state), so they are stepped over one by
-    /// one; past a few, the rest are found by ``firstIndex(after:)``.
-    func append(inOrder time: Double, forgettingThrough bound: Double) -> Int? {
-        withUnsafeMutablePointers { header, times in
-            var count = Int(header.pointee.count)
-            let capacity = Int(header.pointee.capacity)
-            guard count > 0, count < capacity else { return nil }
-            var start = Int(header.pointee.start)
-            let newest = start + count - 1
-            guard time >= times[newest < capacity ? newest : newest - capacity] else { return nil }
-            let slot = start + count
-            times[slot < capacity ? slot : slot - capacity] = time
-            count += 1
-            var steps = 0
-            while count > 0, times[start] <= bound {
-                start = start + 1 < capacity ? start + 1 : 0
-                count -= 1
-                steps += 1
-                if steps == 4 { break }
-            }
-            header.pointee.start = Int32(start)
-            header.pointee.count = Int32(count)
-            if steps == 4 { forget(through: bound) }
-            return Int(header.pointee.count)
-        }
-    }
-
-    /// Forgets the times `≤ bound` (the oldest ones).
-    func forget(through bound: Double) {
-        let n = firstIndex(after: bound)
-        if n > 0 { dropFirst(n) }
-    }
-
-    /// Forgets the `n` oldest times (`n ≤ count`).
-    private func dropFirst(_ n: Int) {
-        withUnsafeMutablePointers { header, _ in
-            let capacity = Int(header.pointee.capacity)
-            let start = Int(header.pointee.start) + n
-            header.pointee.start = Int32(start < capacity ? start : start - capacity)
-            header.pointee.count -= Int32(n)
-        }
-    }
+    func append(_ time: Double) { changing { $0.append(time) } }
 }
 
 /// How often an instance is viewed, as the set of distinct hours (of the last

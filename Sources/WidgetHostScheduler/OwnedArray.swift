@@ -168,6 +168,13 @@ struct OwnedArray<Element>: ~Copyable {
         capacity = 0
     }
 
+    /// The address of the first element: valid until the array grows,
+    /// shrinks or goes, for a view made and dropped within one call (as
+    /// ``withUnsafeBufferPointer(_:)``'s buffer, without a closure that the
+    /// caller's own closures would be nested in).
+    @inline(__always)
+    var unsafeBaseAddress: UnsafeMutablePointer<Element> { base }
+
     @inline(__always)
     func withUnsafeBufferPointer<R, E: Error>(_ body: (UnsafeBufferPointer<Element>) throws(E) -> R) throws(E) -> R {
         try body(UnsafeBufferPointer(start: base, count: count))

@@ -164,7 +164,7 @@ struct ReloadRules {
             let back = configuration.budgetReturn(
                 from: limited, learningEnds: s.addedAt + configuration.learningPeriod,
                 allowance: { configuration.allowance(for: tier(s, at: max($0, now))) },
-                nextAllowed: { s.cold.pointee.ledger.nextAllowed(from: $0, limit: $1, window: window) })
+                nextAllowed: { s.ledgerNextAllowed(from: $0, limit: $1, window: window) })
             if back > limited {
                 limited = back
                 limitedCause = .budget

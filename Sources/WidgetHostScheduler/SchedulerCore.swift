@@ -1003,7 +1003,8 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// (``QueuedPlans``), valid inside `body` only.
     @inline(__always)
     private func withQueuedPlans<R>(now: Double, _ body: (QueuedPlans) -> R) -> R {
-        withUnsafePointer(to: rules) { rules in
+        let ledgers = instances.ledgers.unsafeAddresses
+        return withUnsafePointer(to: rules) { rules in
             withUnsafePointer(to: reloads) { reloads in
                 instances.hot.withUnsafeBufferPointer { hot in
                     instances.cold.withUnsafeBufferPointer { cold in
@@ -1012,7 +1013,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                                 body(
                                     QueuedPlans(
                                         reloads: reloads, rules: rules, hot: hot, cold: cold, info: info,
-                                        appCharges: charges, now: now))
+                                        appCharges: charges, ledgers: ledgers, now: now))
                             }
                         }
                     }
@@ -1040,6 +1041,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         let cold: UnsafeBufferPointer<ColdRecord>
         let info: UnsafeBufferPointer<PositionInfo>
         let appCharges: UnsafeBufferPointer<ReloadCharge>
+        /// The instances' ledgers (``LedgerArena/unsafeAddresses``).
+        let ledgers: (slots: UnsafePointer<LedgerArena.Slot>, times: UnsafeMutablePointer<Double>)
         let now: Double
 
         /// The plan behind the queued `node` of `position`: the node's own
@@ -1048,7 +1051,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         func plan(_ position: Int, _ node: ReloadWheel.Node) -> (time: Double, latest: Double)? {
             guard node.underFreeCap else { return (node.key, node.latest) }
             let s = InstanceView(
-                hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position)
+                hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position,
+                ledger: (ledgers.slots + position, ledgers.times))
             return rules.pointee.candidate(s, appCharge: appCharges[info[position].app], at: max(now, s.addedAt))
                 .map { ($0.time, $0.latest) }
         }
@@ -1443,8 +1447,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         var record = record
         issuedSerial += 1
         record.serial = issuedSerial
-        // In place: a copy of the instance's state would share its ledger's
-        // storage, and recording would then copy the ledger.
+        // In place, in the ledger's arena: a state of the instance, changed,
+        // would copy its ledger out of the arena and back.
         switch record.charge {
         case .counted:
             (record.countedInWindow, record.allowance) = recordCounted(p, at: now)
@@ -1707,7 +1711,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         // an address wrong by a bad position would do no harm.
         for p in positions {
             assert(p >= 0 && p < instances.count, "a read-ahead position out of range")
-            instances.readAheadRecord(p)
+            instances.readAheadRecord(p, forIssue: forIssue)
             info.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + p) }
             reloads.readAheadNode(p)
         }
@@ -1715,7 +1719,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         info.withUnsafeBufferPointer { info in
             entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
             if forIssue {
-                instances.readAheadLedgerTimes(positions)
                 entryChanges.readAheadNeighbours(positions) { info[$0].mayHaveEntryChange }
             }
         }

@@ -39,11 +39,11 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 ///
 /// Two records (issue 17): ``HotRecord``, the plain numbers the rules read
 /// on every plan in one 64-byte line, and ``ColdRecord``, the rest (names,
-/// timeline, ledger, the box of rare values), with the record of the reload
-/// in flight, if any (``InFlightRecord``). The scheduler keeps the records
-/// in two arrays, and the reloads in flight in a table of their own
-/// (``InFlightTable``), and makes an `InstanceState` on demand; here they
-/// are one value. Optional
+/// timeline, the box of rare values), with the ledger and the record of the
+/// reload in flight, if any (``InFlightRecord``). The scheduler keeps the
+/// records in two arrays, the ledgers in an arena (``LedgerArena``) and the
+/// reloads in flight in a table of their own (``InFlightTable``), and makes
+/// an `InstanceState` on demand; here they are one value. Optional
 /// times are stored as a `Double` with NaN for `nil` (a NaN time is never
 /// valid: reading one gives `nil`), and the values most instances never
 /// have (a pending request, a location change, backoff, the last failure,
@@ -57,11 +57,14 @@ public struct InstanceState: Sendable, Hashable, Codable {
     var cold: ColdRecord
     /// The reload in flight, without the instance's names.
     private(set) var flight: InFlightRecord?
+    /// The counted reloads' times (``ledger``).
+    private(set) var storedLedger: RollingLedger
 
-    init(hot: HotRecord, cold: ColdRecord, flight: InFlightRecord?) {
+    init(hot: HotRecord, cold: ColdRecord, flight: InFlightRecord?, ledger: RollingLedger) {
         self.hot = hot
         self.cold = cold
         self.flight = flight
+        self.storedLedger = ledger
     }
 
     /// The instance. Its id, plugin and kind are also the in-flight
@@ -97,10 +100,10 @@ public struct InstanceState: Sendable, Hashable, Codable {
     }
     /// Counted reload times (rolling window).
     public var ledger: RollingLedger {
-        get { cold.ledger }
+        get { storedLedger }
         _modify {
-            defer { hot.noteLedger(cold.ledger) }
-            yield &cold.ledger
+            defer { hot.noteLedger(storedLedger) }
+            yield &storedLedger
         }
     }
     public var views: ViewHistory {
@@ -131,13 +134,14 @@ public struct InstanceState: Sendable, Hashable, Codable {
     /// Whether the hot record's flags say what the cold one holds.
     var flagsAreInStep: Bool {
         hot.isVisible == cold.instance.isVisible && hot.isInFlight == (flight != nil)
-            && hot.hasRare == cold.hasRare && hot.ledgerLast == cold.ledger.last
-            && Int(hot.storedLedgerCount) == min(cold.ledger.count, Int(UInt16.max))
+            && hot.hasRare == cold.hasRare && hot.ledgerLast == storedLedger.last
+            && Int(hot.storedLedgerCount) == min(storedLedger.count, Int(UInt16.max))
     }
 
     public init(instance: WidgetInstance, addedAt: Double) {
         hot = HotRecord(addedAt: addedAt, isVisible: instance.isVisible)
         cold = ColdRecord(instance: instance)
+        storedLedger = RollingLedger()
         self.visibleSince = instance.isVisible ? addedAt : nil
     }
 
@@ -297,7 +301,7 @@ struct HotRecord: Sendable {
     var storedTimelineReceivedAt = Double.nan
     var storedPolicyDue = Double.nan
     var storedVisibleSince = Double.nan
-    /// The cold record's `ledger.last`.
+    /// The ledger's `last`.
     var storedLedgerLast = Double.nan
     var views = ViewHistory()
     var storedFailures: Int32 = 0
@@ -307,7 +311,7 @@ struct HotRecord: Sendable {
     var isInFlight = false
     /// Whether the cold record holds a box of rare values.
     var hasRare = false
-    /// The cold record's `ledger.count` (up to `UInt16.max`): a ledger
+    /// The ledger's `count` (up to `UInt16.max`): a ledger
     /// holding fewer times than an allowance has room under it in every
     /// window, which the plan of a steady-state reload then knows without
     /// reading the ledger.
@@ -354,13 +358,12 @@ struct HotRecord: Sendable {
 }
 
 /// What the rules rarely read of an instance (with ``HotRecord``, an
-/// ``InstanceState``): its names, its timeline, its ledgers, the reload in
+/// ``InstanceState``): its names, its timeline, its push ledger, the reload in
 /// flight and the rare values. The flags of its hot record say whether a
 /// box is here; ``InstanceState`` keeps them in step.
 struct ColdRecord: Sendable {
-    // In the order a reload reads and writes them (the ledger, the slot, the
+    // In the order a reload reads and writes them (the slot, the
     // timeline, then the id, plugin and kind), so that they share lines.
-    var ledger = RollingLedger()
     var storedLastReloadAt = Double.nan
     /// The slot of the instance's reload in flight in the scheduler's
     /// ``InFlightTable``, -1 when none. Kept by ``InstanceRecords`` alone:

@@ -138,7 +138,7 @@ struct SteadyRules: Sendable {
         let allowance = allowance(for: tier(s, at: due))
         guard
             Int(hot.pointee.storedLedgerCount) < allowance
-                || s.cold.pointee.ledger.nextAllowed(
+                || s.ledgerNextAllowed(
                     from: due, limit: allowance, window: budgetWindow) <= due
         else { return nil }
         let received = hot.pointee.storedTimelineReceivedAt

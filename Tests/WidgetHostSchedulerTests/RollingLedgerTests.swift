@@ -33,28 +33,6 @@ struct RollingLedgerTests {
         }
     }
 
-    /// The read-ahead of the oldest and newest times, which reaches the
-    /// ring through the ledger's bits, finds them as the ring turns (the
-    /// newest before the oldest in memory once it wrapped), and nothing in
-    /// a ledger that never held a time.
-    @Test func readAheadFindsTheOldestAndNewestTimes() {
-        var ledger = RollingLedger()
-        #expect(withUnsafePointer(to: &ledger) { RollingLedger.readAheadTimes(at: $0) } == nil)
-        var model = Model()
-        for step in 0..<500 {
-            let time = Double(step) * 37
-            _ = ledger.record(time, window: 1_000)
-            model.record(time, window: 1_000)
-            let found = withUnsafePointer(to: &ledger) { pointer in
-                RollingLedger.readAheadTimes(at: pointer).map {
-                    ($0.oldest.load(as: Double.self), $0.newest.load(as: Double.self))
-                }
-            }
-            #expect(found?.0 == model.times.first && found?.1 == model.times.last, "step \(step)")
-            if found?.0 != model.times.first { return }
-        }
-    }
-
     @Test func matchesTheArrayLedgerThroughManyTurnsOfTheRing() {
         var random = SplitMix64(seed: 23)
         let window = 1_000.0
