@@ -14,10 +14,12 @@
 ///
 /// Blocks are a whole number of cache lines (``blockStep`` times), and
 /// every block starts on a line (the array's own block does). A ring that
-/// fills moves to a block a line larger at the end of the array; the block it
-/// left is garbage until the array is compacted, all rings moved down in
-/// position order, when the garbage passes an eighth of what is held
-/// (``compactIfWasteful()``).
+/// fills moves to a block a line larger; the block it left is garbage,
+/// listed by size to be taken by the next ring that needs one of that size
+/// (rings grow at different rates, so a block one ring outgrew is the next
+/// one another grows into), until the array is compacted, all rings moved
+/// down in position order, when the garbage passes an eighth of what is
+/// held (``compactIfWasteful()``).
 ///
 /// ```swift
 /// var arena = LedgerArena()
@@ -41,6 +43,15 @@ struct LedgerArena: ~Copyable, Sendable {
     private var times = OwnedArray<Double>()
     /// The times in blocks no position holds.
     private(set) var garbage = 0
+    /// The offsets of the garbage blocks of each size up to
+    /// ``listedSizes`` lines (index: lines - 1), to be taken again.
+    private var free: [[UInt32]] = []
+
+    /// The largest blocks listed to be taken again, in lines.
+    static let listedSizes = 32
+
+    /// The garbage below which the array is never compacted, in times.
+    let minimumGarbage: Int
 
     /// A block's size is a multiple of this many times: a cache line.
     static let blockStep = ReadAhead.lineSize / MemoryLayout<Double>.stride
@@ -48,16 +59,22 @@ struct LedgerArena: ~Copyable, Sendable {
     /// The most times the array holds (offsets are 32 bits).
     static let maximumTimes = Int(UInt32.max)
 
-    init() {}
+    /// An empty arena, compacted only past `minimumGarbage` times of
+    /// garbage (64 lines; the tests make it compact sooner).
+    init(minimumGarbage: Int = 64 * blockStep) {
+        self.minimumGarbage = minimumGarbage
+    }
 
-    private init(slots: borrowing OwnedArray<Slot>, times: borrowing OwnedArray<Double>, garbage: Int) {
-        self.slots = slots.clone()
-        self.times = times.clone()
-        self.garbage = garbage
+    private init(copying other: borrowing LedgerArena) {
+        slots = other.slots.clone()
+        times = other.times.clone()
+        garbage = other.garbage
+        free = other.free
+        minimumGarbage = other.minimumGarbage
     }
 
     /// A copy, in memory of its own.
-    func clone() -> LedgerArena { LedgerArena(slots: slots, times: times, garbage: garbage) }
+    func clone() -> LedgerArena { LedgerArena(copying: self) }
 
     /// The number of positions.
     var count: Int { slots.count }
@@ -105,6 +122,30 @@ struct LedgerArena: ~Copyable, Sendable {
     /// The ledger at `p` as a value of its own.
     func ledger(at p: Int) -> RollingLedger {
         reading(at: p) { RollingLedger(copying: $0) }
+    }
+
+    /// The first overlap of two blocks, or of a block and the array's
+    /// end, among the positions' blocks and those listed to be taken again,
+    /// described; nil when there is none (for the tests).
+    func overlap() -> String? {
+        var blocks: [(offset: Int, end: Int, owner: String)] = []
+        for p in 0..<slots.count where slots[p].capacity > 0 {
+            blocks.append((Int(slots[p].offset), Int(slots[p].offset + slots[p].capacity), "position \(p)"))
+        }
+        for (index, offsets) in free.enumerated() {
+            for offset in offsets {
+                let end = Int(offset) + (index + 1) * Self.blockStep
+                blocks.append((Int(offset), end, "a listed block of \(index + 1) lines"))
+            }
+        }
+        blocks.sort { $0.offset < $1.offset }
+        for (a, b) in zip(blocks, blocks.dropFirst()) where a.end > b.offset {
+            return "\(a.owner) (\(a.offset)..<\(a.end)) overlaps \(b.owner) (\(b.offset)..<\(b.end))"
+        }
+        if let last = blocks.last, last.end > times.count {
+            return "\(last.owner) ends at \(last.end), past the \(times.count) times held"
+        }
+        return nil
     }
 
     // MARK: Reading ahead
@@ -192,9 +233,9 @@ struct LedgerArena: ~Copyable, Sendable {
         if needed >= Int(slot.capacity) {
             let capacity = (needed / Self.blockStep + 1) * Self.blockStep
             let offset = allocate(capacity)
-            // Garbage once the new block is taken: a compaction on the way
-            // moved the old one too.
-            garbage += Int(slot.capacity)
+            // Garbage once the new block is taken, where it is now: a
+            // compaction on the way moved it too.
+            release(slots[p])
             slot = Slot(offset: offset, capacity: UInt32(capacity), start: 0, count: 0)
         }
         let offset = Int(slot.offset)
@@ -211,7 +252,7 @@ struct LedgerArena: ~Copyable, Sendable {
     /// Removes the position at `p` (the later ones move down one place);
     /// its block is garbage.
     mutating func remove(at p: Int) {
-        garbage += Int(slots.remove(at: p).capacity)
+        release(slots.remove(at: p))
         compactIfWasteful()
     }
 
@@ -220,11 +261,28 @@ struct LedgerArena: ~Copyable, Sendable {
         slots.removeAll()
         times.removeAll()
         garbage = 0
+        free = []
     }
 
-    /// The offset of a new block of `capacity` times at the end of the
-    /// array (compacted first when that pays).
+    /// The block of `slot` made garbage, listed to be taken again.
+    private mutating func release(_ slot: Slot) {
+        let lines = Int(slot.capacity) / Self.blockStep
+        guard lines > 0 else { return }
+        garbage += Int(slot.capacity)
+        guard lines <= Self.listedSizes else { return }
+        if free.count < lines { free.append(contentsOf: repeatElement([], count: lines - free.count)) }
+        free[lines - 1].append(slot.offset)
+    }
+
+    /// The offset of a block of `capacity` times (whole lines): a garbage
+    /// block of that size, or a new one at the end of the array (compacted
+    /// first when that pays).
     private mutating func allocate(_ capacity: Int) -> UInt32 {
+        let lines = capacity / Self.blockStep
+        if lines <= free.count, let offset = free[lines - 1].popLast() {
+            garbage -= capacity
+            return offset
+        }
         compactIfWasteful()
         let offset = times.count
         precondition(
@@ -240,7 +298,7 @@ struct LedgerArena: ~Copyable, Sendable {
     /// fit without moving the array.
     mutating func compactIfWasteful() {
         let live = times.count - garbage
-        guard garbage > live / 8, garbage >= 64 * Self.blockStep else { return }
+        guard garbage > live / 8, garbage >= minimumGarbage else { return }
         var compacted = OwnedArray<Double>()
         compacted.reserveCapacity(live + live / 4)
         slots.withUnsafeMutableBufferPointer { slots in
@@ -260,5 +318,6 @@ struct LedgerArena: ~Copyable, Sendable {
         }
         times = compacted
         garbage = 0
+        free = []
     }
 }
