@@ -291,32 +291,36 @@ struct LedgerArena: ~Copyable, Sendable {
         return UInt32(offset)
     }
 
-    /// Moves every block down, in position order, when the garbage passes
-    /// an eighth of the times held (and a few lines): the array then holds
-    /// what the rings' blocks take, in a block with room for a quarter
-    /// more, so that the blocks rings move to until the next compaction
-    /// fit without moving the array.
+    /// Moves every block down over the garbage, in place and in the order
+    /// of the blocks, when the garbage passes an eighth of the times held
+    /// (and ``minimumGarbage``): the array then holds what the rings' blocks
+    /// take, and keeps its block (a new block for each compaction, and the
+    /// old one freed, kept megabytes of freed heap resident).
     mutating func compactIfWasteful() {
         let live = times.count - garbage
         guard garbage > live / 8, garbage >= minimumGarbage else { return }
-        var compacted = OwnedArray<Double>()
-        compacted.reserveCapacity(live + live / 4)
+        // The positions with a block, in the order of their blocks.
+        var order = (0..<slots.count).filter { slots[$0].capacity > 0 }
+        slots.withUnsafeBufferPointer { slots in order.sort { slots[$0].offset < slots[$1].offset } }
+        var end = 0
         slots.withUnsafeMutableBufferPointer { slots in
-            times.withUnsafeBufferPointer { times in
-                for p in slots.indices {
-                    let slot = slots[p]
-                    let offset = compacted.count
-                    compacted.append(repeating: .nan, count: Int(slot.capacity))
-                    compacted.withUnsafeMutableBufferPointer { target in
-                        let ring = Self.ring(
-                            slot, in: UnsafeMutablePointer(mutating: times.baseAddress.unsafelyUnwrapped))
-                        ring.copy(to: target.baseAddress.unsafelyUnwrapped + offset)
+            times.withUnsafeMutableBufferPointer { times in
+                let base = times.baseAddress.unsafelyUnwrapped
+                for p in order {
+                    let (offset, capacity) = (Int(slots[p].offset), Int(slots[p].capacity))
+                    // Down or in place: a block moves to where the ones
+                    // before it ended, never past its own start.
+                    // (`copyMemory` is a `memmove`: the two may overlap.)
+                    if offset != end {
+                        UnsafeMutableRawPointer(base + end).copyMemory(
+                            from: base + offset, byteCount: capacity * MemoryLayout<Double>.stride)
                     }
-                    slots[p] = Slot(offset: UInt32(offset), capacity: slot.capacity, start: 0, count: slot.count)
+                    slots[p].offset = UInt32(end)
+                    end += capacity
                 }
             }
         }
-        times = compacted
+        times.removeLast(times.count - end)
         garbage = 0
         free = []
     }
