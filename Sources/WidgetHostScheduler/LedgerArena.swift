@@ -199,12 +199,42 @@ struct LedgerArena: ~Copyable, Sendable {
         return recordOutOfTheWay(at: p, time, window: window)
     }
 
-    /// ``record(at:_:window:)`` into an empty or full ring, or out of
-    /// order: as a ledger of its own records it, stored back.
+    /// ``record(at:_:window:)`` into an empty or full ring (moved to a
+    /// block a line larger first), or out of order (as a ledger of its
+    /// own records it, stored back).
     @inline(never)
     private mutating func recordOutOfTheWay(at p: Int, _ time: Double, window: Double) -> (
         counted: Int, held: Int, last: Double?
     ) {
+        let slot = slots[p]
+        if slot.count == 0 && slot.capacity > 0 {
+            // An empty ring with a block: the time is its first.
+            times[Int(slot.offset)] = time
+            slots[p].start = 0
+            slots[p].count = 1
+            return (1, 1, time)
+        }
+        let newest = reading(at: p) { $0.last }
+        if slot.count == slot.capacity, time >= newest ?? time {
+            // In order, into a full (or absent) block: the ring moved to a
+            // block a line larger, then recorded in as usual.
+            let capacity = (Int(slot.count) / Self.blockStep + 1) * Self.blockStep
+            let offset = allocate(capacity)
+            // Where the ring is now (a compaction on the way moved it).
+            let moved = slots[p]
+            times.withUnsafeMutableBufferPointer { times in
+                let base = times.baseAddress.unsafelyUnwrapped
+                Self.ring(moved, in: base).copy(to: base + Int(offset))
+            }
+            release(moved)
+            slots[p] = Slot(offset: offset, capacity: UInt32(capacity), start: 0, count: moved.count)
+            if moved.count == 0 {
+                times[Int(offset)] = time
+                slots[p].count = 1
+                return (1, 1, time)
+            }
+            return record(at: p, time, window: window)
+        }
         var ledger = ledger(at: p)
         let counted = ledger.record(time, window: window)
         replace(at: p, with: ledger)
@@ -291,36 +321,35 @@ struct LedgerArena: ~Copyable, Sendable {
         return UInt32(offset)
     }
 
-    /// Moves every block down over the garbage, in place and in the order
-    /// of the blocks, when the garbage passes an eighth of the times held
-    /// (and ``minimumGarbage``): the array then holds what the rings' blocks
-    /// take, and keeps its block (a new block for each compaction, and the
-    /// old one freed, kept megabytes of freed heap resident).
+    /// Moves every block down, in position order, when the garbage passes
+    /// an eighth of the times held (and ``minimumGarbage``): the array then
+    /// holds what the rings' blocks take, in a new block with room for a
+    /// quarter more, so that the blocks rings move to until the next
+    /// compaction fit without moving the array. (From 4 MB, an array's
+    /// blocks are mapped and unmapped, not taken from the heap: see
+    /// ``OwnedArray``. Compacted in place instead, the blocks had to be
+    /// sorted by offset: 5 % of the day's instructions.)
     mutating func compactIfWasteful() {
         let live = times.count - garbage
         guard garbage > live / 8, garbage >= minimumGarbage else { return }
-        // The positions with a block, in the order of their blocks.
-        var order = (0..<slots.count).filter { slots[$0].capacity > 0 }
-        slots.withUnsafeBufferPointer { slots in order.sort { slots[$0].offset < slots[$1].offset } }
-        var end = 0
+        var compacted = OwnedArray<Double>()
+        compacted.reserveCapacity(live + live / 4)
         slots.withUnsafeMutableBufferPointer { slots in
-            times.withUnsafeMutableBufferPointer { times in
-                let base = times.baseAddress.unsafelyUnwrapped
-                for p in order {
-                    let (offset, capacity) = (Int(slots[p].offset), Int(slots[p].capacity))
-                    // Down or in place: a block moves to where the ones
-                    // before it ended, never past its own start.
-                    // (`copyMemory` is a `memmove`: the two may overlap.)
-                    if offset != end {
-                        UnsafeMutableRawPointer(base + end).copyMemory(
-                            from: base + offset, byteCount: capacity * MemoryLayout<Double>.stride)
+            times.withUnsafeBufferPointer { times in
+                for p in slots.indices {
+                    let slot = slots[p]
+                    let offset = compacted.count
+                    compacted.append(repeating: .nan, count: Int(slot.capacity))
+                    compacted.withUnsafeMutableBufferPointer { target in
+                        let ring = Self.ring(
+                            slot, in: UnsafeMutablePointer(mutating: times.baseAddress.unsafelyUnwrapped))
+                        ring.copy(to: target.baseAddress.unsafelyUnwrapped + offset)
                     }
-                    slots[p].offset = UInt32(end)
-                    end += capacity
+                    slots[p] = Slot(offset: UInt32(offset), capacity: slot.capacity, start: 0, count: slot.count)
                 }
             }
         }
-        times.removeLast(times.count - end)
+        times = compacted
         garbage = 0
         free = []
     }

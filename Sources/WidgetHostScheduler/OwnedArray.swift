@@ -102,43 +102,55 @@ struct OwnedArray<Element>: ~Copyable {
     /// kernel without huge pages refuses it, and the block is used as it
     /// is.
     ///
-    /// On Linux such a block is mapped from the kernel directly
-    /// (`mmap`), and unmapped when let go (``deallocateBlock(_:bytes:)``):
-    /// from `malloc`, a freed block of megabytes raised glibc's threshold
-    /// for mapping, and the next ones of that size came from the heap and
-    /// stayed resident once freed (the ledger arena's compactions, each a
-    /// new block for the old: 1,829 against 1,097 B per instance resident
-    /// at 10,000 before the heap was trimmed).
+    /// On Linux a block of ``mappedBlock`` bytes or more is mapped from
+    /// the kernel directly (`mmap`), and unmapped when let go
+    /// (``deallocateBlock(_:bytes:)``): from `malloc`, a freed block that
+    /// size raised glibc's threshold for mapping, and the next ones came
+    /// from the heap and stayed resident once freed (the ledger arena's
+    /// compactions, each a new block for the old: 1,829 against 1,097 B
+    /// per instance resident at 10,000 before the heap was trimmed).
     private static func allocateBlock(bytes: Int) -> UnsafeMutableRawPointer {
         let huge = hugePage
-        guard bytes >= 2 * huge else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
-        let rounded = (bytes + huge - 1) / huge * huge
         #if os(Linux)
-            // A huge page more than needed, its ends unmapped so that the
-            // block starts on a huge page's boundary.
-            let mapped = mmap(nil, rounded + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            guard bytes >= mappedBlock else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
+            let (size, alignment) = mapping(bytes)
+            // An alignment more than needed, its ends unmapped so that the
+            // block starts on the alignment's boundary.
+            let mapped = mmap(nil, size + alignment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
             guard let mapped, mapped != MAP_FAILED else {
-                fatalError("out of memory: mapping \(rounded + huge) bytes for an array failed (errno \(errno))")
+                fatalError("out of memory: mapping \(size + alignment) bytes for an array failed (errno \(errno))")
             }
             let address = UInt(bitPattern: mapped)
-            let start = (address + UInt(huge) - 1) / UInt(huge) * UInt(huge)
+            let start = (address + UInt(alignment) - 1) / UInt(alignment) * UInt(alignment)
             if start > address { munmap(mapped, Int(start - address)) }
-            let tail = UInt(huge) - (start - address)
-            if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: start + UInt(rounded)), Int(tail)) }
+            let tail = UInt(alignment) - (start - address)
+            if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: start + UInt(size)), Int(tail)) }
             let block = UnsafeMutableRawPointer(bitPattern: start).unsafelyUnwrapped
-            _ = madvise(block, rounded, MADV_HUGEPAGE)
+            if alignment == huge { _ = madvise(block, size, MADV_HUGEPAGE) }
             return block
         #else
-            return .allocate(byteCount: rounded, alignment: huge)
+            guard bytes >= 2 * huge else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
+            return .allocate(byteCount: (bytes + huge - 1) / huge * huge, alignment: huge)
         #endif
+    }
+
+    /// The smallest block mapped from the kernel directly: glibc's own
+    /// threshold for mapping, before it moves.
+    static var mappedBlock: Int { 128 << 10 }
+
+    /// The size and alignment of a mapped block of `bytes`: whole huge
+    /// pages on a huge page's boundary from two huge pages up, else whole
+    /// pages on a page's boundary.
+    private static func mapping(_ bytes: Int) -> (size: Int, alignment: Int) {
+        let unit = bytes >= 2 * hugePage ? hugePage : 4096
+        return ((bytes + unit - 1) / unit * unit, unit)
     }
 
     /// Lets go of a block ``allocateBlock(bytes:)`` made for `bytes`.
     private static func deallocateBlock(_ block: UnsafeMutableRawPointer, bytes: Int) {
-        let huge = hugePage
         #if os(Linux)
-            if bytes >= 2 * huge {
-                munmap(block, (bytes + huge - 1) / huge * huge)
+            if bytes >= mappedBlock {
+                munmap(block, mapping(bytes).size)
                 return
             }
         #endif
