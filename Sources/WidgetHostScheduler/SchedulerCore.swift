@@ -1171,11 +1171,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         var issued = scratch.issued
         scratch.issued = []
         if !issued.isEmpty { issued.removeAll(keepingCapacity: true) }
-        var counts = scratch.rankCounts
-        scratch.rankCounts = []
-        let grouped = issueDue(at: now, limit: limit, into: &issued, countingRanks: &counts)
-        groupByBatch(issued, rankCounts: &counts, grouped: grouped, into: &tickets)
-        scratch.rankCounts = counts
+        let grouped = issueDue(at: now, limit: limit, into: &issued)
+        groupByBatch(issued, grouped: grouped, into: &tickets)
         scratch.issued = scratch.keeps(capacity: issued.capacity) ? issued : []
         readAheadComing()
     }
@@ -1208,15 +1205,12 @@ struct SchedulerCore: ~Copyable, Sendable {
     static let comingReadAhead = 16
 
     /// Issues the reloads due at `now` (at most `limit`), their tickets
-    /// appended to `tickets` (empty) in the order of the instances, and
-    /// counted by group rank into `counts` (at `rank + 1`) as they are
-    /// issued. Returns whether they are of more than one group (`counts`
-    /// is then what ``groupByBatch(_:rankCounts:grouped:into:)`` needs; when
-    /// nothing is issued, it is left as it was). `latestTime`
-    /// is `now` and a reload is queued by `now` (its one caller,
-    /// ``dueReloads(at:limit:into:)``, saw to both).
+    /// appended to `tickets` (empty) in the order of the instances.
+    /// Returns whether they are of more than one group (batch).
+    /// `latestTime` is `now` and a reload is queued by `now` (its one
+    /// caller, ``dueReloads(at:limit:into:)``, saw to both).
     private mutating func issueDue(
-        at now: Double, limit: Int, into tickets: inout [ReloadTicket], countingRanks counts: inout [Int]
+        at now: Double, limit: Int, into tickets: inout [ReloadTicket]
     ) -> Bool {
         // A wakeup for something else before the coalesced batch time issues
         // nothing: every reload due by now belongs to that batch and can wait
@@ -1258,13 +1252,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
         // The tickets written in place, one slot per due reload (the slots
-        // not used are dropped after), and counted by group rank as they
-        // are: an append asked whether the array's buffer was shared and
-        // had room, and the grouping counted them again.
+        // not used are dropped after), noting whether they are of more than
+        // one group as they are: an append asked whether the array's buffer
+        // was shared and had room, and the grouping looked at every ticket
+        // again to find out. (Counted by group as they were written, the
+        // counts' array filled at every wakeup cost the day of widgets,
+        // whose wakeups issue a reload or two, 4 % more instructions.)
         let placeholder = ReloadTicket(position: 0, group: 0, serial: 0)
         tickets.append(contentsOf: repeatElement(placeholder, count: due.count))
-        counts.removeAll(keepingCapacity: true)
-        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
         var firstGroup: Int32 = -1
         var grouped = false
         // Through the buffers, written in place: each write to an array
@@ -1272,45 +1267,42 @@ struct SchedulerCore: ~Copyable, Sendable {
         // them hide that it never is).
         due.withUnsafeMutableBufferPointer { due in
             tickets.withUnsafeMutableBufferPointer { tickets in
-                counts.withUnsafeMutableBufferPointer { counts in
-                    for i in due.indices {
-                        let p = due[i]
-                        guard issued < limit else {
-                            examined = i
-                            break
-                        }
-                        if readsAhead {
-                            readUpTo = readAhead(
-                                UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
-                        }
-                        let steady = self.steady
-                        let charge = appCharges[info[p].app]
-                        // Only a reload issued has its plan made (with its trigger). A
-                        // plain policy reload, trusted as queued (not under the free
-                        // cap, no recheck queued), is the plan made when it was queued:
-                        // no event has changed it since (each one plans its instances
-                        // again), and its budget reads the same viewing tier at `now` as
-                        // at its time when no whole hour and no end of learning lies
-                        // between them; so it is not made again.
-                        let node = reloads.node(of: p)
-                        let serial: UInt64
-                        if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
-                            && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
-                        {
-                            // Its in-flight record made at once: no plan with a trigger to copy.
-                            serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
-                        } else {
-                            guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
-                            serial = ruled
-                        }
-                        let group = Int32(info[p].group)
-                        if firstGroup < 0 { firstGroup = group }
-                        grouped = grouped || group != firstGroup
-                        counts[Int(groupRanks[Int(group)]) + 1] += 1
-                        tickets[issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
-                        issued += 1
-                        due[i] = ~p  // issued: in flight, nothing to plan until it completes
+                for i in due.indices {
+                    let p = due[i]
+                    guard issued < limit else {
+                        examined = i
+                        break
                     }
+                    if readsAhead {
+                        readUpTo = readAhead(
+                            UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
+                    }
+                    let steady = self.steady
+                    let charge = appCharges[info[p].app]
+                    // Only a reload issued has its plan made (with its trigger). A
+                    // plain policy reload, trusted as queued (not under the free
+                    // cap, no recheck queued), is the plan made when it was queued:
+                    // no event has changed it since (each one plans its instances
+                    // again), and its budget reads the same viewing tier at `now` as
+                    // at its time when no whole hour and no end of learning lies
+                    // between them; so it is not made again.
+                    let node = reloads.node(of: p)
+                    let serial: UInt64
+                    if node.plainPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                        && now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+                    {
+                        // Its in-flight record made at once: no plan with a trigger to copy.
+                        serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
+                    } else {
+                        guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
+                        serial = ruled
+                    }
+                    let group = Int32(info[p].group)
+                    if firstGroup < 0 { firstGroup = group }
+                    grouped = grouped || group != firstGroup
+                    tickets[issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
+                    issued += 1
+                    due[i] = ~p  // issued: in flight, nothing to plan until it completes
                 }
             }
         }
@@ -1361,22 +1353,22 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `issued` (in the order of the instances) grouped by batch into
     /// `tickets`, the batches in the order of their plugin and kind: a
     /// counting sort by the groups' ranks, which keeps the instances' order
-    /// within each batch. When `grouped` (more than one group), `counts`
-    /// holds the number of tickets of each rank at `rank + 1`, as
-    /// ``issueDue(at:limit:into:countingRanks:)`` counted them while it
-    /// issued; they are used up as the places the tickets go.
-    private mutating func groupByBatch(
-        _ issued: [ReloadTicket], rankCounts counts: inout [Int], grouped: Bool, into tickets: inout [ReloadTicket]
-    ) {
+    /// within each batch; `grouped`: they are of more than one group.
+    private mutating func groupByBatch(_ issued: [ReloadTicket], grouped: Bool, into tickets: inout [ReloadTicket]) {
         guard let first = issued.first else { return }
         // One batch, the usual case (a wakeup's reloads of one plugin and kind).
         guard grouped else {
             tickets.append(contentsOf: issued)
             return
         }
+        var counts = scratch.rankCounts
+        scratch.rankCounts = []
+        counts.removeAll(keepingCapacity: true)
+        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
         let start = tickets.count
         tickets.append(contentsOf: repeatElement(first, count: issued.count))
         counts.withUnsafeMutableBufferPointer { counts in
+            for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
             for r in 1..<counts.count { counts[r] += counts[r - 1] }
             tickets.withUnsafeMutableBufferPointer { out in
                 for ticket in issued {
@@ -1386,6 +1378,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                 }
             }
         }
+        scratch.rankCounts = counts
     }
 
     /// The decision of the reload in flight at `p`.
