@@ -239,7 +239,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     }
 
     /// The second pass of the read-ahead of an issue (after
-    /// ``readAheadRecord(_:)``), over positions that are not negative: the
+    /// ``readAheadRecord(_:forIssue:)``), over positions that are not negative: the
     /// lines of the ledgers' oldest and newest times, found from their
     /// slots, and the timelines' entries (which the reload's new timeline
     /// lets go of), found from the cold records. (The in-flight records

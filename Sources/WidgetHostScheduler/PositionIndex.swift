@@ -50,7 +50,7 @@ struct PositionIndex: Sendable {
 
     /// Reads the first bucket of each hash of `hashes` and the id of the
     /// instance it holds (its bytes), ahead of the searches for them (see
-    /// ``InstanceRecords/readAheadRecord(_:)``): the buckets in one pass,
+    /// ``InstanceRecords/readAheadRecord(_:forIssue:)``): the buckets in one pass,
     /// the ids in a second.
     func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) {
         guard !buckets.isEmpty else { return }
