@@ -109,7 +109,8 @@ struct LedgerArena: ~Copyable, Sendable {
     /// and dropped within one call.
     @inline(__always)
     func view(at p: Int) -> InstanceView.Ledger {
-        (UnsafePointer(slots.unsafeBaseAddress + p), times.unsafeBaseAddress)
+        let (slots, times) = unsafeAddresses
+        return (slots + p, times)
     }
 
     /// The slots' and the blocks' addresses (``view(at:)`` is the ring at
@@ -286,14 +287,6 @@ struct LedgerArena: ~Copyable, Sendable {
         compactIfWasteful()
     }
 
-    /// Removes every position and block.
-    mutating func removeAll() {
-        slots.removeAll()
-        times.removeAll()
-        garbage = 0
-        free = []
-    }
-
     /// The block of `slot` made garbage, listed to be taken again.
     private mutating func release(_ slot: Slot) {
         let lines = Int(slot.capacity) / Self.blockStep
@@ -332,7 +325,7 @@ struct LedgerArena: ~Copyable, Sendable {
     /// mapped and unmapped, not taken from the heap (``OwnedArray``).
     /// Compacted in place instead, the blocks had to be sorted by offset:
     /// 5 % of the day's instructions.
-    mutating func compactIfWasteful() {
+    private mutating func compactIfWasteful() {
         let live = times.count - garbage
         guard garbage > live / 8, garbage >= minimumGarbage else { return }
         var compacted = OwnedArray<Double>()

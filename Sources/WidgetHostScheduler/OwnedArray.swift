@@ -107,26 +107,28 @@ struct OwnedArray<Element>: ~Copyable {
     /// (``deallocateBlock(_:bytes:)``): from `malloc`, a freed block that
     /// size raised glibc's threshold for mapping, and the next ones came
     /// from the heap and stayed resident once freed (the ledger arena's
-    /// compactions, each a new block for the old: 1,829 against 1,097 B
+    /// compactions, each a new block for the old: 1,829 against 1,196 B
     /// per instance resident at 10,000 before the heap was trimmed).
     private static func allocateBlock(bytes: Int) -> UnsafeMutableRawPointer {
         let huge = hugePage
         #if os(Linux)
             guard bytes >= mappedBlock else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
             let (size, alignment) = mapping(bytes)
-            // An alignment more than needed, its ends unmapped so that the
-            // block starts on the alignment's boundary.
-            let mapped = mmap(nil, size + alignment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            // A mapping starts on a page. For a huge page's boundary, a huge
+            // page more is mapped and the ends unmapped.
+            let extra = alignment == huge ? huge : 0
+            let mapped = mmap(nil, size + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
             guard let mapped, mapped != MAP_FAILED else {
-                fatalError("out of memory: mapping \(size + alignment) bytes for an array failed (errno \(errno))")
+                fatalError("out of memory: mapping \(size + extra) bytes for an array failed (errno \(errno))")
             }
+            guard extra > 0 else { return mapped }
             let address = UInt(bitPattern: mapped)
-            let start = (address + UInt(alignment) - 1) / UInt(alignment) * UInt(alignment)
+            let start = (address + UInt(huge) - 1) / UInt(huge) * UInt(huge)
             if start > address { munmap(mapped, Int(start - address)) }
-            let tail = UInt(alignment) - (start - address)
+            let tail = UInt(huge) - (start - address)
             if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: start + UInt(size)), Int(tail)) }
             let block = UnsafeMutableRawPointer(bitPattern: start).unsafelyUnwrapped
-            if alignment == huge { _ = madvise(block, size, MADV_HUGEPAGE) }
+            _ = madvise(block, size, MADV_HUGEPAGE)
             return block
         #else
             guard bytes >= 2 * huge else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
@@ -205,13 +207,6 @@ struct OwnedArray<Element>: ~Copyable {
         precondition(count > 0, "removeLast of an empty array")
         count -= 1
         return (base + count).move()
-    }
-
-    /// Removes the last `n` elements (`n ≤ count`); the block is kept.
-    mutating func removeLast(_ n: Int) {
-        precondition(n >= 0 && n <= count, "removeLast of more elements than there are")
-        count -= n
-        (base + count).deinitialize(count: n)
     }
 
     /// Removes every element; the block is kept with `keepingCapacity`.
