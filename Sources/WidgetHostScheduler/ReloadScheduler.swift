@@ -103,6 +103,10 @@ public struct ReloadScheduler: Sendable {
         set { core.readAheadMinimum = newValue }
     }
 
+    /// How many `dueReloads` calls took their due instances from the walk
+    /// of the `nextWakeup()` just before them (for the tests).
+    var walksReused: Int { core.walksReused }
+
     /// The fewest instances over which `dueReloads` reads the coming
     /// reloads ahead (``SchedulerCore/readAheadComing()``): about where the records
     /// outgrow a 32 MB last-level cache (with the ledgers, timelines and

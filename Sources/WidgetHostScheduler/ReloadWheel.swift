@@ -129,6 +129,9 @@ struct ReloadWheel: ~Copyable, Sendable {
     private var far = DueQueue()
     /// The number of queued positions.
     private(set) var count = 0
+    /// How many times the queue changed (a key, deadline or flag set, a
+    /// position taken out): a walk's findings hold while it is the same.
+    private(set) var changes: UInt64 = 0
     /// The smallest key, `.infinity` when empty.
     private(set) var minimumKey = Double.infinity
     private var minimum: Int32 = -1
@@ -157,6 +160,7 @@ struct ReloadWheel: ~Copyable, Sendable {
         copy.base = base
         copy.far = far
         copy.count = count
+        copy.changes = changes
         copy.minimumKey = minimumKey
         copy.minimum = minimum
         copy.order = order
@@ -201,6 +205,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, flags: Node.Flags = .init()) {
         precondition(position < 1 << 30 - 2, "a position past the wheel's 30-bit links")
         reserve(positions: position + 1)
+        changes &+= 1
         let key = key < .infinity ? key : .infinity
         let old = nodes[position].key
         guard key != old else {
@@ -241,6 +246,7 @@ struct ReloadWheel: ~Copyable, Sendable {
             if b >= base, b < base &+ Int64(Self.ringSize), b != orderBucket {
                 linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
                 count &+= 1
+                changes &+= 1
                 let p = Int32(truncatingIfNeeded: position)
                 if key < minimumKey {
                     minimumKey = key
@@ -268,6 +274,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     @discardableResult
     mutating func removeAll(_ due: UnsafeBufferPointer<Int>, upTo bound: Double) -> Int {
         guard minimumKey <= bound else { return 0 }
+        changes &+= 1
         var removed = 0
         let last = Self.bucket(bound)
         let ringEnd = base + Int64(Self.ringSize)
@@ -480,6 +487,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     mutating func removePosition(_ position: Int) {
         guard position < nodes.count else { return }
         set(position, to: .infinity)
+        changes &+= 1
         _ = nodes.remove(at: position)
         let p = Int32(position)
         func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }

@@ -51,6 +51,10 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// repeats included.
     private var entryDateChanges: [Int32] = []
     var readAheadMinimum = 8
+
+    /// How many `dueReloads` calls took their due instances from the walk
+    /// of the `nextWakeup()` before them (for the tests).
+    var walksReused: Int { scratch.walksReused }
     var comingReadAheadMinimum = 32_768
     /// Instance positions by id.
     private var index = PositionIndex()
@@ -166,6 +170,22 @@ struct SchedulerCore: ~Copyable, Sendable {
         var comingFrom = -Double.infinity
         var comingThrough = -Double.infinity
         var coming: [Int] = []
+        /// The queued keys ``coalescedWake(now:)`` last walked (those up to
+        /// its first plan's deadline), when every plan behind them was its
+        /// queued time (none under the free-reload cap): with the reload
+        /// queue still as it was then (`walkedChanges`), a `dueReloads` at
+        /// the batch time it found (`walkedWake`; NaN: none) takes its due
+        /// instances from them, and knows the batch is due, without
+        /// walking the queue again. Its first `walkedCount` entries; the
+        /// rest is room, written in place by the walk (an append per key
+        /// cost the walk twice its instructions).
+        var walked: [KeyedPosition] = []
+        var walkedCount = 0
+        var walkedWake = Double.nan
+        var walkedChanges: UInt64 = 0
+        /// How many `dueReloads` calls took their due instances from a walk
+        /// of `nextWakeup()` (for the tests).
+        var walksReused = 0
 
         /// Calls per window of the peak.
         static let window = 256
@@ -254,6 +274,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func rebuildIndex() {
         index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
         reloads = ReloadWheel()
+        scratch.walkedWake = .nan  // (its count of changes starts again)
         rechecks = DueQueue()
         entryChanges = EntryWheel()
         // Positions may name other instances now: each is entered again below.
@@ -943,13 +964,43 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `mutating` though it only reads, as ``nextWakeup()``: a non-mutating
     /// call from it copied the core's bytes to the stack at every wakeup.
     private mutating func coalescedWake(now: Double) -> Double? {
+        scratch.walkedWake = .nan
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let slack = max(0, configuration.coalescingCap)
-        return withQueuedPlans(now: now) { Self.coalescedWake($0, slack: slack, now: now) }
+        var walked = scratch.walked
+        scratch.walked = []
+        var found = 0
+        var asQueued = false
+        let wake = walked.withUnsafeMutableBufferPointer { walked in
+            withQueuedPlans(now: now) {
+                Self.coalescedWake($0, slack: slack, now: now, walked: walked, found: &found, asQueued: &asQueued)
+            }
+        }
+        if !scratch.keeps(capacity: walked.capacity) {
+            walked = []
+        } else if found > walked.count {
+            // Room for more next time, when worth keeping (as the scratch
+            // arrays are); this time, no findings to keep.
+            let room = max(64, found + found / 2)
+            if scratch.keeps(capacity: room) { walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room) }
+        } else if asQueued, let wake {
+            scratch.walkedWake = wake
+            scratch.walkedChanges = reloads.changes
+            scratch.walkedCount = found
+        }
+        scratch.walked = walked
+        return wake
     }
 
-    private static func coalescedWake(_ queued: QueuedPlans, slack: Double, now: Double) -> Double? {
+    /// The batch time (``coalescedWake(now:)``). The keys up to the first
+    /// plan's deadline are written to `walked` as far as it has room,
+    /// `found` counting them all; `asQueued` says whether every plan behind
+    /// them was its queued time (none under the free-reload cap).
+    private static func coalescedWake(
+        _ queued: QueuedPlans, slack: Double, now: Double, walked: UnsafeMutableBufferPointer<KeyedPosition>,
+        found: inout Int, asQueued: inout Bool
+    ) -> Double? {
         let reloads = queued.reloads
         guard let position = reloads.pointee.minimumPosition else { return nil }
         // The first plan: the earliest queued one, unless the free-reload
@@ -986,11 +1037,18 @@ struct SchedulerCore: ~Copyable, Sendable {
         let deadline = first.latest
         var m = Double.infinity
         var latestTime = -Double.infinity
+        var capped = node.underFreeCap
         reloads.pointee.collectNodes(upTo: deadline) { position, node in
+            if found < walked.count {
+                walked[found] = KeyedPosition(key: node.key, position: Int32(truncatingIfNeeded: position))
+            }
+            found &+= 1
+            capped = capped || node.underFreeCap
             guard let plan = queued.plan(position, node), plan.time <= deadline else { return }
             m = min(m, plan.latest)
             latestTime = max(latestTime, plan.time)
         }
+        asQueued = !capped
         if latestTime <= m { return latestTime }
         var wake = -Double.infinity
         reloads.pointee.collectNodes(upTo: m) { position, node in
@@ -1089,6 +1147,18 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// call copied the whole scheduler (936 bytes) to lend it.
     private mutating func batchIsLater(than now: Double, collecting due: inout [Int]) -> Bool {
         guard reloads.minimumKey < .infinity else { return false }
+        if now == scratch.walkedWake && reloads.changes == scratch.walkedChanges {
+            // `nextWakeup()` found this batch time by walking the queue as
+            // it is, every plan its queued time: the batch is due now (the
+            // time it found does not depend on `now` then), and the keys it
+            // walked (up to a deadline at or after `now`) hold every one
+            // due.
+            scratch.walked.withUnsafeBufferPointer { walked in
+                for entry in walked[..<scratch.walkedCount] where entry.key <= now { due.append(Int(entry.position)) }
+            }
+            scratch.walksReused &+= 1
+            return false
+        }
         if earliestPlanHasNoSlack {
             reloads.collect(upTo: now, into: &due)
             return reloads.minimumKey > now
