@@ -983,7 +983,9 @@ struct SchedulerCore: ~Copyable, Sendable {
             // Room for more next time, when worth keeping (as the scratch
             // arrays are); this time, no findings to keep.
             let room = max(64, found + found / 2)
-            if scratch.keeps(capacity: room) { walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room) }
+            if scratch.keeps(capacity: room) {
+                walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room)
+            }
         } else if asQueued, let wake {
             scratch.walkedWake = wake
             scratch.walkedChanges = reloads.changes
