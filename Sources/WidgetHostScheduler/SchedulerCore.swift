@@ -1724,15 +1724,28 @@ struct SchedulerCore: ~Copyable, Sendable {
         return (groupNames[g].plugin, groupNames[g].kind)
     }
 
-    /// How many instances are read ahead together, within a batch: enough
-    /// for many misses in flight at once, few enough that what is read
-    /// stays in the cache until the work reaches it.
-    static let readAheadChunk = 128
+    /// How many instances are read ahead together, within a batch: a few,
+    /// so that the lines asked for go out a few at a time between the
+    /// work on instances, not hundreds at once. A prefetch that finds no
+    /// free fill buffer waits, and everything after it: with 128 at a
+    /// time, the work stopped while some 700 lines were asked for, then
+    /// ran while nothing was on its way (step 24).
+    static let readAheadChunk = 4
+    /// How many chunks ahead of the work the second pass (the lines found
+    /// through the first's: ledger times, timelines' entries, entry-queue
+    /// links) is: 8-12 instances.
+    static let readAheadLead = 2
+    /// How many chunks ahead of the second pass the first is (16-20
+    /// instances ahead of the work): the first pass's lines have that
+    /// long to come before the second reads them.
+    static let readAheadGap = 2
 
-    /// Keeps the reading ahead over `positions` a chunk or two before the
-    /// work, which takes `positions[i]` next: `positions[..<readUpTo]` was
-    /// read; when `i` comes within a chunk of that end, reads the next
-    /// chunk (two at the start). Returns the new end.
+    /// Keeps the reading ahead over `positions` before the work, which
+    /// takes `positions[i]` next, in a pipeline: `positions[..<readUpTo]`
+    /// had both passes; when `i` comes within ``readAheadLead`` chunks of
+    /// that end, the next chunk has its second pass, and the chunk
+    /// ``readAheadGap`` chunks after it its first (at the start, the
+    /// first pass of everything up to there). Returns the new end.
     /// The ledgers are read ahead for an issue (`forIssue`: a counted
     /// reload records itself in its ledger), not for a completion (a
     /// steady-state plan knows the ledger's count from the hot record).
@@ -1743,10 +1756,18 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func readAhead(
         _ positions: UnsafeBufferPointer<Int>, aheadOf i: Int, readUpTo: Int, forIssue: Bool
     ) -> Int {
-        guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
+        let chunk = Self.readAheadChunk
+        let lead = Self.readAheadLead * chunk
+        let gap = Self.readAheadGap * chunk
+        guard i + lead >= readUpTo, readUpTo < positions.count else { return readUpTo }
         let start = readUpTo
-        let end = min(positions.count, start + (start == 0 ? 2 : 1) * Self.readAheadChunk)
-        readAhead(UnsafeBufferPointer(rebasing: positions[start..<end]), forIssue: forIssue)
+        let end = min(positions.count, start + chunk)
+        let linesFrom = start == 0 ? 0 : min(positions.count, start + gap)
+        let linesTo = min(positions.count, end + gap)
+        if linesFrom < linesTo {
+            readAheadLines(UnsafeBufferPointer(rebasing: positions[linesFrom..<linesTo]), forIssue: forIssue)
+        }
+        readAheadReferenced(UnsafeBufferPointer(rebasing: positions[start..<end]), forIssue: forIssue)
         return end
     }
 
@@ -1754,7 +1775,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// exit (most calls) is repeated here, so that the array's buffer is
     /// asked for only when a chunk is read.
     private mutating func readAhead(_ positions: [Int], aheadOf i: Int, readUpTo: Int, forIssue: Bool) -> Int {
-        guard i + Self.readAheadChunk >= readUpTo, readUpTo < positions.count else { return readUpTo }
+        guard i + Self.readAheadLead * Self.readAheadChunk >= readUpTo, readUpTo < positions.count else {
+            return readUpTo
+        }
         return positions.withUnsafeBufferPointer { readAhead($0, aheadOf: i, readUpTo: readUpTo, forIssue: forIssue) }
     }
 
@@ -1771,6 +1794,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `mutating` though it only reads: its callers are, and a non-mutating
     /// call from them copied the whole scheduler (936 bytes) to lend it.
     private mutating func readAhead(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
+        readAheadLines(positions, forIssue: forIssue)
+        readAheadReferenced(positions, forIssue: forIssue)
+    }
+
+    /// The first pass of ``readAhead(_:forIssue:)``: the lines found from
+    /// a position alone.
+    private mutating func readAheadLines(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
         // The positions are not negative (each caller's are instances'
         // positions, none issued yet), and the first pass only prefetches:
         // an address wrong by a bad position would do no harm.
@@ -1780,6 +1810,11 @@ struct SchedulerCore: ~Copyable, Sendable {
             info.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + p) }
             reloads.readAheadNode(p)
         }
+    }
+
+    /// The later passes of ``readAhead(_:forIssue:)``: the lines found
+    /// through those the first pass asked for.
+    private mutating func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
         if forIssue { instances.readAheadReferenced(positions) }
         info.withUnsafeBufferPointer { info in
             entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
