@@ -250,6 +250,14 @@ struct InFlightTable: ~Copyable, Sendable {
         }
     }
 
+    /// Asks for the lines of the record at `slot` (72 bytes: one or two;
+    /// a completion's second read-ahead pass, the slot read from the cold
+    /// record).
+    @inline(__always)
+    func readAhead(_ slot: Int32) {
+        records.withUnsafeBufferPointer { ReadAhead.lines(of: $0.baseAddress.unsafelyUnwrapped + Int(slot)) }
+    }
+
     /// The serial number of the record at `slot`, which is in use.
     func serial(at slot: Int32) -> UInt64 {
         records.withUnsafeBufferPointer { $0[Int(slot)].serial }

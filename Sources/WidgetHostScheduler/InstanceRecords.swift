@@ -259,6 +259,19 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
+    /// The second pass of the read-ahead of a completion (after
+    /// ``readAheadRecord(_:forIssue:)``): the records in flight, found
+    /// from the cold records' slots, which a completion checks its ticket
+    /// against and gives back.
+    func readAheadFlights(_ positions: UnsafeBufferPointer<Int>) {
+        cold.withUnsafeBufferPointer { cold in
+            for p in positions {
+                let slot = cold[p].flightSlot
+                if slot >= 0 { flights.readAhead(slot) }
+            }
+        }
+    }
+
     /// The bytes of a cold record that issuing and completing a reload read
     /// and write: the fields before the instance (whose id is hashed once,
     /// when it enters: ``PositionInfo/jitterFraction``).

@@ -37,12 +37,17 @@ struct LedgerRing {
     /// The newest time, nil when none is held.
     var last: Double? { count > 0 ? self[count - 1] : nil }
 
-    /// The addresses of the oldest and newest times, nil when none is
-    /// held: what a search of the ring reads first, and what recording
-    /// compares with and writes beside. For prefetching only.
-    var oldestAndNewest: (oldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
+    /// The addresses of the oldest, second oldest (the oldest again when
+    /// it is alone) and newest times, nil when none is held: what a search
+    /// of the ring reads first, what recording compares with and writes
+    /// beside, and what it reads after forgetting the oldest (a line of
+    /// its own when the oldest ends one). For prefetching only.
+    var oldestAndNewest: (oldest: UnsafeRawPointer, secondOldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
         guard count > 0 else { return nil }
-        return (UnsafeRawPointer(times + start), UnsafeRawPointer(times + slot(count - 1)))
+        return (
+            UnsafeRawPointer(times + start), UnsafeRawPointer(times + slot(min(1, count - 1))),
+            UnsafeRawPointer(times + slot(count - 1))
+        )
     }
 
     /// The index of the first time `> bound` (`count` if none). Galloping

@@ -1815,7 +1815,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The later passes of ``readAhead(_:forIssue:)``: the lines found
     /// through those the first pass asked for.
     private mutating func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
-        if forIssue { instances.readAheadReferenced(positions) }
+        if forIssue { instances.readAheadReferenced(positions) } else { instances.readAheadFlights(positions) }
         info.withUnsafeBufferPointer { info in
             entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
             if forIssue {

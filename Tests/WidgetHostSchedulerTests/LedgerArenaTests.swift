@@ -119,9 +119,10 @@ struct LedgerArenaTests {
         if let taken = copy.take() { _ = Self.expectSame(taken, copyModels, step: -1) }
     }
 
-    /// The read-ahead finds the lines of each ring's oldest and newest
-    /// times from its slot, as the ring turns (the newest before the
-    /// oldest in memory once it wrapped), and nothing in an empty ring.
+    /// The read-ahead finds the lines of each ring's oldest, second oldest
+    /// and newest times from its slot, as the ring turns (the newest
+    /// before the oldest in memory once it wrapped), and nothing in an
+    /// empty ring.
     @Test func readAheadFindsTheOldestAndNewestTimes() {
         var arena = LedgerArena()
         arena.append(RollingLedger())
@@ -132,10 +133,15 @@ struct LedgerArenaTests {
             _ = arena.record(at: 0, time, window: 1_000)
             model.record(time, window: 1_000)
             let found = [0].withUnsafeBufferPointer { arena.readAheadTimes($0) }.map {
-                ($0.oldest.load(as: Double.self), $0.newest.load(as: Double.self))
+                (
+                    $0.oldest.load(as: Double.self), $0.secondOldest.load(as: Double.self),
+                    $0.newest.load(as: Double.self)
+                )
             }
-            #expect(found?.0 == model.times.first && found?.1 == model.times.last, "step \(step)")
-            if found?.0 != model.times.first { return }
+            let second = model.times.dropFirst().first ?? model.times.first
+            #expect(
+                found?.0 == model.times.first && found?.1 == second && found?.2 == model.times.last, "step \(step)")
+            if found?.0 != model.times.first || found?.1 != second { return }
         }
         let slot = arena.slot(at: 0)
         #expect(slot.start > 0, "the ring turned")
