@@ -240,12 +240,11 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     /// The second pass of the read-ahead of an issue (after
     /// ``readAheadRecord(_:forIssue:)``), over positions that are not negative: the
-    /// lines of the ledgers' oldest and newest times, found from their
-    /// slots, and the timelines' entries (which the reload's new timeline
-    /// lets go of), found from the cold records. (The in-flight records
-    /// are not read ahead: an instance being issued has none, and a
-    /// batch's are written in order as it is issued and read in that order
-    /// as it completes, a stream the processor reads ahead itself.)
+    /// lines of the ledgers' oldest, second oldest and newest times, found
+    /// from their slots, and the timelines' entries (which the reload's new
+    /// timeline lets go of), found from the cold records. (An instance
+    /// being issued has no record in flight; a completion's is read ahead
+    /// by ``readAheadFlights(_:)``.)
     func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>) {
         ledgers.readAheadTimes(positions)
         cold.withUnsafeBufferPointer { cold in

@@ -1311,10 +1311,11 @@ struct SchedulerCore: ~Copyable, Sendable {
         scratch.dueBitmap = []
         due.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: instances.count, bitmap: &bitmap) }
         scratch.dueBitmap = bitmap
-        // Read ahead a chunk at a time, a chunk or two before the issuing
-        // reaches it: at 100,000 instances a wakeup's thousands of due
-        // instances, read ahead all at once, no longer fit in the cache by
-        // the time they were issued.
+        // Read ahead a small chunk at a time, a few chunks before the
+        // issuing reaches it (``readAhead(_:aheadOf:readUpTo:forIssue:)``):
+        // at 100,000 instances a wakeup's thousands of due instances, read
+        // ahead all at once, no longer fit in the cache by the time they
+        // were issued.
         let readsAhead = due.count >= readAheadMinimum
         var readUpTo = 0
         var issued = 0
@@ -1748,7 +1749,8 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// first pass of everything up to there). Returns the new end.
     /// The ledgers are read ahead for an issue (`forIssue`: a counted
     /// reload records itself in its ledger), not for a completion (a
-    /// steady-state plan knows the ledger's count from the hot record).
+    /// steady-state plan knows the ledger's count from the hot record),
+    /// whose record in flight is read ahead instead.
     /// The reload queue's neighbours are not read ahead: a wakeup that
     /// issues every due reload (the usual one) empties its due buckets
     /// whole, and their nodes are the batch's own, read in the first pass;
