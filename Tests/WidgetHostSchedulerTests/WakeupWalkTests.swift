@@ -31,16 +31,22 @@ struct WakeupWalkTests {
         s.dueReloads(at: now).flatMap(\.decisions).map(\.instanceID)
     }
 
-    @Test("the walk's findings give the reloads a walk of the queue gives")
-    func sameAsWalkingAgain() {
-        var asked = Self.scheduler()
-        var fresh = Self.scheduler()
-        // (The first walk makes the room the walk's findings are kept in.)
+    /// Two such schedulers, the first having asked `nextWakeup()` (twice:
+    /// the first walk makes the room its findings are kept in), and the
+    /// batch time it found.
+    static func pair() -> (asked: ReloadScheduler, fresh: ReloadScheduler, wake: Double)? {
+        var asked = scheduler()
         _ = asked.nextWakeup()
         guard let wake = asked.nextWakeup() else {
             Issue.record("no wakeup planned")
-            return
+            return nil
         }
+        return (asked, scheduler(), wake)
+    }
+
+    @Test("the walk's findings give the reloads a walk of the queue gives")
+    func sameAsWalkingAgain() {
+        guard var (asked, fresh, wake) = Self.pair() else { return }
         let expected = Self.due(&fresh, at: wake)
         #expect(expected.count >= 2)
         let reused = asked.walksReused
@@ -53,14 +59,7 @@ struct WakeupWalkTests {
         "a change to the queue between the two calls is seen",
         arguments: ["remove", "reload one kind", "hide", "complete another"])
     func changeBetween(change: String) {
-        var asked = Self.scheduler()
-        var fresh = Self.scheduler()
-        // (The first walk makes the room the walk's findings are kept in.)
-        _ = asked.nextWakeup()
-        guard let wake = asked.nextWakeup() else {
-            Issue.record("no wakeup planned")
-            return
-        }
+        guard var (asked, fresh, wake) = Self.pair() else { return }
         func apply(_ s: inout ReloadScheduler) {
             switch change {
             case "remove":
