@@ -51,11 +51,10 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// repeats included.
     private var entryDateChanges: [Int32] = []
     var readAheadMinimum = 8
-
+    var comingReadAheadMinimum = 32_768
     /// How many `dueReloads` calls took their due instances from the walk
     /// of the `nextWakeup()` before them (for the tests).
     var walksReused: Int { scratch.walksReused }
-    var comingReadAheadMinimum = 32_768
     /// Instance positions by id.
     private var index = PositionIndex()
     /// Per instance position: the time its next reload is due, as planned at

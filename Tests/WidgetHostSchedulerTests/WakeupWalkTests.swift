@@ -35,7 +35,7 @@ struct WakeupWalkTests {
     /// the first walk makes the room its findings are kept in), and the
     /// batch time it found.
     static func pair() -> (asked: ReloadScheduler, fresh: ReloadScheduler, wake: Double)? {
-        var asked = scheduler()
+        let asked = scheduler()
         _ = asked.nextWakeup()
         guard let wake = asked.nextWakeup() else {
             Issue.record("no wakeup planned")
@@ -46,7 +46,7 @@ struct WakeupWalkTests {
 
     @Test("the walk's findings give the reloads a walk of the queue gives")
     func sameAsWalkingAgain() {
-        guard var (asked, fresh, wake) = Self.pair() else { return }
+        guard case (var asked, var fresh, let wake)? = Self.pair() else { return }
         let expected = Self.due(&fresh, at: wake)
         #expect(expected.count >= 2)
         let reused = asked.walksReused
@@ -59,7 +59,7 @@ struct WakeupWalkTests {
         "a change to the queue between the two calls is seen",
         arguments: ["remove", "reload one kind", "hide", "complete another"])
     func changeBetween(change: String) {
-        guard var (asked, fresh, wake) = Self.pair() else { return }
+        guard case (var asked, var fresh, let wake)? = Self.pair() else { return }
         func apply(_ s: inout ReloadScheduler) {
             switch change {
             case "remove":
