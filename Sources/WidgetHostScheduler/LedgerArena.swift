@@ -171,7 +171,7 @@ struct LedgerArena: ~Copyable, Sendable {
         var last: (oldest: UnsafeRawPointer, secondOldest: UnsafeRawPointer, newest: UnsafeRawPointer)?
         let (slots, times) = (slots.unsafeBaseAddress, times.unsafeBaseAddress)
         for p in positions {
-            last = Self.ring(slots[p], in: times).oldestAndNewest
+            last = Self.ring(slots[p], in: times).endAddresses
             if let (oldest, secondOldest, newest) = last {
                 ReadAhead.line(oldest)
                 ReadAhead.line(secondOldest)

@@ -42,7 +42,7 @@ struct LedgerRing {
     /// of the ring reads first, what recording compares with and writes
     /// beside, and what it reads after forgetting the oldest (a line of
     /// its own when the oldest ends one). For prefetching only.
-    var oldestAndNewest: (oldest: UnsafeRawPointer, secondOldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
+    var endAddresses: (oldest: UnsafeRawPointer, secondOldest: UnsafeRawPointer, newest: UnsafeRawPointer)? {
         guard count > 0 else { return nil }
         return (
             UnsafeRawPointer(times + start), UnsafeRawPointer(times + slot(min(1, count - 1))),

@@ -42,7 +42,7 @@ struct OwnedArray<Element>: ~Copyable {
     deinit {
         base.deinitialize(count: count)
         if capacity > 0 {
-            Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: capacity * MemoryLayout<Element>.stride)
+            Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: blockBytes)
         }
     }
 
@@ -159,6 +159,10 @@ struct OwnedArray<Element>: ~Copyable {
         block.deallocate()
     }
 
+    /// The bytes of the block the elements are in (``allocateBlock(bytes:)``
+    /// made it for that many).
+    private var blockBytes: Int { capacity * MemoryLayout<Element>.stride }
+
     /// Room for `minimum` elements, moved to a larger block when needed.
     mutating func reserveCapacity(_ minimum: Int) {
         guard minimum > capacity else { return }
@@ -166,7 +170,7 @@ struct OwnedArray<Element>: ~Copyable {
             .bindMemory(to: Element.self, capacity: minimum)
         block.moveInitialize(from: base, count: count)
         if capacity > 0 {
-            Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: capacity * MemoryLayout<Element>.stride)
+            Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: blockBytes)
         }
         base = block
         capacity = minimum
@@ -214,7 +218,7 @@ struct OwnedArray<Element>: ~Copyable {
         base.deinitialize(count: count)
         count = 0
         guard !keepingCapacity, capacity > 0 else { return }
-        Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: capacity * MemoryLayout<Element>.stride)
+        Self.deallocateBlock(UnsafeMutableRawPointer(base), bytes: blockBytes)
         base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment).unsafelyUnwrapped
         capacity = 0
     }

@@ -486,8 +486,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// instance removed from the middle of the scheduler's array). O(N).
     mutating func removePosition(_ position: Int) {
         guard position < nodes.count else { return }
-        set(position, to: .infinity)
-        changes &+= 1
+        set(position, to: .infinity)  // (which counts the change)
         _ = nodes.remove(at: position)
         let p = Int32(position)
         func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }
