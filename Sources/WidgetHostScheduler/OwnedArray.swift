@@ -85,22 +85,24 @@ struct OwnedArray<Element>: ~Copyable {
     /// pages).
     static var hugePage: Int { 2 << 20 }
 
-    /// A block of at least `bytes`, on a cache line. From two huge pages
-    /// up, it starts on a huge page's boundary, is rounded up to whole huge
-    /// pages, and is asked to be backed by them (`madvise(MADV_HUGEPAGE)`:
-    /// where the kernel's transparent huge pages are set to `madvise`, as
-    /// on this project's VM, only blocks asked for get them).
+    /// A block of at least `bytes`, on a cache line. From
+    /// ``hugePageBlock`` up, it starts on a huge page's boundary, is rounded
+    /// up to whole huge pages, and is asked to be backed by them
+    /// (`madvise(MADV_HUGEPAGE)`: where the kernel's transparent huge pages
+    /// are set to `madvise`, as on this project's VM, only blocks asked for
+    /// get them).
     ///
-    /// At 100,000 instances the records and the reload wheel's nodes are
-    /// about 26 MB, far more than the TLB maps in 4 KB pages: each of a
+    /// At 100,000 instances the ledgers' times and the cold records are
+    /// about 60 MB, far more than the TLB maps in 4 KB pages: each of a
     /// reload's reads, on a random page, also waited for a page walk. A
     /// huge page's cost is its last one, resident whole once a byte of it
-    /// is used: at most 2 MB per block, which from two huge pages up (an
-    /// array at least half full) is at most one element's size per
-    /// element (measured: 980 B per instance at 10,000, 915 at 14,000, 805
-    /// at 100,000, against 987, 900 and 779). The advice is best-effort: a
-    /// kernel without huge pages refuses it, and the block is used as it
-    /// is.
+    /// is used: at most 2 MB per block, an eighth of a block from 16 MB
+    /// up. From 4 MB up (until 2026-12-02), the ledgers' times at 10,000
+    /// instances (4 MB) crossed into a third huge page after 38 hours:
+    /// 1,207 B per instance resident against 992, for no speed at 100,000
+    /// (the records of 8 MB on 4 KB pages read 3.44 M events/s against
+    /// 3.19 M, medians of 4 rounds). The advice is best-effort: a kernel
+    /// without huge pages refuses it, and the block is used as it is.
     ///
     /// On Linux a block of ``mappedBlock`` bytes or more is mapped from
     /// the kernel directly (`mmap`), and unmapped when let go
@@ -131,7 +133,7 @@ struct OwnedArray<Element>: ~Copyable {
             _ = madvise(block, size, MADV_HUGEPAGE)
             return block
         #else
-            guard bytes >= 2 * huge else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
+            guard bytes >= hugePageBlock else { return .allocate(byteCount: bytes, alignment: blockAlignment) }
             return .allocate(byteCount: (bytes + huge - 1) / huge * huge, alignment: huge)
         #endif
     }
@@ -140,11 +142,15 @@ struct OwnedArray<Element>: ~Copyable {
     /// threshold for mapping, before it moves.
     static var mappedBlock: Int { 128 << 10 }
 
+    /// The smallest block backed by huge pages: eight of them (16 MB), so
+    /// that the last one's unused part is at most an eighth of the block.
+    static var hugePageBlock: Int { 8 * hugePage }
+
     /// The size and alignment of a mapped block of `bytes`: whole huge
-    /// pages on a huge page's boundary from two huge pages up, else whole
-    /// pages on a page's boundary.
+    /// pages on a huge page's boundary from ``hugePageBlock`` up, else
+    /// whole pages on a page's boundary.
     private static func mapping(_ bytes: Int) -> (size: Int, alignment: Int) {
-        let unit = bytes >= 2 * hugePage ? hugePage : 4096
+        let unit = bytes >= hugePageBlock ? hugePage : 4096
         return ((bytes + unit - 1) / unit * unit, unit)
     }
 

@@ -88,16 +88,21 @@ struct OwnedArrayTests {
         #expect(MemoryLayout<HotRecord>.stride == ReadAhead.lineSize)
     }
 
-    /// A block of two huge pages or more starts on a huge page and is
-    /// asked for in huge pages: the kernel's map of this process marks its
-    /// mapping `hg` (`MADV_HUGEPAGE`). A smaller block is not asked.
+    /// A block of ``OwnedArray/hugePageBlock`` (eight huge pages) or more
+    /// starts on a huge page and is asked for in huge pages: the kernel's
+    /// map of this process marks its mapping `hg` (`MADV_HUGEPAGE`).
+    /// Smaller blocks, two huge pages or a quarter of one, are not asked:
+    /// the last huge page's unused part would be more than an eighth.
     @Test func largeBlocksAreAskedForInHugePages() throws {
         let huge = OwnedArray<UInt8>.hugePage
         var large = OwnedArray<UInt8>()
-        large.reserveCapacity(2 * huge + 1)
+        large.reserveCapacity(OwnedArray<UInt8>.hugePageBlock + 1)
+        var medium = OwnedArray<UInt8>()
+        medium.reserveCapacity(2 * huge + 1)
         var small = OwnedArray<UInt8>()
         small.reserveCapacity(huge / 4)
         let largeStart = large.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        let mediumStart = medium.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         let smallStart = small.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         #expect(largeStart % UInt(huge) == 0)
         // Where the kernel has transparent huge pages at all.
@@ -107,6 +112,7 @@ struct OwnedArrayTests {
         let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps"))
         let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
         #expect(Self.flags(of: largeStart, in: maps)?.contains("hg") == true)
+        #expect(Self.flags(of: mediumStart, in: maps).map { !$0.contains("hg") } ?? true)
         #expect(Self.flags(of: smallStart, in: maps).map { !$0.contains("hg") } ?? true)
     }
 
