@@ -11,18 +11,6 @@ import WidgetHostModel
 /// about, no history, and thresholds a whole day cannot reach.
 @Suite("Viewing tier")
 struct ViewTierTests {
-    /// The oracle's tier (the scan's: its history marked on a copy, then
-    /// its visible hours counted).
-    static func counted(_ s: InstanceState, at time: Double, _ c: SchedulerConfiguration) -> ViewTier {
-        if time - s.addedAt < c.learningPeriod { return .learning }
-        var views = s.views
-        if s.instance.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
-        let hours = views.visibleHours(at: time)
-        if hours >= c.frequentVisibleHours { return .frequent }
-        if hours >= c.occasionalVisibleHours { return .occasional }
-        return .rare
-    }
-
     @Test func theShownAllDayTierIsTheCountedOne() {
         var random = SplitMix64(seed: 2026_12_02)
         var shownAllDay = 0
@@ -32,6 +20,8 @@ struct ViewTierTests {
             c.frequentVisibleHours = [6, 24, 25][Int(random.next() % 3)]
             c.occasionalVisibleHours = [2, 24][Int(random.next() % 2)]
             let steady = SteadyRules(c)
+            // The oracle's tier: its history marked on a copy, then its visible hours counted.
+            let oracle = ScanScheduler(configuration: c)
             let addedAt = t0 - Double(random.next() % 10) * day
             var s = InstanceState(instance: instance("w", visible: random.next() % 4 != 0), addedAt: addedAt)
             // Shown from 21 to 26 hours before the time asked about (a few
@@ -48,7 +38,7 @@ struct ViewTierTests {
                 s.views.markVisible(from: marked - Double(random.next() % 30) * hour, to: marked)
             }
             let fast = InstanceView.of(s) { steady.tier($0, at: time) }
-            #expect(fast == Self.counted(s, at: time, c), "round \(round): \(s.views), since \(s.visibleSince as Any)")
+            #expect(fast == oracle.tier(s, at: time), "round \(round): \(s.views), since \(s.visibleSince as Any)")
             if s.instance.isVisible, let since = s.visibleSince, since <= time - SteadyRules.shownThroughTheWindow {
                 shownAllDay += 1
             }
