@@ -116,6 +116,15 @@ public struct SchedulerConfiguration: Sendable, Hashable, Codable {
     public func budgetReturn(
         from: Double, learningEnds: Double, allowance: (Double) -> Int, nextAllowed: (Double, Int) -> Double
     ) -> Double {
+        Self.budgetReturn(from: from, learningEnds: learningEnds, allowance: allowance, nextAllowed: nextAllowed)
+    }
+
+    /// ``budgetReturn(from:learningEnds:allowance:nextAllowed:)``, which
+    /// reads nothing of the configuration.
+    @inlinable
+    public static func budgetReturn(
+        from: Double, learningEnds: Double, allowance: (Double) -> Int, nextAllowed: (Double, Int) -> Double
+    ) -> Double {
         var time = from
         for _ in 0..<64 {
             let fits = nextAllowed(time, allowance(time))

@@ -499,6 +499,17 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func replanByTheRules(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
         let charge = appCharges[info[position].app]
+        // A policy reload held by the budget alone, of an instance shown
+        // all day: its plan and recheck found without the rules.
+        let steady = self.steady
+        if let held = instances.withView(
+            position, { s in steady.heldPlan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
+        {
+            reloads.set(
+                position, to: held.time, latest: held.time, flags: .init(underFreeCap: false, plainPolicy: false))
+            setRecheck(position, held.recheck)
+            return
+        }
         let rules = self.rules
         let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)

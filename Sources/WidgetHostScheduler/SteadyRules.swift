@@ -86,6 +86,13 @@ struct SteadyRules: Sendable {
             if hot.pointee.isVisible { views.markVisible(from: s.visibleSince ?? time, to: time) }
             hours = views.visibleHours(at: time)
         }
+        return tier(visibleHours: hours)
+    }
+
+    /// The tier of an instance visible in `hours` of the last 24, after
+    /// its learning period.
+    @inline(__always)
+    func tier(visibleHours hours: Int) -> ViewTier {
         if hours >= frequentVisibleHours { return .frequent }
         if hours >= occasionalVisibleHours { return .occasional }
         return .rare
@@ -144,11 +151,7 @@ struct SteadyRules: Sendable {
     @inline(__always)
     func plainPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, latest: Double)? {
         let hot = s.hot
-        guard !hot.pointee.isInFlight, !hot.pointee.hasRare, appCharge == .counted, !developerMode
-        else { return nil }
-        let due = hot.pointee.storedPolicyDue
-        // NaN (no policy due) and infinity fail.
-        guard due.isFinite, due >= now else { return nil }
+        guard let due = policyDueAlone(s, appCharge: appCharge, at: now) else { return nil }
         // A hidden bound: hidden now, or shown after it came due (NaN: never shown, no bound).
         if deferPolicyReloadsWhileHidden
             && (!hot.pointee.isVisible || hot.pointee.storedVisibleSince > due)
@@ -169,5 +172,62 @@ struct SteadyRules: Sendable {
         let received = hot.pointee.storedTimelineReceivedAt
         let ahead = later(0, due - (received != received ? due : received))  // (NaN: none received)
         return (due, due + min(coalescingCap, coalescingFraction * ahead))
+    }
+
+    /// The policy's due time of an instance that nothing but its policy
+    /// asks to reload (no reload in flight, no rare values), counted (the
+    /// app in the background, not in developer mode), due at or after
+    /// `now`; nil otherwise.
+    @inline(__always)
+    private func policyDueAlone(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> Double? {
+        let hot = s.hot
+        guard !hot.pointee.isInFlight, !hot.pointee.hasRare, appCharge == .counted, !developerMode
+        else { return nil }
+        let due = hot.pointee.storedPolicyDue
+        // NaN (no policy due) and infinity fail.
+        guard due.isFinite, due >= now else { return nil }
+        return due
+    }
+
+    /// The plan of a counted policy reload held by the budget alone, of an
+    /// instance past its learning period and shown all day (so that its
+    /// tier, and its allowance, stay the same from its due time on), with
+    /// the time its plan is to be made again (the first whole hour after
+    /// its due time, when that comes before the budget lets it go; else
+    /// infinity): what ``ReloadRules/candidate(_:appCharge:at:)`` and
+    /// ``ReloadRules/recheckTime(_:appCharge:now:planned:)`` find for it,
+    /// the budget's return found as they find it, without asking the tier
+    /// at each hour. The plan is the budget's return, deferred from the due
+    /// time (cause `.budget`), with no coalescing slack. Nil for any other
+    /// instance (a plain plan, ``plainPlan(_:appCharge:at:)``, included).
+    ///
+    /// Past the learning period, a widget that asks to be reloaded more
+    /// often than its allowance has every reload held so: a fifth of the
+    /// benchmark's reloads, each planned by all the rules (about 850
+    /// instructions) before.
+    @inline(__always)
+    func heldPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, recheck: Double)? {
+        let hot = s.hot
+        // Times so late that a day's hours past them are no longer plain
+        // numbers are left to the rules.
+        guard let due = policyDueAlone(s, appCharge: appCharge, at: now), due <= Self.largestPlainTime / 2
+        else { return nil }
+        // Shown all day at the due time, and so at every time after it
+        // (no hidden bound, the same tier), past the learning period.
+        guard due - hot.pointee.addedAt >= learningPeriod, hot.pointee.isVisible,
+            hot.pointee.storedVisibleSince <= due - Self.shownThroughTheWindow,
+            Double(hot.pointee.views.hour) * 3600 <= due
+        else { return nil }
+        // Spacing (NaN: no counted reload yet, no spacing).
+        if hot.pointee.storedLedgerLast + minimumReloadInterval > due { return nil }
+        let allowance = allowance(for: tier(visibleHours: 24))
+        let window = budgetWindow
+        let back = SchedulerConfiguration.budgetReturn(
+            from: due, learningEnds: hot.pointee.addedAt + learningPeriod, allowance: { _ in allowance },
+            nextAllowed: { s.ledgerNextAllowed(from: $0, limit: $1, window: window) })
+        // Not held (a plain plan), or never let go (an allowance of none).
+        guard back > due, back.isFinite else { return nil }
+        let hour = tierBoundary(after: due, addedAt: hot.pointee.addedAt)
+        return (back, hour > back ? .infinity : hour)
     }
 }
