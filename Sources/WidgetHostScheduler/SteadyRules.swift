@@ -71,15 +71,12 @@ struct SteadyRules: Sendable {
         if time - s.addedAt < learningPeriod { return .learning }
         let hot = s.hot
         let hours: Int
-        if hot.pointee.isVisible && hot.pointee.storedVisibleSince <= time - Self.shownThroughTheWindow
-            && time <= Self.largestPlainTime && Double(hot.pointee.views.hour) * 3600 <= time
-        {
-            // Shown since at least 25 hours before `time` and still shown,
-            // with no hour marked after `time`'s: every one of the 24
-            // hours is visible, with no hour to mark or count (a visible
-            // instance's tier, after its learning period, was asked five
-            // or six times per reload, and marking a copy of its history
-            // to count it took a third of the reload's instructions).
+        if Self.isShownAllDay(hot, at: time) {
+            // Every one of the 24 hours is visible, with no hour to mark
+            // or count (a visible instance's tier, after its learning
+            // period, was asked five or six times per reload, and marking
+            // a copy of its history to count it took a third of the
+            // reload's instructions).
             hours = 24
         } else {
             var views = hot.pointee.views
@@ -87,6 +84,17 @@ struct SteadyRules: Sendable {
             hours = views.visibleHours(at: time)
         }
         return tier(visibleHours: hours)
+    }
+
+    /// Whether the instance of `hot` is visible in every hour of the 24
+    /// that end with `time`'s, known without counting them: shown since at
+    /// least 25 hours before `time` and still shown, with no hour marked
+    /// after `time`'s. True at `time` means true at every later time while
+    /// the record stays as it is.
+    @inline(__always)
+    static func isShownAllDay(_ hot: UnsafePointer<HotRecord>, at time: Double) -> Bool {
+        hot.pointee.isVisible && hot.pointee.storedVisibleSince <= time - shownThroughTheWindow
+            && time <= largestPlainTime && Double(hot.pointee.views.hour) * 3600 <= time
     }
 
     /// The tier of an instance visible in `hours` of the last 24, after
@@ -214,10 +222,7 @@ struct SteadyRules: Sendable {
         else { return nil }
         // Shown all day at the due time, and so at every time after it
         // (no hidden bound, the same tier), past the learning period.
-        guard due - hot.pointee.addedAt >= learningPeriod, hot.pointee.isVisible,
-            hot.pointee.storedVisibleSince <= due - Self.shownThroughTheWindow,
-            Double(hot.pointee.views.hour) * 3600 <= due
-        else { return nil }
+        guard due - hot.pointee.addedAt >= learningPeriod, Self.isShownAllDay(hot, at: due) else { return nil }
         // Spacing (NaN: no counted reload yet, no spacing).
         if hot.pointee.storedLedgerLast + minimumReloadInterval > due { return nil }
         let allowance = allowance(for: tier(visibleHours: 24))
