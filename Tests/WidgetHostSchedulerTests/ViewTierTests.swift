@@ -6,9 +6,9 @@ import WidgetHostModel
 /// The viewing tier as the steady rules find it (``SteadyRules/tier(_:at:)``,
 /// which knows an instance shown all day without counting its hours) is
 /// the tier the oracle counts, hour by hour, from the same state: around
-/// the hours where the hours counted change and the shortcut's 25-hour
-/// edge, hour boundaries, a history marked past the time asked
-/// about, no history, and thresholds a whole day cannot reach.
+/// the hours where the count changes and the shortcut's 25-hour edge, at
+/// hour boundaries, with a history marked past the time asked about or
+/// none, and with thresholds a whole day cannot reach.
 @Suite("Viewing tier")
 struct ViewTierTests {
     @Test func theShownAllDayTierIsTheCountedOne() {
