@@ -54,13 +54,14 @@ struct ReloadWheel: ~Copyable, Sendable {
         /// The next position in the bucket, or -1.
         var next: Int32 = -1
         /// The previous position plus 2 (0: in `far`; 1: the first of its
-        /// bucket) in the low 30 bits (positions below 2^30 - 2), and the
-        /// plan's two flags in the top two.
+        /// bucket) in the low 29 bits (positions below 2^29 - 2), and the
+        /// plan's three flags in the top three.
         private var link: UInt32 = 1
 
         private static let cappedBit: UInt32 = 0x8000_0000
         private static let plainBit: UInt32 = 0x4000_0000
-        private static let flagBits: UInt32 = 0xC000_0000
+        private static let heldBit: UInt32 = 0x2000_0000
+        private static let flagBits: UInt32 = 0xE000_0000
 
         init() {}
 
@@ -68,7 +69,7 @@ struct ReloadWheel: ~Copyable, Sendable {
             self.key = key
             self.latest = latest
             self.next = next
-            // (Wrapping: a position is below 2^30 - 2, checked as the nodes grow.)
+            // (Wrapping: a position is below 2^29 - 2, checked as the nodes grow.)
             self.link = UInt32(truncatingIfNeeded: previous &+ 2) | flags.bits
         }
 
@@ -81,9 +82,16 @@ struct ReloadWheel: ~Copyable, Sendable {
             /// nothing lifted in developer mode), so that issuing it needs no
             /// planning again.
             var plainPolicy = false
+            /// The plan is a counted policy reload held by the budget alone,
+            /// of an instance shown all day past its learning period
+            /// (``SteadyRules/heldPlan(_:appCharge:at:)``): its time is the
+            /// budget's return, which stays the same until an event plans the
+            /// instance again, so that issuing it needs no planning again either.
+            var heldPolicy = false
 
             fileprivate var bits: UInt32 {
                 (underFreeCap ? Node.cappedBit : 0) | (plainPolicy ? Node.plainBit : 0)
+                    | (heldPolicy ? Node.heldBit : 0)
             }
         }
 
@@ -100,6 +108,10 @@ struct ReloadWheel: ~Copyable, Sendable {
 
         /// Whether the queued plan is a counted policy reload on time.
         var plainPolicy: Bool { link & Self.plainBit != 0 }
+
+        /// Whether the queued plan is a counted policy reload held by the
+        /// budget alone (``Flags/heldPolicy``).
+        var heldPolicy: Bool { link & Self.heldBit != 0 }
 
         /// Sets what is read of the queued plan.
         mutating func setPlan(latest: Double, flags: Flags) {
@@ -203,7 +215,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// `latest` and flags, moves it, or (for an infinite or NaN key) takes
     /// it out.
     mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, flags: Node.Flags = .init()) {
-        precondition(position < 1 << 30 - 2, "a position past the wheel's 30-bit links")
+        precondition(position < 1 << 29 - 2, "a position past the wheel's 29-bit links")
         reserve(positions: position + 1)
         changes &+= 1
         let key = key < .infinity ? key : .infinity
@@ -242,7 +254,7 @@ struct ReloadWheel: ~Copyable, Sendable {
         if position < nodes.count, count > 0, key < .infinity, nodes[position].key == .infinity {
             let b = Self.bucket(key)
             // (Wrapping arithmetic: `base` is within ±2^60, a position below
-            // 2^30 - 2, and the count below the positions.)
+            // 2^29 - 2, and the count below the positions.)
             if b >= base, b < base &+ Int64(Self.ringSize), b != orderBucket {
                 linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
                 count &+= 1
@@ -535,7 +547,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     @inline(__always)
     private mutating func linkAtHead(_ position: Int, slot s: Int, _ key: Double, latest: Double, flags: Node.Flags) {
         let head = heads[s]
-        let p = Int32(truncatingIfNeeded: position)  // below 2^30 - 2
+        let p = Int32(truncatingIfNeeded: position)  // below 2^29 - 2
         // One pass over the nodes for both writes.
         nodes.withUnsafeMutableBufferPointer { nodes in
             nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)

@@ -506,7 +506,8 @@ struct SchedulerCore: ~Copyable, Sendable {
             position, { s in steady.heldPlan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
         {
             reloads.set(
-                position, to: held.time, latest: held.time, flags: .init(underFreeCap: false, plainPolicy: false))
+                position, to: held.time, latest: held.time,
+                flags: .init(underFreeCap: false, plainPolicy: false, heldPolicy: true))
             setRecheck(position, held.recheck)
             return
         }
@@ -1376,6 +1377,16 @@ struct SchedulerCore: ~Copyable, Sendable {
                     {
                         // Its in-flight record made at once: no plan with a trigger to copy.
                         serial = issuePolicyReload(p, dueSince: node.key, latest: node.latest, at: now)
+                    } else if node.heldPolicy && !node.underFreeCap && !info[p].hasRecheck && charge == .counted {
+                        // Held by the budget alone until its queued time, its
+                        // tier and so its budget unchanged since it was planned
+                        // (an instance shown all day, past its learning period):
+                        // the rules would find the same plan. Deferred from its
+                        // policy's due time, as they would record it.
+                        let due = instances[hot: p].storedPolicyDue
+                        serial = issuePolicyReload(
+                            p, dueSince: due, time: node.key, latest: node.key,
+                            planned: Deferral(from: due, until: node.key, cause: .budget), at: now)
                     } else {
                         guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
                         serial = ruled
@@ -1539,10 +1550,14 @@ struct SchedulerCore: ~Copyable, Sendable {
     }
 
     /// `issue(_:_:)` (of a record) for a counted policy reload on
-    /// its plan (the steady state's): due since `dueSince` with the
-    /// coalescing deadline `latest`, issued at `now`. Its record goes to
-    /// the table as plain numbers, never made as an ``InFlightRecord``.
-    private mutating func issuePolicyReload(_ p: Int, dueSince: Double, latest: Double, at now: Double) -> UInt64 {
+    /// its plan (the steady state's): due since `dueSince`, planned for
+    /// `time` (`dueSince` when not deferred) with the coalescing deadline
+    /// `latest` and the plan's deferral `planned`, issued at `now`. Its
+    /// record goes to the table as plain numbers, never made as an
+    /// ``InFlightRecord``.
+    private mutating func issuePolicyReload(
+        _ p: Int, dueSince: Double, time: Double? = nil, latest: Double, planned: Deferral? = nil, at now: Double
+    ) -> UInt64 {
         willChange(p)
         issuedSerial += 1
         var stored = InFlightTable.Stored()
@@ -1550,7 +1565,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         stored.time = now
         stored.dueSince = dueSince
         stored.attempt = instances[hot: p].consecutiveFailures
-        stored.deferral = Self.deferral(issuedAt: now, time: dueSince, latest: latest, isPolicy: true)
+        stored.deferral = Self.deferral(
+            issuedAt: now, time: time ?? dueSince, latest: latest, isPolicy: true, planned: planned)
         (stored.countedInWindow, stored.allowance) = recordCounted(p, at: now)
         (stored.hasCountedInWindow, stored.hasAllowance) = (true, true)
         instances.setInFlight(p, plain: stored, issuedAt: now)
