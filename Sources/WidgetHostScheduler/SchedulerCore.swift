@@ -1442,7 +1442,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// counting sort by the groups' ranks, which keeps the instances' order
     /// within each batch; `grouped`: they are of more than one group.
     private mutating func groupByBatch(_ issued: [ReloadTicket], grouped: Bool, into tickets: inout [ReloadTicket]) {
-        guard let first = issued.first else { return }
+        guard !issued.isEmpty else { return }
         // One batch, the usual case (a wakeup's reloads of one plugin and kind).
         guard grouped else {
             tickets.append(contentsOf: issued)
@@ -1453,7 +1453,10 @@ struct SchedulerCore: ~Copyable, Sendable {
         counts.removeAll(keepingCapacity: true)
         counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
         let start = tickets.count
-        tickets.append(contentsOf: repeatElement(first, count: issued.count))
+        // Room for the batches, each ticket written over after: copied
+        // from `issued` in one move, where as many copies of one ticket
+        // took some ten instructions each.
+        tickets.append(contentsOf: issued)
         counts.withUnsafeMutableBufferPointer { counts in
             for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
             for r in 1..<counts.count { counts[r] += counts[r - 1] }
