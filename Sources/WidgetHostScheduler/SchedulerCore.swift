@@ -482,20 +482,15 @@ struct SchedulerCore: ~Copyable, Sendable {
         let charge = appCharges[info[position].app]
         // The steady state's plan first, from the few numbers it reads.
         let steady = self.steady
-        switch instances.withView(position, { s in steady.plan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
+        if let plain = instances.withView(
+            position, { s in steady.plainPlan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
         {
-        case .plain(let time, let latest):
-            reloads.insert(position, at: time, latest: latest, flags: .init(underFreeCap: false, plainPolicy: true))
-            setRecheck(position, .infinity)
-        case .held(let time, let recheck):
-            // Issued at its time as planned, too (``ReloadWheel/Node/Flags/heldPolicy``).
             reloads.insert(
-                position, at: time, latest: time,
-                flags: .init(underFreeCap: false, plainPolicy: false, heldPolicy: true))
-            setRecheck(position, recheck)
-        case nil:
-            replanByTheRules(position)
+                position, at: plain.time, latest: plain.latest, flags: .init(underFreeCap: false, plainPolicy: true))
+            setRecheck(position, .infinity)
+            return
         }
+        replanByTheRules(position)
     }
 
     /// ``replan(_:)`` past the steady state's plan: every rule asked.
@@ -504,6 +499,18 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func replanByTheRules(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
         let charge = appCharges[info[position].app]
+        // A policy reload held by the budget alone, of an instance shown
+        // all day: its plan and recheck found without the rules.
+        let steady = self.steady
+        if let held = instances.withView(
+            position, { s in steady.heldPlan(s, appCharge: charge, at: later(stateNow, s.addedAt)) })
+        {
+            reloads.set(
+                position, to: held.time, latest: held.time,
+                flags: .init(underFreeCap: false, plainPolicy: false, heldPolicy: true))
+            setRecheck(position, held.recheck)
+            return
+        }
         let rules = self.rules
         let (planned, flags, recheck) = instances.withView(position) { s in
             let now = max(stateNow, s.addedAt)

@@ -144,44 +144,20 @@ struct SteadyRules: Sendable {
         }
     }
 
-    /// What the steady state plans for an instance, found without the
-    /// rules (``plan(_:appCharge:at:)``).
-    enum Plan: Equatable {
-        /// A plain policy reload at `time`, with its coalescing deadline.
-        case plain(time: Double, latest: Double)
-        /// A policy reload held by the budget alone until `time`, to be
-        /// planned again at `recheck` (infinity: never by time alone).
-        case held(time: Double, recheck: Double)
-    }
-
     /// The plan of `s` at `now` when it is the steady state's (nil
-    /// otherwise, when ``ReloadRules/candidate(_:appCharge:at:)`` decides):
-    /// nothing but the timeline's policy asks for a reload (no rare values:
-    /// no request, location change, backoff or push ledger), the reload is
-    /// counted (the app in the background, not in developer mode), nothing
-    /// hides it (visible since before it is due, or hidden reloads not
-    /// deferred), the spacing leaves its due time as it is, and that time
-    /// is not before `now`. Then:
-    ///
-    /// * when the budget lets it go at its due time, the plan is that time
-    ///   with its coalescing slack, a plain policy reload, not under the
-    ///   free cap, with no recheck;
-    /// * when the budget holds it, and the instance is past its learning
-    ///   period and shown all day at its due time (so that its tier, and
-    ///   its allowance, stay the same from then on), the plan is the
-    ///   budget's return, deferred from the due time (cause `.budget`) with
-    ///   no coalescing slack, rechecked at the first whole hour after the
-    ///   due time when that comes before the return. Past the learning
-    ///   period, a widget that asks to be reloaded more often than its
-    ///   allowance has every reload held so (each was planned by all the
-    ///   rules before, about 850 instructions).
-    ///
-    /// What `candidate`, `hasCappedCandidate` and `recheckTime` find for it,
-    /// in a few comparisons, one tier and at most one budget question. The
-    /// oracle comparison, `PlainPlanTests` and `HeldPlanTests` check that
-    /// they agree.
+    /// otherwise, when ``candidate(_:appCharge:at:)`` decides): nothing but
+    /// the timeline's policy asks for a reload (no rare values: no request,
+    /// location change, backoff or push ledger), the reload is counted (the
+    /// app in the background, not in developer mode), nothing hides it
+    /// (visible since before it is due, or hidden reloads not deferred), the
+    /// spacing and the budget leave its due time as it is, and that time is
+    /// not before `now`. The plan is then the due time with its coalescing
+    /// slack, a plain policy reload, not under the free cap, with no
+    /// recheck: what `candidate`, `hasCappedCandidate` and `recheckTime`
+    /// find for it, in a few comparisons, one tier and one budget question.
+    /// The oracle comparison checks that they agree.
     @inline(__always)
-    func plan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> Plan? {
+    func plainPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, latest: Double)? {
         let hot = s.hot
         guard let due = policyDueAlone(s, appCharge: appCharge, at: now) else { return nil }
         // A hidden bound: hidden now, or shown after it came due (NaN: never shown, no bound).
@@ -196,49 +172,14 @@ struct SteadyRules: Sendable {
         // A ledger holding fewer times than the allowance has room in every
         // window: its ring is read only when it might not.
         let allowance = allowance(for: tier(s, at: due))
-        if Int(hot.pointee.storedLedgerCount) >= allowance {
-            let fits = s.ledgerNextAllowed(from: due, limit: allowance, window: budgetWindow)
-            if fits > due { return heldPlan(s, due: due, returning: fits) }
-        }
+        guard
+            Int(hot.pointee.storedLedgerCount) < allowance
+                || s.ledgerNextAllowed(
+                    from: due, limit: allowance, window: budgetWindow) <= due
+        else { return nil }
         let received = hot.pointee.storedTimelineReceivedAt
         let ahead = later(0, due - (received != received ? due : received))  // (NaN: none received)
-        return .plain(time: due, latest: due + min(coalescingCap, coalescingFraction * ahead))
-    }
-
-    /// The held plan of ``plan(_:appCharge:at:)``: `s`, due at `due`, is
-    /// held by the budget until `fits` (the first time its ledger has room,
-    /// with the allowance of its tier at `due`). Nil (left to the rules)
-    /// unless the tier stays the same from `due` on: past the learning
-    /// period and shown all day at `due`. The budget's return is then
-    /// `fits` itself, as ``SchedulerConfiguration/budgetReturn(from:learningEnds:allowance:nextAllowed:)``
-    /// finds it hour by hour, within its 64 hours (beyond them, or never
-    /// let go, the rules decide); and times so late that a day's hours past
-    /// them are no longer plain numbers are left to the rules too.
-    @inline(__always)
-    private func heldPlan(_ s: InstanceView, due: Double, returning fits: Double) -> Plan? {
-        let hot = s.hot
-        guard due <= Self.largestPlainTime / 2, due - hot.pointee.addedAt >= learningPeriod,
-            Self.isShownAllDay(hot, at: due), fits <= due + Self.heldReach
-        else { return nil }
-        let hour = tierBoundary(after: due, addedAt: hot.pointee.addedAt)
-        return .held(time: fits, recheck: hour > fits ? .infinity : hour)
-    }
-
-    /// How far past its due time the budget's return of a held plan is
-    /// found without the rules: 63 hours, within which the hour-by-hour
-    /// search of `budgetReturn` (64 whole hours at least) reaches it.
-    static let heldReach: Double = 63 * 3_600
-
-    /// ``plan(_:appCharge:at:)`` when it is a plain plan.
-    func plainPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, latest: Double)? {
-        guard case .plain(let time, let latest) = plan(s, appCharge: appCharge, at: now) else { return nil }
-        return (time, latest)
-    }
-
-    /// ``plan(_:appCharge:at:)`` when it is a held plan.
-    func heldPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, recheck: Double)? {
-        guard case .held(let time, let recheck) = plan(s, appCharge: appCharge, at: now) else { return nil }
-        return (time, recheck)
+        return (due, due + min(coalescingCap, coalescingFraction * ahead))
     }
 
     /// The policy's due time of an instance that nothing but its policy
@@ -254,5 +195,44 @@ struct SteadyRules: Sendable {
         // NaN (no policy due) and infinity fail.
         guard due.isFinite, due >= now else { return nil }
         return due
+    }
+
+    /// The plan of a counted policy reload held by the budget alone, of an
+    /// instance past its learning period and shown all day (so that its
+    /// tier, and its allowance, stay the same from its due time on), with
+    /// the time its plan is to be made again (the first whole hour after
+    /// its due time, when that comes before the budget lets it go; else
+    /// infinity): what ``ReloadRules/candidate(_:appCharge:at:)`` and
+    /// ``ReloadRules/recheckTime(_:appCharge:now:planned:)`` find for it,
+    /// the budget's return found as they find it, without asking the tier
+    /// at each hour. The plan is the budget's return, deferred from the due
+    /// time (cause `.budget`), with no coalescing slack. Nil for any other
+    /// instance (a plain plan, ``plainPlan(_:appCharge:at:)``, included).
+    ///
+    /// Past the learning period, a widget that asks to be reloaded more
+    /// often than its allowance has every reload held so: a fifth of the
+    /// benchmark's reloads, each planned by all the rules (about 850
+    /// instructions) before.
+    @inline(__always)
+    func heldPlan(_ s: InstanceView, appCharge: ReloadCharge, at now: Double) -> (time: Double, recheck: Double)? {
+        let hot = s.hot
+        // Times so late that a day's hours past them are no longer plain
+        // numbers are left to the rules.
+        guard let due = policyDueAlone(s, appCharge: appCharge, at: now), due <= Self.largestPlainTime / 2
+        else { return nil }
+        // Shown all day at the due time, and so at every time after it
+        // (no hidden bound, the same tier), past the learning period.
+        guard due - hot.pointee.addedAt >= learningPeriod, Self.isShownAllDay(hot, at: due) else { return nil }
+        // Spacing (NaN: no counted reload yet, no spacing).
+        if hot.pointee.storedLedgerLast + minimumReloadInterval > due { return nil }
+        let allowance = allowance(for: tier(visibleHours: 24))
+        let window = budgetWindow
+        let back = SchedulerConfiguration.budgetReturn(
+            from: due, learningEnds: hot.pointee.addedAt + learningPeriod, allowance: { _ in allowance },
+            nextAllowed: { s.ledgerNextAllowed(from: $0, limit: $1, window: window) })
+        // Not held (a plain plan), or never let go (an allowance of none).
+        guard back > due, back.isFinite else { return nil }
+        let hour = tierBoundary(after: due, addedAt: hot.pointee.addedAt)
+        return (back, hour > back ? .infinity : hour)
     }
 }
