@@ -1165,10 +1165,23 @@ struct SchedulerCore: ~Copyable, Sendable {
             // it is, every plan its queued time: the batch is due now (the
             // time it found does not depend on `now` then), and the keys it
             // walked (up to a deadline at or after `now`) hold every one
-            // due.
-            scratch.walked.withUnsafeBufferPointer { walked in
-                for entry in walked[..<scratch.walkedCount] where entry.key <= now { due.append(Int(entry.position)) }
+            // due. Written in place, one slot per key walked (the slots
+            // not used are dropped after): an append per position asked
+            // whether `due`'s buffer was shared, a call to the runtime for
+            // about every reload issued.
+            let walkedCount = scratch.walkedCount
+            let start = due.count
+            due.append(contentsOf: repeatElement(0, count: walkedCount))
+            var end = start
+            due.withUnsafeMutableBufferPointer { due in
+                scratch.walked.withUnsafeBufferPointer { walked in
+                    for entry in walked[..<walkedCount] where entry.key <= now {
+                        due[end] = Int(entry.position)
+                        end += 1
+                    }
+                }
             }
+            if end < due.count { due.removeLast(due.count - end) }
             scratch.walksReused &+= 1
             return false
         }
