@@ -453,13 +453,19 @@ struct Driver {
         let start = driver.now
         while driver.now < start + warmUp { driver.step(limit: .max, timed: false) }
         let held = (0..<instances).filter { driver.engine.records[$0].held }.count
+        // The budget's state, to compare with the shipped scheduler's
+        // (`profile.sh ... --heap` prints its ledgers' mean count).
+        let ledgerTimes = (0..<instances).reduce(0) { $0 + Int(driver.engine.records[$1].ringCount) }
+        let measuredFrom = driver.now
         driver.events = 0
         let t0 = DispatchTime.now().uptimeNanoseconds
         measured(&driver, events, timed: timed)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         let rate = Double(driver.events) / seconds / 1e6
         print(
-            "steady floor, \(instances) instances, \(Int(warmUp / 3600)) h of warm-up (\(held) held by the budget):",
+            "steady floor, \(instances) instances, \(Int(warmUp / 3600)) h of warm-up (\(held) held by the budget,",
+            "ledgers \(Double(ledgerTimes) / Double(instances)) times, then \(driver.events) events in",
+            "\(((driver.now - measuredFrom) / 360).rounded() / 10) virtual h):",
             "\((rate * 100).rounded() / 100) M events/s")
         if timed {
             let issuing = Double(driver.issuing) / Double(driver.events)
