@@ -204,8 +204,9 @@ struct SteadyRules: Sendable {
     /// its due time, when that comes before the budget lets it go; else
     /// infinity): what ``ReloadRules/candidate(_:appCharge:at:)`` and
     /// ``ReloadRules/recheckTime(_:appCharge:now:planned:)`` find for it,
-    /// the budget's return found as they find it, without asking the tier
-    /// at each hour. The plan is the budget's return, deferred from the due
+    /// the budget's return found with one question to the ledger, where
+    /// they ask the tier, and the ledger again, at each whole hour up to
+    /// it. The plan is the budget's return, deferred from the due
     /// time (cause `.budget`), with no coalescing slack. Nil for any other
     /// instance (a plain plan, ``plainPlan(_:appCharge:at:)``, included).
     ///
@@ -225,11 +226,15 @@ struct SteadyRules: Sendable {
         guard due - hot.pointee.addedAt >= learningPeriod, Self.isShownAllDay(hot, at: due) else { return nil }
         // Spacing (NaN: no counted reload yet, no spacing).
         if hot.pointee.storedLedgerLast + minimumReloadInterval > due { return nil }
-        let allowance = allowance(for: tier(visibleHours: 24))
-        let window = budgetWindow
-        let back = SchedulerConfiguration.budgetReturn(
-            from: due, learningEnds: hot.pointee.addedAt + learningPeriod, allowance: { _ in allowance },
-            nextAllowed: { s.ledgerNextAllowed(from: $0, limit: $1, window: window) })
+        // The budget's return, asked once: the allowance is the same at
+        // every time from `due` on, and with one allowance the earliest
+        // time with room at or after a time between `due` and that return
+        // is the return itself (times only leave the window while nothing
+        // is recorded), so `budgetReturn`'s walk from whole hour to whole
+        // hour, asking the ledger again at each, finds what this one
+        // question does.
+        let back = s.ledgerNextAllowed(
+            from: due, limit: allowance(for: tier(visibleHours: 24)), window: budgetWindow)
         // Not held (a plain plan), or never let go (an allowance of none).
         guard back > due, back.isFinite else { return nil }
         let hour = tierBoundary(after: due, addedAt: hot.pointee.addedAt)
