@@ -8,7 +8,7 @@
 # buckets, in Swift), in ROUNDS rounds alternating with the shipped
 # scheduler on the same workload (Benchmarks/Profile's driver, 97 hours of
 # warm-up), INSTANCES instances (100,000) and 30 events per instance; then
-# the medians and the median of the rounds' ratios:
+# the medians, and the spread and median of the rounds' ratios:
 #   Benchmarks/Floor/floor.sh --steady [INSTANCES] [ROUNDS]
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,11 +22,17 @@ if [ "$1" = "--steady" ]; then
         "$here/steady.swift"
     PROFILE_OUT="$out/profile" "$root/Benchmarks/Profile/profile.sh" 1000 1000 >/dev/null
     events=$((n * 30))
+    : > "$out/steady-rounds.txt"
     for round in $(seq 1 "$rounds"); do
         shipped=$("$out/profile/scheduler-profile" "$n" "$events" 349200 | sed -n 's/.*: \([0-9]*\) events\/s.*/\1/p')
         steady=$("$out/steady" "$n" "$events" | sed -n 's/.*: \([0-9.]*\) M events\/s.*/\1/p')
-        echo "$round $shipped $steady"
-    done | awk -v n="$n" '
+        if [ -z "$shipped" ] || [ -z "$steady" ]; then
+            echo "floor.sh: round $round gave no figure (shipped '$shipped', steady floor '$steady')" >&2
+            exit 1
+        fi
+        echo "$round $shipped $steady" >> "$out/steady-rounds.txt"
+    done
+    awk -v n="$n" '
         { shipped[NR] = $2 / 1e6; steady[NR] = $3; ratio[NR] = $3 / ($2 / 1e6)
           printf "round %d, %d instances: shipped %.2f M events/s, steady floor %.2f M (%.2fx)\n", $1, n, shipped[NR], $3, ratio[NR] }
         function median(a, k,   i, j, t, b) {
@@ -34,7 +40,12 @@ if [ "$1" = "--steady" ]; then
             for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
             return k % 2 ? b[(k + 1) / 2] : (b[k / 2] + b[k / 2 + 1]) / 2
         }
-        END { printf "medians: shipped %.2f M events/s, steady floor %.2f M, ratio %.2fx\n", median(shipped, NR), median(steady, NR), median(ratio, NR) }'
+        END {
+            lo = ratio[1]; hi = ratio[1]
+            for (i = 2; i <= NR; i++) { if (ratio[i] < lo) lo = ratio[i]; if (ratio[i] > hi) hi = ratio[i] }
+            printf "medians: shipped %.2f M events/s, steady floor %.2f M; ratio by round %.2f-%.2fx, median %.2fx\n", median(shipped, NR), median(steady, NR), lo, hi, median(ratio, NR)
+        }' \
+        "$out/steady-rounds.txt"
     exit 0
 fi
 cc -O2 -o "$out/floor" "$here/floor.c"

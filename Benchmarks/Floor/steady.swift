@@ -28,11 +28,15 @@
 // ahead). What it leaves out, each of which the shipped engine pays for:
 // free reasons, requests, hidden instances, backoff, the free cap, push
 // budgets, entries, the journal, batches by plugin and kind, the recheck
-// of a held reload at each whole hour, and decisions' details beyond the
-// count and allowance. Within a second its coalescing takes reloads in
-// bucket order, not key order. Every reload is counted (the shipped
-// engine's first one is free).
-//   swiftc -O -wmo -I Sources/CWidgetHostReadAhead/include Benchmarks/Floor/steady.swift -o steady
+// of a held reload at each whole hour, the budget asked again for a plan
+// trusted across a whole hour (the tier cannot change here), and
+// decisions' details beyond the count and allowance. Its coalescing takes
+// the earliest second's bucket whole (a held reload may be issued up to a
+// second after its time) and later seconds in bucket order, not key order.
+// Every reload is counted (the shipped engine's first one is free). Its
+// rings hold 128 times per instance (1 KB: more than the shipped arena,
+// which sizes each ring to its ledger), which can only slow it.
+//   swiftc -O -wmo -parse-as-library -I Sources/CWidgetHostReadAhead/include Benchmarks/Floor/steady.swift -o steady
 //   steady INSTANCES EVENTS [WARM-UP SECONDS] [--split]
 import CWidgetHostReadAhead
 import Dispatch
@@ -294,11 +298,6 @@ final class Engine {
                 let p = Int(taken[i])
                 let r = records + p
                 guard !appForeground[Int(apps[p])] else { fatalError("the probe's apps stay in the background") }
-                // Trusted as planned unless a whole hour lies between its
-                // plan and now (its tier could have changed): then the
-                // budget is asked again.
-                let hour = Double(Int(r.pointee.key * (1.0 / 3600)) + 1) * 3600
-                if now >= hour && !r.pointee.held { _ = budgetReturn(p, at: now) }
                 // Recorded in the ledger: the times out of the window forgotten, `now` appended.
                 let ring = rings + p * ringCapacity
                 var start = Int(r.pointee.ringStart)

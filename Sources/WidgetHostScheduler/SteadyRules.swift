@@ -106,6 +106,13 @@ struct SteadyRules: Sendable {
         return .rare
     }
 
+    /// How far after its due time a held reload's return is found here:
+    /// `SchedulerConfiguration.budgetReturn`, which the rules ask, looks
+    /// 64 whole hours ahead at most and gives the 64th when the return is
+    /// later (a budget window of days), so a return more than 63 hours
+    /// after the due time, where the two could differ, is left to the rules.
+    static let heldReturnReach: Double = 63 * 3_600
+
     /// How long before a time an instance shown since then has been shown
     /// in every hour of the 24 that end with that time's hour: 24 hours
     /// and one more, so that the hours of both times, each rounded down,
@@ -235,8 +242,9 @@ struct SteadyRules: Sendable {
         // question does.
         let back = s.ledgerNextAllowed(
             from: due, limit: allowance(for: tier(visibleHours: 24)), window: budgetWindow)
-        // Not held (a plain plan), or never let go (an allowance of none).
-        guard back > due, back.isFinite else { return nil }
+        // Not held (a plain plan), never let go (an allowance of none), or
+        // let go past the rules' reach (a window of days): left to them.
+        guard back > due, back <= due + Self.heldReturnReach else { return nil }
         let hour = tierBoundary(after: due, addedAt: hot.pointee.addedAt)
         return (back, hour > back ? .infinity : hour)
     }

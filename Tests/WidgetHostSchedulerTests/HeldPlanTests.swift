@@ -17,11 +17,13 @@ struct HeldPlanTests {
         for round in 0..<20_000 {
             var c = testConfig()
             c.learningPeriod = [0, 3 * day][Int(random.next() % 2)]
-            c.frequentAllowance = [4, 12, 70][Int(random.next() % 3)]
+            c.frequentAllowance = [0, 4, 12, 70][Int(random.next() % 4)]
             c.frequentVisibleHours = [6, 24, 25][Int(random.next() % 3)]
             c.occasionalAllowance = 3
             c.rareAllowance = [0, 1][Int(random.next() % 2)]
-            c.budgetWindow = [day, 3 * hour][Int(random.next() % 2)]
+            // A day, shorter than a day, and windows of days, whose
+            // returns can lie past the 64 whole hours the rules look ahead.
+            c.budgetWindow = [day, 3 * hour, 72 * hour, 7 * day][Int(random.next() % 4)]
             let steady = SteadyRules(c)
             let rules = ReloadRules(configuration: c, freeLedger: RollingLedger())
             let now = t0 + Double(random.next() % UInt64(day)) + [0, 0.5][Int(random.next() % 2)]
