@@ -152,7 +152,7 @@ struct SteadyRules: Sendable {
     }
 
     /// The plan of `s` at `now` when it is the steady state's (nil
-    /// otherwise, when ``candidate(_:appCharge:at:)`` decides): nothing but
+    /// otherwise, when ``ReloadRules/candidate(_:appCharge:at:)`` decides): nothing but
     /// the timeline's policy asks for a reload (no rare values: no request,
     /// location change, backoff or push ledger), the reload is counted (the
     /// app in the background, not in developer mode), nothing hides it
