@@ -1,32 +1,22 @@
 /// The instance positions queued by the time their next reload is due: a
-/// timing wheel of one-second buckets (a calendar queue), each an array
-/// of positions, with a 4-ary heap (``DueQueue``) for the times past its
-/// horizon.
+/// timing wheel of one-second buckets (a calendar queue), with a 4-ary heap
+/// (``DueQueue``) for the times past its horizon.
 ///
 /// The reload queue sees every reload twice (taken out when issued, queued
 /// again when it completes), almost always within the next hour. In a heap
 /// each of those moves sifts through the levels and writes, at each level,
 /// the new slot of the position it passed (a random cache line per level at
-/// 100,000 instances); here a reload issued leaves with its whole bucket,
-/// and one completed is appended to its bucket's array: a write or two,
-/// none of them per level, and none in another position's record.
+/// 100,000 instances); here a move unlinks the position from one bucket's
+/// list and links it into another: a few writes, none of them per level.
 ///
 /// - **Buckets.** A key `t` belongs to bucket `⌊t⌋`; the ring holds the
-///   8,192 buckets from `base` on (2 h 16 min). A bucket is an array of
-///   positions kept in chunks of ``chunkSize`` from one pool (its newest
-///   chunk first, each chunk linked to the one before it), so that a walk
-///   reads a bucket's positions in order, each chunk's at once, and the
-///   nodes behind them independently of each other, where a list threaded
-///   through the nodes waited for each node to find the next. A chunk a
-///   bucket no longer needs goes back to the pool, which keeps its room:
-///   a steady state allocates nothing. Each position's node (``Node``: the
-///   key, what is read of the plan beside it, and where its entry is: 24
-///   bytes) says where in its bucket it is, so that a move takes it out
-///   at once: the bucket's last position takes its place. A bitmap marks
-///   the buckets that are not empty. Keys from `base + 8192` on wait in
-///   `far`, and come into the ring as `base` moves up to them; a key
-///   before `base` moves `base` down, and whatever then falls past the
-///   ring's end goes to `far`.
+///   8,192 buckets from `base` on (2 h 16 min), each a doubly linked list
+///   threaded through the per-position nodes (``Node``: the key, what is
+///   read of the plan beside it, next, previous: 24 bytes per position),
+///   with a bitmap of the buckets that are not empty. Keys
+///   from `base + 8192` on wait in `far`, and come into the ring as `base`
+///   moves up to them; a key before `base` moves `base` down, and whatever
+///   then falls past the ring's end goes to `far`.
 /// - **The earliest.** `minimumKey` and `minimumPosition` are kept as the
 ///   queue changes, so reading them costs nothing: a key below the earliest
 ///   becomes the earliest; when the earliest moves later or leaves, the
@@ -40,9 +30,8 @@
 ///   ring: every position it finds is due, and it finds them in no
 ///   particular order (the scheduler sorts what it issues). The bucket kept
 ///   in order is read from the end of its order, its keys up to the bound
-///   alone. ``removeAll(_:upTo:)`` takes out what a walk found: the whole
-///   buckets' chunks back to the pool at once, the bound's bucket and
-///   `far` a position at a time.
+///   alone. ``removeAll(_:upTo:)`` takes out what a walk found, the whole
+///   buckets by the positions found, not by their lists.
 ///
 /// ```swift
 /// var wheel = ReloadWheel()
@@ -54,16 +43,18 @@
 struct ReloadWheel: ~Copyable, Sendable {
     /// A position's queued key, what is read of its plan beside it (the
     /// coalescing deadline, whether it is under the free-reload cap,
-    /// whether it is a plain policy reload), and where its entry is: 24
-    /// bytes, so that a walk reads one place per position, not a second
-    /// record of it.
+    /// whether it is a plain policy reload), and its neighbours in its
+    /// bucket's list: 24 bytes, so that a walk reads one place per
+    /// position, not a second record of it.
     struct Node: Sendable {
         /// `.infinity`: not queued.
         var key: Double = .infinity
         /// The coalescing deadline of the queued plan.
         var latest: Double = .infinity
-        /// The entry's index in the pool plus 2 (0: in `far`; 1: not
-        /// queued) in the low 29 bits (entries below 2^29 - 2), and the
+        /// The next position in the bucket, or -1.
+        var next: Int32 = -1
+        /// The previous position plus 2 (0: in `far`; 1: the first of its
+        /// bucket) in the low 29 bits (positions below 2^29 - 2), and the
         /// plan's three flags in the top three.
         private var link: UInt32 = 1
 
@@ -74,11 +65,12 @@ struct ReloadWheel: ~Copyable, Sendable {
 
         init() {}
 
-        init(key: Double, latest: Double, entry: Int32, flags: Flags) {
+        init(key: Double, latest: Double, next: Int32, previous: Int32, flags: Flags) {
             self.key = key
             self.latest = latest
-            // (Wrapping: an entry is below 2^29 - 2, checked as the pool grows.)
-            self.link = UInt32(truncatingIfNeeded: entry &+ 2) | flags.bits
+            self.next = next
+            // (Wrapping: a position is below 2^29 - 2, checked as the nodes grow.)
+            self.link = UInt32(truncatingIfNeeded: previous &+ 2) | flags.bits
         }
 
         /// The plan's flags, as ``ReloadWheel/set(_:to:latest:flags:)`` takes them.
@@ -103,9 +95,9 @@ struct ReloadWheel: ~Copyable, Sendable {
             }
         }
 
-        /// The index of the position's entry in the pool, ``ReloadWheel/inFar``
-        /// when the key waits in `far`, -1 when not queued.
-        var entry: Int32 {
+        /// The previous position in the bucket, -1 for the first, or
+        /// ``ReloadWheel/inFar`` when the key waits in `far`.
+        var previous: Int32 {
             get { Int32(bitPattern: link & ~Self.flagBits) &- 2 }
             set { link = (link & Self.flagBits) | UInt32(truncatingIfNeeded: newValue &+ 2) }
         }
@@ -128,37 +120,18 @@ struct ReloadWheel: ~Copyable, Sendable {
         }
     }
 
-    /// A ring slot's bucket: its newest chunk (-1: empty) and how many
-    /// positions it holds.
-    struct Bucket: Sendable {
-        var newest: Int32 = -1
-        var count: Int32 = 0
-    }
-
     /// The ring's size, in buckets of one second.
     static let ringSize = 8192
     private static let mask = Int64(ringSize - 1)
-    /// Positions per chunk of a bucket (a power of two): 32 bytes, so that
-    /// a bucket of a few (at 10,000 instances most hold two to five) wastes
-    /// little, and one of many (at 100,000, dozens) is read a line at a time.
-    static let chunkSize = 8
-    /// `Node.entry` of a position whose key is in `far`.
+    /// `Node.previous` of a position whose key is in `far`.
     static let inFar: Int32 = -2
     /// A bucket number for keys too large for an `Int64` of seconds (far past
     /// any ring): they stay in `far`.
     private static let farBucket = Int64(1) << 60
 
     private var nodes = OwnedArray<Node>()
-    /// The buckets' positions, ``chunkSize`` per chunk: entry `i` is in
-    /// chunk `i / chunkSize`.
-    private var entries = OwnedArray<Int32>()
-    /// Per chunk: the chunk before it in its bucket (older), or the next
-    /// free one; -1 for none.
-    private var chunkLinks = OwnedArray<Int32>()
-    /// The first free chunk, -1 for none.
-    private var freeChunk: Int32 = -1
-    /// Per ring slot: its bucket.
-    private var buckets = OwnedArray<Bucket>(repeating: Bucket(), count: ringSize)
+    /// Per ring slot: the first position of its bucket, or -1.
+    private var heads = OwnedArray<Int32>(repeating: -1, count: ringSize)
     /// One bit per ring slot: whether its bucket has a position.
     private var occupied = OwnedArray<UInt64>(repeating: 0, count: ringSize / 64)
     /// The bucket of the ring's first slot; every key in the ring is in
@@ -178,8 +151,8 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// time) by key, the latest first: each time its earliest leaves, the
     /// next is the last entry still queued at its key, not a walk of the
     /// bucket. Entries whose position left or moved go stale (the node's
-    /// key differs) and are dropped from the end; a position put in the
-    /// bucket makes the whole order stale (`orderBucket` none).
+    /// key differs) and are dropped from the end; a position linked into
+    /// the bucket makes the whole order stale (`orderBucket` none).
     private var order: [KeyedPosition] = []
     private var orderBucket = Self.noBucket
     /// The bucket ``findMinimum()`` last walked.
@@ -194,10 +167,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     func clone() -> ReloadWheel {
         var copy = ReloadWheel()
         copy.nodes = nodes.clone()
-        copy.entries = entries.clone()
-        copy.chunkLinks = chunkLinks.clone()
-        copy.freeChunk = freeChunk
-        copy.buckets = buckets.clone()
+        copy.heads = heads.clone()
         copy.occupied = occupied.clone()
         copy.base = base
         copy.far = far
@@ -213,10 +183,6 @@ struct ReloadWheel: ~Copyable, Sendable {
 
     /// The position with the smallest key.
     var minimumPosition: Int? { minimum >= 0 ? Int(minimum) : nil }
-
-    /// How many chunks the pool holds, in buckets or free: it grows only
-    /// when no free chunk is left, so a steady state keeps it the same.
-    var chunksInPool: Int { chunkLinks.count }
 
     /// The key of `position`, `.infinity` if not queued.
     func key(of position: Int) -> Double {
@@ -249,7 +215,7 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// `latest` and flags, moves it, or (for an infinite or NaN key) takes
     /// it out.
     mutating func set(_ position: Int, to key: Double, latest: Double = .infinity, flags: Node.Flags = .init()) {
-        precondition(position < 1 << 29 - 2, "a position past the wheel's 29-bit entries")
+        precondition(position < 1 << 29 - 2, "a position past the wheel's 29-bit links")
         reserve(positions: position + 1)
         changes &+= 1
         let key = key < .infinity ? key : .infinity
@@ -280,9 +246,9 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// ``set(_:to:latest:flags:)`` for a position not queued now (one whose
     /// reload was just issued, being planned again as it completes): in
     /// the usual case (a finite key in the ring, in a bucket that is not
-    /// the earliest one kept in order, the queue not empty) it is appended
-    /// to its bucket here, inlined where a completion calls it; otherwise
-    /// ``set(_:to:latest:flags:)`` does it.
+    /// the earliest one kept in order, the queue not empty) it is linked
+    /// at its bucket's head here, inlined where a completion calls it;
+    /// otherwise ``set(_:to:latest:flags:)`` does it.
     @inline(__always)
     mutating func insert(_ position: Int, at key: Double, latest: Double, flags: Node.Flags) {
         if position < nodes.count, count > 0, key < .infinity, nodes[position].key == .infinity {
@@ -290,8 +256,7 @@ struct ReloadWheel: ~Copyable, Sendable {
             // (Wrapping arithmetic: `base` is within ±2^60, a position below
             // 2^29 - 2, and the count below the positions.)
             if b >= base, b < base &+ Int64(Self.ringSize), b != orderBucket {
-                let entry = append(Int32(truncatingIfNeeded: position), slot: Self.slot(b))
-                nodes[position] = Node(key: key, latest: latest, entry: entry, flags: flags)
+                linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
                 count &+= 1
                 changes &+= 1
                 let p = Int32(truncatingIfNeeded: position)
@@ -311,11 +276,13 @@ struct ReloadWheel: ~Copyable, Sendable {
     /// due reloads as a walk up to `bound` found them, each of them
     /// issued), as `set(_:to:)` to `.infinity` would one at a time; returns
     /// how many it took out. The ring's buckets before `bound`'s are
-    /// emptied whole, their chunks given back to the pool at once and
-    /// their nodes reset by position from `due`, each a write whose place
-    /// is known; `bound`'s own bucket and `far` a position at a time.
-    /// Every position whose key is `≤ bound` must be in `due` (checked in
-    /// debug builds), in any order.
+    /// emptied whole, their nodes reset by position from `due`, each a
+    /// write whose place is known, where following the buckets' lists
+    /// waited for each node's line to find the next (at 100,000 instances
+    /// a wakeup's thousands of nodes, one miss after another: a tenth of
+    /// the time of a reload); `bound`'s own bucket and `far` a position at
+    /// a time, their neighbours mended. Every position whose key is `≤
+    /// bound` must be in `due` (checked in debug builds), in any order.
     @discardableResult
     mutating func removeAll(_ due: UnsafeBufferPointer<Int>, upTo bound: Double) -> Int {
         guard minimumKey <= bound else { return 0 }
@@ -335,23 +302,15 @@ struct ReloadWheel: ~Copyable, Sendable {
                 removed += 1
             }
         } else if last >= base && last < ringEnd {
-            let slot = Self.slot(last)
-            removed += withUnsafeTemporaryAllocation(of: Int32.self, capacity: Int(buckets[slot].count)) { taken in
-                var found = 0
-                let nodes = nodes.unsafeBaseAddress
-                let entries = entries.unsafeBaseAddress
-                forEachEntry(inSlot: slot) { i in
-                    let p = entries[i]
-                    if nodes[Int(p)].key <= bound {
-                        taken[found] = p
-                        found += 1
-                    }
-                }
-                for p in taken[..<found] {
+            var p = heads[Self.slot(last)]
+            while p >= 0 {
+                let node = nodes[Int(p)]
+                if node.key <= bound {
                     unlink(Int(p))
-                    self.nodes[Int(p)] = Node()
+                    nodes[Int(p)] = Node()
+                    removed += 1
                 }
-                return found
+                p = node.next
             }
         }
         while let p = far.minimumPosition, far.minimumKey <= bound {
@@ -364,34 +323,26 @@ struct ReloadWheel: ~Copyable, Sendable {
         let wholeEnd = min(last, ringEnd)
         if wholeEnd > base {
             assert(
-                positionsInBuckets(from: base, through: wholeEnd - 1) == due.count - removed,
+                nodesInBuckets(from: base, through: wholeEnd - 1) == due.count - removed,
                 "a position due by the bound is missing from `due`")
-            let nodes = nodes.unsafeBaseAddress
-            for p in due where nodes[p].key < .infinity {
-                assert(nodes[p].key <= bound, "a position in `due` is queued after the bound")
-                nodes[p] = Node()
-                removed += 1
-            }
-            let buckets = buckets.unsafeBaseAddress
-            let links = chunkLinks.unsafeBaseAddress
-            let occupied = occupied.unsafeBaseAddress
-            var free = freeChunk
-            // (Each word's bits are read before its slots are visited:
-            // clearing them on the way is safe.)
-            Self.forEachOccupied(
-                in: UnsafeBufferPointer(start: occupied, count: Self.ringSize / 64), from: base, through: wholeEnd - 1
-            ) { slot in
-                var chunk = buckets[slot].newest
-                while chunk >= 0 {
-                    let older = links[Int(chunk)]
-                    links[Int(chunk)] = free
-                    free = chunk
-                    chunk = older
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for p in due where nodes[p].key < .infinity {
+                    assert(nodes[p].key <= bound, "a position in `due` is queued after the bound")
+                    nodes[p] = Node()
+                    removed += 1
                 }
-                buckets[slot] = Bucket()
-                occupied[slot >> 6] &= ~(1 << UInt64(slot & 63))
             }
-            freeChunk = free
+            heads.withUnsafeMutableBufferPointer { heads in
+                occupied.withUnsafeMutableBufferPointer { occupied in
+                    // (Each word's bits are read before its slots are
+                    // visited: clearing them on the way is safe.)
+                    Self.forEachOccupied(in: UnsafeBufferPointer(occupied), from: base, through: wholeEnd - 1) {
+                        slot in
+                        heads[slot] = -1
+                        occupied[slot >> 6] &= ~(1 << UInt64(slot & 63))
+                    }
+                }
+            }
         }
         count -= removed
         findMinimum()
@@ -400,9 +351,15 @@ struct ReloadWheel: ~Copyable, Sendable {
 
     /// How many positions the ring's buckets `from ... through` hold (the
     /// debug builds' check of ``removeAll(_:upTo:)``).
-    private func positionsInBuckets(from: Int64, through: Int64) -> Int {
+    private func nodesInBuckets(from: Int64, through: Int64) -> Int {
         var found = 0
-        forEachOccupied(from: from, through: through) { slot in found += Int(buckets[slot].count) }
+        forEachOccupied(from: from, through: through) { slot in
+            var p = heads[slot]
+            while p >= 0 {
+                found += 1
+                p = nodes[Int(p)].next
+            }
+        }
         return found
     }
 
@@ -435,29 +392,71 @@ struct ReloadWheel: ~Copyable, Sendable {
         guard minimumKey <= bound else { return }
         let last = Self.bucket(bound)
         let end = min(last, base + Int64(Self.ringSize) - 1)
-        let nodes = nodes.unsafeBaseAddress
-        // The bucket kept in order, when walked (the earliest, mostly, a
-        // wakeup at a time): its keys up to `bound` from the end of its
-        // order, not its whole list.
-        let orderSlot = orderBucket >= max(base, first) && orderBucket <= end ? Self.slot(orderBucket) : -1
-        forEachOccupied(from: max(base, first), through: end) { slot in
-            if slot == orderSlot {
-                for entry in order.reversed() {
-                    guard !(entry.key > bound) else { break }
-                    let node = nodes[Int(entry.position)]
-                    if node.key == entry.key { body(Int(entry.position), node) }  // else stale
+        nodes.withUnsafeBufferPointer { nodes in
+            heads.withUnsafeBufferPointer { heads in
+                // The bucket kept in order, when walked (the earliest,
+                // mostly, a wakeup at a time): its keys up to `bound` from
+                // the end of its order, not its whole list.
+                let orderSlot =
+                    orderBucket >= max(base, first) && orderBucket <= end ? Self.slot(orderBucket) : -1
+                // Several buckets' lists at once, a node of each in turn: each
+                // node of a list is found through the one before it, so one
+                // list at a time waits for each miss in turn (at 100,000
+                // instances, a wakeup's walk over its thousands of nodes);
+                // the lists' loads do not wait on each other.
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.listsWalkedTogether) { lists in
+                    var open = 0
+                    forEachOccupied(from: max(base, first), through: end) { slot in
+                        if slot == orderSlot {
+                            for entry in order.reversed() {
+                                guard !(entry.key > bound) else { break }
+                                let node = nodes[Int(entry.position)]
+                                if node.key == entry.key { body(Int(entry.position), node) }  // else stale
+                            }
+                            return
+                        }
+                        lists[open] = heads[slot]
+                        open += 1
+                        if open == lists.count {
+                            Self.walk(lists, open, nodes, bound, body)
+                            open = 0
+                        }
+                    }
+                    Self.walk(lists, open, nodes, bound, body)
                 }
-                return
-            }
-            // The bucket's positions are read in order, and the nodes
-            // behind them do not wait on each other.
-            forEachPosition(inSlot: slot) { p in
-                let node = nodes[p]
-                if node.key <= bound { body(p, node) }
             }
         }
         if last >= base + Int64(Self.ringSize) {
             far.collect(upTo: bound) { position, _ in body(position, nodes[position]) }
+        }
+    }
+
+    /// How many buckets' lists a walk follows together.
+    static let listsWalkedTogether = 16
+
+    /// Calls `body` with every node whose key is `≤ bound` of the lists
+    /// that start at `lists[..<open]` (not empty), a node of each in turn.
+    @inline(__always)
+    private static func walk(
+        _ lists: UnsafeMutableBufferPointer<Int32>, _ open: Int, _ nodes: UnsafeBufferPointer<Node>,
+        _ bound: Double, _ body: (Int, Node) -> Void
+    ) {
+        var open = open
+        while open > 0 {
+            var i = 0
+            while i < open {
+                let p = Int(lists[i])
+                let node = nodes[p]
+                if node.key <= bound { body(p, node) }
+                if node.next >= 0 {
+                    lists[i] = node.next
+                    i += 1
+                } else {
+                    // This list ends: the last open one takes its place.
+                    open -= 1
+                    lists[i] = lists[open]
+                }
+            }
         }
     }
 
@@ -479,7 +478,11 @@ struct ReloadWheel: ~Copyable, Sendable {
                 walked = Int64(Self.ringSize)
                 break
             }
-            forEachPosition(inSlot: s) { p in buffer.append(p) }
+            var p = heads[s]
+            while p >= 0 {
+                buffer.append(Int(p))
+                p = nodes[Int(p)].next
+            }
             walked = Int64((s - first) & Int(Self.mask)) + 1
         }
         return Double(base + walked)
@@ -498,13 +501,13 @@ struct ReloadWheel: ~Copyable, Sendable {
         set(position, to: .infinity)  // (which counts the change)
         _ = nodes.remove(at: position)
         let p = Int32(position)
-        let entries = entries.unsafeBaseAddress
-        forEachOccupied(from: base, through: base + Int64(Self.ringSize) - 1) { slot in
-            forEachEntry(inSlot: slot) { i in
-                if entries[i] > p { entries[i] -= 1 }
-            }
+        func renumbered(_ q: Int32) -> Int32 { q > p ? q - 1 : q }
+        for i in nodes.indices {
+            nodes[i].next = renumbered(nodes[i].next)
+            if nodes[i].previous >= 0 { nodes[i].previous = renumbered(nodes[i].previous) }
         }
-        if minimum > p { minimum -= 1 }
+        for i in heads.indices { heads[i] = renumbered(heads[i]) }
+        minimum = renumbered(minimum)
         far.removePosition(position)
         orderBucket = Self.noBucket
         walkedBucket = Self.noBucket
@@ -526,139 +529,53 @@ struct ReloadWheel: ~Copyable, Sendable {
     @inline(__always)
     private static func slot(_ bucket: Int64) -> Int { Int(bucket & mask) }
 
-    /// Calls `body` with the index of every entry of ring slot `s`'s
-    /// bucket, its newest chunk first.
-    @inline(__always)
-    private func forEachEntry(inSlot s: Int, _ body: (Int) -> Void) {
-        Self.forEachEntry(of: buckets[s], links: chunkLinks.unsafeBaseAddress, body)
-    }
-
-    /// Calls `body` with the index of every entry of `bucket`, its newest
-    /// chunk first, the chunks linked by `links`.
-    @inline(__always)
-    private static func forEachEntry(of bucket: Bucket, links: UnsafePointer<Int32>, _ body: (Int) -> Void) {
-        var chunk = Int(bucket.newest)
-        // The newest chunk holds the last `count - 1 mod chunkSize + 1`.
-        var filled = (Int(bucket.count) &- 1) & (chunkSize - 1) &+ 1
-        while chunk >= 0 {
-            let first = chunk &* chunkSize
-            for i in first..<first &+ filled { body(i) }
-            chunk = Int(links[chunk])
-            filled = chunkSize
-        }
-    }
-
-    /// Calls `body` with every position in ring slot `s`'s bucket.
-    @inline(__always)
-    private func forEachPosition(inSlot s: Int, _ body: (Int) -> Void) {
-        let entries = entries.unsafeBaseAddress
-        forEachEntry(inSlot: s) { i in body(Int(entries[i])) }
-    }
-
-    /// Appends `position` to ring slot `s`'s bucket; returns its entry's index.
-    @inline(__always)
-    private mutating func append(_ position: Int32, slot s: Int) -> Int32 {
-        var bucket = buckets[s]
-        let within = Int(bucket.count) & (Self.chunkSize - 1)
-        if within == 0 {
-            let chunk = takeChunk()
-            chunkLinks[Int(chunk)] = bucket.newest
-            if bucket.newest < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
-            bucket.newest = chunk
-        }
-        let entry = Int(bucket.newest) &* Self.chunkSize &+ within
-        entries[entry] = position
-        bucket.count &+= 1
-        buckets[s] = bucket
-        return Int32(truncatingIfNeeded: entry)
-    }
-
-    /// A free chunk, taken from the pool (grown when it has none).
-    @inline(__always)
-    private mutating func takeChunk() -> Int32 {
-        let chunk = freeChunk
-        if chunk >= 0 {
-            freeChunk = chunkLinks[Int(chunk)]
-            return chunk
-        }
-        return addChunk()
-    }
-
-    /// A new chunk at the pool's end.
-    @inline(never)
-    private mutating func addChunk() -> Int32 {
-        let chunk = chunkLinks.count
-        precondition((chunk + 1) * Self.chunkSize < 1 << 29 - 2, "a pool past the wheel's 29-bit entries")
-        entries.append(repeating: -1, count: Self.chunkSize)
-        chunkLinks.append(-1)
-        return Int32(chunk)
-    }
-
-    /// Gives `chunk` back to the pool.
-    @inline(__always)
-    private mutating func freeChunk(_ chunk: Int32) {
-        chunkLinks[Int(chunk)] = freeChunk
-        freeChunk = chunk
-    }
-
-    /// Takes entry `entry` out of ring slot `s`'s bucket: the bucket's last
-    /// entry takes its place (its node told where it went).
-    private mutating func remove(entry: Int, slot s: Int) {
-        var bucket = buckets[s]
-        let lastWithin = (Int(bucket.count) &- 1) & (Self.chunkSize - 1)
-        let last = Int(bucket.newest) &* Self.chunkSize &+ lastWithin
-        if entry != last {
-            let moved = entries[last]
-            entries[entry] = moved
-            nodes[Int(moved)].entry = Int32(truncatingIfNeeded: entry)
-        }
-        bucket.count &-= 1
-        if lastWithin == 0 {
-            let chunk = bucket.newest
-            bucket.newest = chunkLinks[Int(chunk)]
-            freeChunk(chunk)
-        }
-        if bucket.count == 0 { occupied[s >> 6] &= ~(1 << UInt64(s & 63)) }
-        buckets[s] = bucket
-    }
-
-    /// Empties ring slot `s`'s bucket, its chunks back to the pool (its
-    /// positions' nodes are the caller's).
-    private mutating func empty(slot s: Int) {
-        var chunk = buckets[s].newest
-        while chunk >= 0 {
-            let older = chunkLinks[Int(chunk)]
-            freeChunk(chunk)
-            chunk = older
-        }
-        buckets[s] = Bucket()
-        occupied[s >> 6] &= ~(1 << UInt64(s & 63))
-    }
-
-    /// Puts `position` (not queued) at `key`: in its bucket when in the
-    /// ring, in `far` past it; a key before `base` moves `base` down first.
+    /// Puts `position` (not queued) at `key`: in its bucket's list when in
+    /// the ring, in `far` past it; a key before `base` moves `base` down first.
     private mutating func link(_ position: Int, _ key: Double, latest: Double, flags: Node.Flags) {
         let b = Self.bucket(key)
         if b < base { moveBase(down: b) }
         guard b < base + Int64(Self.ringSize) else {
-            nodes[position] = Node(key: key, latest: latest, entry: Self.inFar, flags: flags)
+            nodes[position] = Node(key: key, latest: latest, next: -1, previous: Self.inFar, flags: flags)
             far.set(position, to: key)
             return
         }
         if b == orderBucket { orderBucket = Self.noBucket }
-        let entry = append(Int32(truncatingIfNeeded: position), slot: Self.slot(b))
-        nodes[position] = Node(key: key, latest: latest, entry: entry, flags: flags)
+        linkAtHead(position, slot: Self.slot(b), key, latest: latest, flags: flags)
     }
 
-    /// Takes `position` (queued) out of its bucket or `far`; its node is
-    /// left for the caller to set.
+    /// Puts `position` first in the list of ring slot `s`, at `key`.
+    @inline(__always)
+    private mutating func linkAtHead(_ position: Int, slot s: Int, _ key: Double, latest: Double, flags: Node.Flags) {
+        let head = heads[s]
+        let p = Int32(truncatingIfNeeded: position)  // below 2^29 - 2
+        // One pass over the nodes for both writes.
+        nodes.withUnsafeMutableBufferPointer { nodes in
+            nodes[position] = Node(key: key, latest: latest, next: head, previous: -1, flags: flags)
+            if head >= 0 { nodes[Int(head)].previous = p }
+        }
+        if head < 0 { occupied[s >> 6] |= 1 << UInt64(s & 63) }
+        heads[s] = p
+    }
+
+    /// Takes `position` (queued) out of its bucket's list or `far`; its
+    /// node's key is left for the caller to set.
     private mutating func unlink(_ position: Int) {
         let node = nodes[position]
-        if node.entry == Self.inFar {
+        if node.previous == Self.inFar {
             far.set(position, to: .infinity)
             return
         }
-        remove(entry: Int(node.entry), slot: Self.slot(Self.bucket(node.key)))
+        if node.previous >= 0 {
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
+                nodes[Int(node.previous)].next = node.next
+            }
+        } else {
+            if node.next >= 0 { nodes[Int(node.next)].previous = node.previous }
+            let s = Self.slot(Self.bucket(node.key))
+            heads[s] = node.next
+            if node.next < 0 { occupied[s >> 6] &= ~(1 << UInt64(s & 63)) }
+        }
     }
 
     /// Moves `base` down to `b`: the buckets that no longer fit the ring
@@ -667,19 +584,21 @@ struct ReloadWheel: ~Copyable, Sendable {
         let ringEnd = base + Int64(Self.ringSize)
         let keepEnd = b + Int64(Self.ringSize)
         if keepEnd < ringEnd {
-            var evicted: [Int] = []
-            forEachOccupied(from: max(keepEnd, base), through: ringEnd - 1) { slot in
-                evicted.append(slot)
-            }
-            var positions: [Int] = []
-            for slot in evicted {
-                positions.removeAll(keepingCapacity: true)
-                forEachPosition(inSlot: slot) { p in positions.append(p) }
-                for p in positions {
-                    nodes[p].entry = Self.inFar
-                    far.set(p, to: nodes[p].key)
+            var evicted: [Int32] = []
+            heads.withUnsafeBufferPointer { heads in
+                forEachOccupied(from: max(keepEnd, base), through: ringEnd - 1) { slot in
+                    var p = heads[slot]
+                    while p >= 0 {
+                        evicted.append(p)
+                        p = nodes[Int(p)].next
+                    }
                 }
-                empty(slot: slot)
+            }
+            for p in evicted {
+                unlink(Int(p))
+                nodes[Int(p)].next = -1
+                nodes[Int(p)].previous = Self.inFar
+                far.set(Int(p), to: nodes[Int(p)].key)
             }
         }
         base = b
@@ -701,10 +620,18 @@ struct ReloadWheel: ~Copyable, Sendable {
         // Keys of `far` now within the ring come in (in order of key).
         let ringEnd = base + Int64(Self.ringSize)
         while let p = far.minimumPosition, Self.bucket(far.minimumKey) < ringEnd {
-            let b = Self.bucket(far.minimumKey)
+            let key = far.minimumKey
             far.set(p, to: .infinity)
-            if b == orderBucket { orderBucket = Self.noBucket }
-            nodes[p].entry = append(Int32(truncatingIfNeeded: p), slot: Self.slot(b))
+            let s = Self.slot(Self.bucket(key))
+            let head = heads[s]
+            nodes[p].next = head
+            nodes[p].previous = -1
+            if head >= 0 {
+                nodes[Int(head)].previous = Int32(p)
+            } else {
+                occupied[s >> 6] |= 1 << UInt64(s & 63)
+            }
+            heads[s] = Int32(p)
         }
         if orderBucket == base {
             while let last = order.last, nodes[Int(last.position)].key != last.key { order.removeLast() }
@@ -722,23 +649,20 @@ struct ReloadWheel: ~Copyable, Sendable {
             if order.capacity > Self.orderKept { order = [] }
             order.removeAll(keepingCapacity: true)
         }
-        let nodes = nodes.unsafeBaseAddress
-        let entries = entries.unsafeBaseAddress
-        var found = (key: Double.infinity, position: Int32(-1))
-        var order = self.order
-        self.order = []
-        Self.forEachEntry(of: buckets[Self.slot(base)], links: chunkLinks.unsafeBaseAddress) { i in
-            let p = entries[i]
-            let key = nodes[Int(p)].key
-            if key < found.key { found = (key, p) }
-            if again { order.append(KeyedPosition(key: key, position: p)) }
+        var p = heads[Self.slot(base)]
+        while p >= 0 {
+            let node = nodes[Int(p)]
+            if node.key < minimumKey {
+                minimumKey = node.key
+                minimum = p
+            }
+            if again { order.append(KeyedPosition(key: node.key, position: p)) }
+            p = node.next
         }
-        (minimumKey, minimum) = found
         if again {
             order.withUnsafeMutableBufferPointer { $0.sortLatestFirst() }
             orderBucket = base
         }
-        self.order = order
     }
 
     /// The ring slot of the first bucket from `base` on that is not empty.

@@ -202,53 +202,6 @@ struct ReloadWheelTests {
         }
     }
 
-    /// A steady state allocates nothing: reloads issued a wakeup at a time
-    /// (their buckets emptied whole, their chunks back to the pool) and
-    /// queued again 15-60 minutes on, some moved while queued (taken out of
-    /// the middle of a bucket), keep the pool of chunks at the size the
-    /// first hours needed; the pool's chunks all come back when the queue
-    /// empties.
-    @Test func aSteadyStateReusesTheChunksOfItsBuckets() {
-        var random = SplitMix64(seed: 5)
-        var wheel = ReloadWheel()
-        let positions = 3_000
-        var now = 1_800_000_000.0
-        for p in 0..<positions { wheel.set(p, to: now + Double(random.next() % 3_600_000) / 1_000) }
-        var due: [Int] = []
-        var poolAfterWarmUp = 0
-        for hour in 0..<48 {
-            if hour == 24 { poolAfterWarmUp = wheel.chunksInPool }
-            let end = now + 3_600
-            while wheel.minimumKey <= end {
-                now = wheel.minimumKey + 20  // a wakeup's batch: 20 s of keys
-                due.removeAll(keepingCapacity: true)
-                wheel.collect(upTo: now, into: &due)
-                #expect(due.withUnsafeBufferPointer { wheel.removeAll($0, upTo: now) } == due.count)
-                for p in due {
-                    let key = now + 900 + Double(random.next() % 2_700_000) / 1_000
-                    wheel.insert(p, at: key, latest: key + 60, flags: .init(plainPolicy: true))
-                }
-                // A few queued positions moved (an event planned them again).
-                for _ in 0..<3 {
-                    let p = Int(random.next() % UInt64(positions))
-                    if wheel.key(of: p) < .infinity { wheel.set(p, to: now + Double(random.next() % 3_600)) }
-                }
-            }
-            #expect(wheel.count == positions, "hour \(hour)")
-        }
-        #expect(poolAfterWarmUp > 0)
-        // The pool may still grow a little with the spread of keys, but not
-        // with every reload: 48 hours issue about 230,000.
-        #expect(
-            wheel.chunksInPool <= poolAfterWarmUp + poolAfterWarmUp / 4,
-            "\(wheel.chunksInPool) against \(poolAfterWarmUp)")
-        // Emptied: every chunk is free and taken again before the pool grows.
-        while let p = wheel.minimumPosition { wheel.set(p, to: .infinity) }
-        let pool = wheel.chunksInPool
-        for p in 0..<positions { wheel.set(p, to: now + Double(p % 7)) }
-        #expect(wheel.chunksInPool == pool)
-    }
-
     /// A bucket whose earliest left twice (a batch issued one wakeup at a
     /// time) is put in order; a position linked into it afterwards, or
     /// moved within it, is still taken at its turn.
