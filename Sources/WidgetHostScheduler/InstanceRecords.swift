@@ -1,18 +1,19 @@
 import WidgetHostModel
 
-/// The scheduler's instances, by position, as two arrays: the hot records
-/// (what the rules read on every plan, 64 bytes each) and the cold ones
-/// (names, timeline, the box of rare values); their ledgers, in an arena
-/// (``LedgerArena``); and the records of their reloads in flight, in a
-/// table of their own (``InFlightTable``), each at the slot its cold record
-/// names. An ``InstanceState`` is made on demand; the hot paths read and
-/// write the records in place.
+/// The scheduler's instances, by position, as two arrays: their lines (what
+/// a reload reads and writes, 128 bytes each: the hot record, the cold one
+/// and the position's numbers, ``InstanceLine``) and their names; their
+/// ledgers, in an arena (``LedgerArena``); and the records of their reloads
+/// in flight, in a table of their own (``InFlightTable``), each at the slot
+/// its cold record names. An ``InstanceState`` is made on demand; the hot
+/// paths read and write the records in place.
 ///
 /// Not copyable: its arrays are owned (``OwnedArray``), written with no
 /// check of a shared buffer; ``clone()`` copies them.
 struct InstanceRecords: ~Copyable, Sendable {
-    private(set) var hot = OwnedArray<HotRecord>()
-    private(set) var cold = OwnedArray<ColdRecord>()
+    private(set) var lines = OwnedArray<InstanceLine>()
+    /// The instances' names, which a reload does not read.
+    private(set) var names = OwnedArray<WidgetInstance>()
     /// The reloads in flight.
     private var flights = InFlightTable()
     /// The ledgers of counted reloads.
@@ -21,24 +22,24 @@ struct InstanceRecords: ~Copyable, Sendable {
     init() {}
 
     private init(
-        hot: borrowing OwnedArray<HotRecord>, cold: borrowing OwnedArray<ColdRecord>, flights: borrowing InFlightTable,
-        ledgers: borrowing LedgerArena
+        lines: borrowing OwnedArray<InstanceLine>, names: borrowing OwnedArray<WidgetInstance>,
+        flights: borrowing InFlightTable, ledgers: borrowing LedgerArena
     ) {
-        self.hot = hot.clone()
-        self.cold = cold.clone()
+        self.lines = lines.clone()
+        self.names = names.clone()
         self.flights = flights.clone()
         self.ledgers = ledgers.clone()
     }
 
     /// A copy of the records, in memory of its own.
-    func clone() -> InstanceRecords { InstanceRecords(hot: hot, cold: cold, flights: flights, ledgers: ledgers) }
+    func clone() -> InstanceRecords { InstanceRecords(lines: lines, names: names, flights: flights, ledgers: ledgers) }
 
     /// The records of `states`, whose reloads in flight no ticket names
     /// (their serial 0: a state taken in from outside holds another
     /// scheduler's serials, or this one's from before it was replaced).
     init(_ states: [InstanceState]) {
-        hot.reserveCapacity(states.count)
-        cold.reserveCapacity(states.count)
+        lines.reserveCapacity(states.count)
+        names.reserveCapacity(states.count)
         for var s in states {
             s.inFlightRecord?.serial = 0
             append(s)
@@ -48,34 +49,43 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// Every instance's state, in position order.
     var states: [InstanceState] { indices.map { self[$0] } }
 
-    var count: Int { hot.count }
-    var indices: Range<Int> { 0..<hot.count }
+    var count: Int { lines.count }
+    var indices: Range<Int> { 0..<lines.count }
 
     /// The state of the instance at `p`, its ledger a value of its own
-    /// (``LedgerArena/ledger(at:)``). Changed in place, its cold record is
-    /// moved out of the array while it changes (not copied), so that its
-    /// boxes stay uniquely referenced and change without a copy; its ledger
-    /// is written back only when it changed.
+    /// (``LedgerArena/ledger(at:)``). Changed in place, its cold record and
+    /// names are moved out of the arrays while it changes (not copied), so
+    /// that their boxes stay uniquely referenced and change without a copy;
+    /// its ledger is written back only when it changed.
     subscript(p: Int) -> InstanceState {
-        get { InstanceState(hot: hot[p], cold: cold[p], flight: flight(at: p), ledger: ledgers.ledger(at: p)) }
+        get {
+            InstanceState(
+                hot: lines[p].hot, cold: lines[p].cold, names: names[p], flight: flight(at: p),
+                ledger: ledgers.ledger(at: p))
+        }
         set {
-            let slot = settle(newValue.inFlightRecord, slot: cold[p].flightSlot)
-            hot[p] = newValue.hot
-            cold[p] = newValue.cold
-            cold[p].flightSlot = slot
+            let slot = settle(newValue.inFlightRecord, slot: lines[p].cold.flightSlot)
+            lines[p].hot = newValue.hot
+            lines[p].cold = newValue.cold
+            lines[p].cold.flightSlot = slot
+            names[p] = newValue.names
             ledgers.replace(at: p, with: newValue.ledger)
         }
         _modify {
             var taken = ColdRecord.placeholder
-            swap(&taken, &cold[p])
+            swap(&taken, &lines[p].cold)
+            var takenNames = Self.placeholderNames
+            swap(&takenNames, &names[p])
             let slot = taken.flightSlot
             let ledger = ledgers.ledger(at: p)
             var s = InstanceState(
-                hot: hot[p], cold: consume taken, flight: slot >= 0 ? flights[slot] : nil, ledger: ledger)
+                hot: lines[p].hot, cold: consume taken, names: consume takenNames,
+                flight: slot >= 0 ? flights[slot] : nil, ledger: ledger)
             defer {
                 s.cold.flightSlot = settle(s.inFlightRecord, slot: slot)
-                hot[p] = s.hot
-                swap(&s.cold, &cold[p])
+                lines[p].hot = s.hot
+                swap(&s.cold, &lines[p].cold)
+                swap(&s.names, &names[p])
                 // (Equal at once when unchanged: the same ring.)
                 if s.ledger != ledger { ledgers.replace(at: p, with: s.ledger) }
             }
@@ -83,10 +93,13 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
+    /// Names that stand in the array while an instance's own are moved out.
+    private static let placeholderNames = WidgetInstance(id: "", plugin: "", kind: "", app: "", isVisible: false)
+
     /// The record of the reload in flight at `p`, if any.
     @inline(__always)
     func flight(at p: Int) -> InFlightRecord? {
-        let slot = cold[p].flightSlot
+        let slot = lines[p].cold.flightSlot
         return slot >= 0 ? flights[slot] : nil
     }
 
@@ -94,7 +107,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// (``ReloadTicket/serial``), 0 when there is none.
     @inline(__always)
     func inFlightSerial(at p: Int) -> UInt64 {
-        let slot = cold.withUnsafeBufferPointer { $0[p].flightSlot }
+        let slot = lines[p].cold.flightSlot
         return slot >= 0 ? flights.serial(at: slot) : 0
     }
 
@@ -128,23 +141,33 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     /// The hot record at `p`, to read or change in place.
     subscript(hot p: Int) -> HotRecord {
-        get { hot[p] }
-        _modify { yield &hot[p] }
+        get { lines[p].hot }
+        _modify { yield &lines[p].hot }
     }
 
     /// The cold record at `p`, to read or change in place. A change that
     /// adds or drops a box must keep the hot record's flags in step: change
     /// those through the ``InstanceState`` (`self[p]`) instead.
     subscript(cold p: Int) -> ColdRecord {
-        get { cold[p] }
-        _modify { yield &cold[p] }
+        get { lines[p].cold }
+        _modify { yield &lines[p].cold }
     }
+
+    /// The numbers of position `p` (its group, app and jitter fraction),
+    /// which the scheduler's core gives when it enters the instance.
+    subscript(info p: Int) -> PositionInfo {
+        get { lines[p].info }
+        _modify { yield &lines[p].info }
+    }
+
+    /// The names of the instance at `p`.
+    subscript(names p: Int) -> WidgetInstance { names[p] }
 
     /// Whether every hot record's flags say what its cold record holds
     /// (``InstanceState`` keeps them in step; the tests check).
     var flagsAreInStep: Bool {
         indices.allSatisfy { self[$0].flagsAreInStep }
-            && flights.live == cold.withUnsafeBufferPointer { $0.count(where: { $0.flightSlot >= 0 }) }
+            && flights.live == lines.withUnsafeBufferPointer { $0.count(where: { $0.cold.flightSlot >= 0 }) }
     }
 
     // The changes a reload makes, on the records in place, each keeping the
@@ -154,7 +177,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// in its slot, or in a slot of the table taken for it; its last
     /// reload's time in the same access to the cold record.
     mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double) {
-        let slot = cold[p].flightSlot
+        let slot = lines[p].cold.flightSlot
         if slot >= 0 {
             flights[slot] = record
             markInFlight(p, slot: slot, issuedAt: time)
@@ -167,7 +190,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// in plain numbers (no record made to be taken apart).
     @inline(__always)
     mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, issuedAt time: Double) {
-        let slot = cold[p].flightSlot
+        let slot = lines[p].cold.flightSlot
         if slot >= 0 {
             flights.set(slot, plain: stored)
             markInFlight(p, slot: slot, issuedAt: time)
@@ -176,39 +199,34 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
-    /// The instance at `p` in flight since `time`, its record at `slot`:
-    /// one access to each record array.
+    /// The instance at `p` in flight since `time`, its record at `slot`.
     @inline(__always)
     private mutating func markInFlight(_ p: Int, slot: Int32, issuedAt time: Double) {
-        cold.withUnsafeMutableBufferPointer { cold in
-            cold[p].flightSlot = slot
-            cold[p].lastReloadAt = time
+        lines.withUnsafeMutableBufferPointer { lines in
+            lines[p].cold.flightSlot = slot
+            lines[p].cold.lastReloadAt = time
+            lines[p].hot.isInFlight = true
         }
-        hot[p].isInFlight = true
     }
 
     /// Records a reload of the instance at `p` that ended with `timeline`
     /// at `time`, making it due at `policyDue`: its in-flight record
-    /// cleared, the timeline kept, its failures reset. Each array is
-    /// written through one access (a write of a field at a time checked
-    /// the array's uniqueness at each).
+    /// cleared, the timeline kept, its failures reset.
     mutating func recordSuccess(_ p: Int, timeline: consuming TimelineRecord, at time: Double, policyDue: Double?) {
         // Moved in (a closure's capture of `timeline` itself would copy
         // it); the one it replaces comes out, to be released here.
         var moved: TimelineRecord? = consume timeline
-        let slot = cold.withUnsafeMutableBufferPointer { cold in
-            let slot = cold[p].flightSlot
-            cold[p].flightSlot = -1
-            swap(&cold[p].timeline, &moved)
+        let slot = lines.withUnsafeMutableBufferPointer { lines in
+            let slot = lines[p].cold.flightSlot
+            lines[p].cold.flightSlot = -1
+            swap(&lines[p].cold.timeline, &moved)
+            lines[p].hot.isInFlight = false
+            lines[p].hot.timelineReceivedAt = time
+            lines[p].hot.policyDue = policyDue
+            lines[p].hot.consecutiveFailures = 0
             return slot
         }
         if slot >= 0 { flights.remove(slot) }
-        hot.withUnsafeMutableBufferPointer { hot in
-            hot[p].isInFlight = false
-            hot[p].timelineReceivedAt = time
-            hot[p].policyDue = policyDue
-            hot[p].consecutiveFailures = 0
-        }
     }
 
     /// Records a counted reload at `time` in the ledger of the instance at
@@ -216,14 +234,14 @@ struct InstanceRecords: ~Copyable, Sendable {
     @inline(__always)
     mutating func recordCounted(_ p: Int, at time: Double, window: Double) -> Int {
         let (counted, count, last) = ledgers.record(at: p, time, window: window)
-        hot.withUnsafeMutableBufferPointer { $0[p].noteLedger(last: last, count: count) }
+        lines.withUnsafeMutableBufferPointer { $0[p].hot.noteLedger(last: last, count: count) }
         return counted
     }
 
-    /// Reads the record of the instance at `p` ahead of the work on it:
-    /// the line of the hot record and those of the cold one that a reload
-    /// reads and writes (and, `forIssue`, its ledger's slot, which only
-    /// issuing reads). At 100,000 instances the records are not in the
+    /// Reads the line of the instance at `p` ahead of the work on it: both
+    /// its cache lines, the hot record and the cold one with the position's
+    /// numbers (and, `forIssue`, its ledger's slot, which only issuing
+    /// reads). At 100,000 instances the records are not in the
     /// cache; asked for together over a chunk of positions (the first pass
     /// of ``SchedulerCore``'s read-ahead), their lines come together, where
     /// the work on one instance after another waited on each of its misses
@@ -231,10 +249,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// find the blocks it points to.
     @inline(__always)
     func readAheadRecord(_ p: Int, forIssue: Bool) {
-        hot.withUnsafeBufferPointer { ReadAhead.lines(of: $0.baseAddress.unsafelyUnwrapped + p) }
-        cold.withUnsafeBufferPointer {
-            ReadAhead.lines($0.baseAddress.unsafelyUnwrapped + p, bytes: Self.coldBytesOfAReload)
-        }
+        lines.withUnsafeBufferPointer { InstanceLine.readAhead($0.baseAddress.unsafelyUnwrapped + p) }
         if forIssue { ledgers.readAheadSlot(p) }
     }
 
@@ -247,13 +262,14 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// by ``readAheadFlights(_:)``.)
     func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>) {
         ledgers.readAheadTimes(positions)
-        cold.withUnsafeBufferPointer { cold in
-            for p in positions {
-                // (A timeline with entries is retained and released
-                // around its prefetches, which the compiler cannot see
-                // into; found in a loop of their own, the blocks cost
-                // more than that in every issue of an entry-less one.)
-                if let block = cold[p].timeline?.entriesBlock { ReadAhead.lines(block.start, bytes: block.bytes) }
+        let base = lines.unsafeBaseAddress
+        for p in positions {
+            // (A timeline with entries is retained and released
+            // around its prefetches, which the compiler cannot see
+            // into; found in a loop of their own, the blocks cost
+            // more than that in every issue of an entry-less one.)
+            if let block = InstanceLine.timeline(base + p).pointee?.entriesBlock {
+                ReadAhead.lines(block.start, bytes: block.bytes)
             }
         }
     }
@@ -263,32 +279,29 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// from the cold records' slots, which a completion checks its ticket
     /// against and gives back.
     func readAheadFlights(_ positions: UnsafeBufferPointer<Int>) {
-        cold.withUnsafeBufferPointer { cold in
-            for p in positions {
-                let slot = cold[p].flightSlot
-                if slot >= 0 { flights.readAhead(slot) }
-            }
+        let base = lines.unsafeBaseAddress
+        for p in positions {
+            let slot = InstanceLine.cold(base + p).pointee.flightSlot
+            if slot >= 0 { flights.readAhead(slot) }
         }
     }
 
-    /// The bytes of a cold record that issuing and completing a reload read
-    /// and write: the fields before the instance (whose id is hashed once,
-    /// when it enters: ``PositionInfo/jitterFraction``).
-    static var coldBytesOfAReload: Int { MemoryLayout<ColdRecord>.offset(of: \ColdRecord.instance) ?? 0 }
-
+    /// Appends the instance of `s`, its position's numbers to be given
+    /// (``subscript(info:)``).
     mutating func append(_ s: InstanceState) {
-        hot.append(s.hot)
-        cold.append(s.cold)
-        cold[cold.count - 1].flightSlot = settle(s.inFlightRecord, slot: -1)
+        lines.append(InstanceLine(hot: s.hot, cold: s.cold))
+        lines[lines.count - 1].cold.flightSlot = settle(s.inFlightRecord, slot: -1)
+        names.append(s.names)
         ledgers.append(s.ledger)
     }
 
     mutating func remove(at p: Int) -> InstanceState {
         let flight = flight(at: p)
-        _ = settle(nil, slot: cold[p].flightSlot)
+        _ = settle(nil, slot: lines[p].cold.flightSlot)
         let ledger = ledgers.ledger(at: p)
         ledgers.remove(at: p)
-        return InstanceState(hot: hot.remove(at: p), cold: cold.remove(at: p), flight: flight, ledger: ledger)
+        let line = lines.remove(at: p)
+        return InstanceState(hot: line.hot, cold: line.cold, names: names.remove(at: p), flight: flight, ledger: ledger)
     }
 
     /// Calls `body` with a view of the instance at `p`, read in place (no
@@ -297,13 +310,8 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// whole scheduler): pass it what it needs.
     @inline(__always)
     func withView<R>(_ p: Int, _ body: (InstanceView) -> R) -> R {
-        hot.withUnsafeBufferPointer { hot in
-            cold.withUnsafeBufferPointer { cold in
-                body(
-                    InstanceView(
-                        hot: hot.baseAddress.unsafelyUnwrapped + p, cold: cold.baseAddress.unsafelyUnwrapped + p,
-                        ledger: ledgers.view(at: p)))
-            }
+        lines.withUnsafeBufferPointer { lines in
+            body(InstanceView(line: lines.baseAddress.unsafelyUnwrapped + p, ledger: ledgers.view(at: p)))
         }
     }
 }

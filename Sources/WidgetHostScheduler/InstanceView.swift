@@ -14,6 +14,18 @@ struct InstanceView {
     /// A ring's slot and the times its offset counts from.
     typealias Ledger = (slot: UnsafePointer<LedgerArena.Slot>, times: UnsafeMutablePointer<Double>)
 
+    init(hot: UnsafePointer<HotRecord>, cold: UnsafePointer<ColdRecord>, ledger: Ledger) {
+        self.hot = hot
+        self.cold = cold
+        self.ledger = ledger
+    }
+
+    /// A view of the records in the scheduler's `line`.
+    @inline(__always)
+    init(line: UnsafePointer<InstanceLine>, ledger: Ledger) {
+        self.init(hot: InstanceLine.hot(line), cold: InstanceLine.cold(line), ledger: ledger)
+    }
+
     /// Calls `body` with a view of `state`.
     static func of<R>(_ state: InstanceState, _ body: (InstanceView) -> R) -> R {
         withUnsafePointer(to: state.hot) { hot in

@@ -1,3 +1,5 @@
+import WidgetHostModel
+
 /// The scheduler's instance positions by id: an open-addressing hash table
 /// (linear probing, at most half full) of 4-byte positions. The ids are not
 /// stored twice: a probe compares with the id of the instance at the
@@ -25,25 +27,25 @@ struct PositionIndex: Sendable {
     init() {}
 
     /// The table of every instance of `instances`, at its position.
-    init(_ instances: UnsafeBufferPointer<ColdRecord>) {
+    init(_ instances: UnsafeBufferPointer<WidgetInstance>) {
         reserve(instances.count)
         for position in instances.indices { insert(position: position, of: instances) }
     }
 
     /// The position of the instance `id` in `instances`, nil if none.
-    func find(_ id: String, in instances: UnsafeBufferPointer<ColdRecord>) -> Int? {
+    func find(_ id: String, in instances: UnsafeBufferPointer<WidgetInstance>) -> Int? {
         find(id, hash: StableJitter.fnv1a64(id), in: instances)
     }
 
     /// ``find(_:in:)`` with the id's `StableJitter.fnv1a64` already computed.
-    func find(_ id: String, hash: UInt64, in instances: UnsafeBufferPointer<ColdRecord>) -> Int? {
+    func find(_ id: String, hash: UInt64, in instances: UnsafeBufferPointer<WidgetInstance>) -> Int? {
         guard !buckets.isEmpty else { return nil }
         let mask = buckets.count - 1
         var bucket = Int(truncatingIfNeeded: hash) & mask
         while true {
             let position = Int(buckets[bucket])
             if position < 0 { return nil }
-            if instances[position].instance.id == id { return position }
+            if instances[position].id == id { return position }
             bucket = (bucket + 1) & mask
         }
     }
@@ -52,7 +54,7 @@ struct PositionIndex: Sendable {
     /// instance it holds (its bytes), ahead of the searches for them (see
     /// ``InstanceRecords/readAheadRecord(_:forIssue:)``): the buckets in one pass,
     /// the ids in a second.
-    func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<ColdRecord>) {
+    func readAhead(_ hashes: UnsafeBufferPointer<UInt64>, in instances: UnsafeBufferPointer<WidgetInstance>) {
         guard !buckets.isEmpty else { return }
         let mask = buckets.count - 1
         buckets.withUnsafeBufferPointer { buckets in
@@ -64,7 +66,7 @@ struct PositionIndex: Sendable {
                 // of its own, which the comparison reads (a shorter one is in
                 // the record, read ahead with it).
                 guard position >= 0 else { continue }
-                _ = instances[position].instance.id.utf8.withContiguousStorageIfAvailable { bytes in
+                _ = instances[position].id.utf8.withContiguousStorageIfAvailable { bytes in
                     if let start = bytes.baseAddress { ReadAhead.line(start) }
                 }
             }
@@ -73,15 +75,15 @@ struct PositionIndex: Sendable {
 
     /// Records the instance at `position` of `instances` (its id must not be
     /// recorded yet).
-    mutating func insert(position: Int, of instances: UnsafeBufferPointer<ColdRecord>) {
+    mutating func insert(position: Int, of instances: UnsafeBufferPointer<WidgetInstance>) {
         if (count + 1) * 2 > buckets.count {
             let old = buckets
             buckets = []
             count = 0
             reserve(max(16, old.count))
-            for p in old where p >= 0 { place(Int(p), instances[Int(p)].instance.id) }
+            for p in old where p >= 0 { place(Int(p), instances[Int(p)].id) }
         }
-        place(position, instances[position].instance.id)
+        place(position, instances[position].id)
     }
 
     /// Forgets the instance at `position` of `instances` (still there) and
@@ -89,11 +91,11 @@ struct PositionIndex: Sendable {
     /// from `instances`: the bucket is emptied by shifting back the entries
     /// after it that may move (linear probing has no tombstones), and the
     /// renumbering touches integers only, no id.
-    mutating func remove(position: Int, of instances: UnsafeBufferPointer<ColdRecord>) {
+    mutating func remove(position: Int, of instances: UnsafeBufferPointer<WidgetInstance>) {
         guard !buckets.isEmpty else { return }
         let mask = buckets.count - 1
         func home(_ p: Int32) -> Int {
-            Int(truncatingIfNeeded: StableJitter.fnv1a64(instances[Int(p)].instance.id)) & mask
+            Int(truncatingIfNeeded: StableJitter.fnv1a64(instances[Int(p)].id)) & mask
         }
         var hole = home(Int32(position))
         while Int(buckets[hole]) != position {

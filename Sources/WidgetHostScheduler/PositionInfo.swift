@@ -8,8 +8,10 @@
 /// completion, where hashing it read the cold record's id and took 124 of a
 /// reload's 2,731 instructions).
 ///
-/// 16 bytes, one record per position: as separate arrays, an event read
-/// several cache lines at random places (at 100,000 instances, each a miss).
+/// 16 bytes, in the second cache line of the position's ``InstanceLine``
+/// (beside the cold record, which a reload reads too): as separate arrays,
+/// an event read several cache lines at random places (at 100,000
+/// instances, each a miss).
 struct PositionInfo: Sendable, Hashable {
     /// The plugin-and-kind group; the sign bit is `hasRecheck`.
     private var storedGroup: UInt32

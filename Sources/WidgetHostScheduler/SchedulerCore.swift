@@ -27,7 +27,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         state.now = latestTime
         return state
     }
-    /// The instances by position, as hot and cold records.
+    /// The instances by position: their lines (hot and cold records and position numbers, ``InstanceLine``) and names.
     private var instances = InstanceRecords()
     private(set) var apps: [String: AppState] = [:]
     private(set) var freeLedger = RollingLedger()
@@ -76,11 +76,6 @@ struct SchedulerCore: ~Copyable, Sendable {
     private var byAppAndKind: [AppKind: [Int32]] = [:]
     /// Positions of the instances that use location.
     private var locationUsers: [Int32] = []
-    /// Per position: what the hot paths read beside its queued time (its
-    /// coalescing deadline, its group and app, whether it is under the free
-    /// cap), together in one 16-byte record: four arrays cost an event four
-    /// cache lines at random places, where one costs one.
-    private var info = OwnedArray<PositionInfo>()
     /// The group number of each plugin and kind ever added.
     private var groups: [PluginKind: Int32] = [:]
     /// The plugin and kind of each group, by number.
@@ -248,7 +243,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         byApp = other.byApp
         byAppAndKind = other.byAppAndKind
         locationUsers = other.locationUsers
-        info = other.info.clone()
         groups = other.groups
         groupNames = other.groupNames
         groupRanks = other.groupRanks
@@ -271,7 +265,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     // MARK: Index
 
     private mutating func rebuildIndex() {
-        index = instances.cold.withUnsafeBufferPointer { PositionIndex($0) }
+        index = instances.names.withUnsafeBufferPointer { PositionIndex($0) }
         reloads = ReloadWheel()
         scratch.walkedWake = .nan  // (its count of changes starts again)
         rechecks = DueQueue()
@@ -282,7 +276,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         byApp = [:]
         byAppAndKind = [:]
         locationUsers = []
-        info.removeAll()
         // The groups' numbers are kept (a ticket's group keeps naming its
         // plugin and kind); a group no instance is in any more costs nothing.
         serialAtLastMove = issuedSerial
@@ -298,13 +291,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The position of the instance `id`, nil if there is none.
     @inline(__always)
     private func position(of id: String) -> Int? {
-        instances.cold.withUnsafeBufferPointer { index.find(id, in: $0) }
+        instances.names.withUnsafeBufferPointer { index.find(id, in: $0) }
     }
 
     /// Records that the instance at `p` changed (``touched``).
     @inline(__always)
     private mutating func touch(_ p: Int) {
-        if tracksTouched { touched.insert(instances[cold: p].instance.id) }
+        if tracksTouched { touched.insert(instances[names: p].id) }
     }
 
     mutating func takeDisplayChanges(
@@ -428,7 +421,7 @@ struct SchedulerCore: ~Copyable, Sendable {
 
     /// Puts the instance at `position` in the groups and queues.
     private mutating func enter(_ position: Int) {
-        let instance = instances[cold: position].instance
+        let instance = instances[names: position]
         byApp[instance.app, default: []].append(Int32(position))
         byAppAndKind[AppKind(app: instance.app, kind: instance.kind), default: []].append(Int32(position))
         if instance.usesLocation { locationUsers.append(Int32(position)) }
@@ -447,10 +440,8 @@ struct SchedulerCore: ~Copyable, Sendable {
             groupRanks = Array(repeating: 0, count: groupNames.count)
             for (rank, g) in order.enumerated() { groupRanks[g] = Int32(rank) }
         }
-        info.append(
-            PositionInfo(
-                group: group, app: number(ofApp: instance.app),
-                jitterFraction: StableJitter.fraction(for: instance.id)))
+        instances[info: position] = PositionInfo(
+            group: group, app: number(ofApp: instance.app), jitterFraction: StableJitter.fraction(for: instance.id))
         replan(position)
         replanEntry(position)
     }
@@ -479,7 +470,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     @inline(__always)
     private mutating func replanInline(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
-        let charge = appCharges[info[position].app]
+        let charge = appCharges[instances[info: position].app]
         // The steady state's plan first, from the few numbers it reads.
         let steady = self.steady
         if let plain = instances.withView(
@@ -498,7 +489,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     @inline(never)
     private mutating func replanByTheRules(_ position: Int) {
         let stateNow = latestTime ?? -Double.greatestFiniteMagnitude
-        let charge = appCharges[info[position].app]
+        let charge = appCharges[instances[info: position].app]
         // A policy reload held by the budget alone, of an instance shown
         // all day: its plan and recheck found without the rules.
         let steady = self.steady
@@ -532,9 +523,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     @inline(__always)
     private mutating func setRecheck(_ position: Int, _ time: Double) {
         let queued = time < .infinity
-        guard queued || info[position].hasRecheck else { return }
+        guard queued || instances[info: position].hasRecheck else { return }
         rechecks.set(position, to: time)
-        info[position].hasRecheck = queued
+        instances[info: position].hasRecheck = queued
     }
 
     /// Queues the next entry date after `latestTime` of the instance at
@@ -556,15 +547,15 @@ struct SchedulerCore: ~Copyable, Sendable {
         guard next < .infinity else {
             // No entry change to come (an entry-less timeline, the last
             // entry shown): the queue is touched only if it may hold one.
-            if info[position].mayHaveEntryChange {
+            if instances[info: position].mayHaveEntryChange {
                 if entryChanges.isQueued(position) {
                     entryChanges.set(position, to: .infinity, payload: EntryCursor(entries: [], index: 0))
                 }
-                info[position].mayHaveEntryChange = false
+                instances[info: position].mayHaveEntryChange = false
             }
             return
         }
-        info[position].mayHaveEntryChange = true
+        instances[info: position].mayHaveEntryChange = true
         let entries = instances.withView(position) { $0.cold.pointee.timeline.unsafelyUnwrapped.entries }
         entryChanges.set(position, to: next, payload: EntryCursor(entries: entries, index: Int32(clamping: index)))
     }
@@ -627,7 +618,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         entry.request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
         let position = instances.count
         instances.append(entry)
-        instances.cold.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
+        instances.names.withUnsafeBufferPointer { index.insert(position: position, of: $0) }
         enter(position)
         touch(position)
         return true
@@ -638,10 +629,9 @@ struct SchedulerCore: ~Copyable, Sendable {
         guard let position = position(of: id) else { return false }
         journalWhole()
         serialAtLastMove = issuedSerial
-        instances.cold.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
+        instances.names.withUnsafeBufferPointer { index.remove(position: position, of: $0) }
         let removed = instances.remove(at: position).instance
         reloads.removePosition(position)
-        _ = info.remove(at: position)
         rechecks.removePosition(position)
         entryChanges.removePosition(position)
         func renumber(_ list: inout [Int32]) {
@@ -677,12 +667,12 @@ struct SchedulerCore: ~Copyable, Sendable {
     func instancePosition(of id: String) -> Int? { position(of: id) }
 
     func instance(at position: Int) -> WidgetInstance {
-        instances.withView(position) { $0.cold.pointee.instance }
+        instances[names: position]
     }
 
     func forEachInstance(_ body: (_ position: Int, _ instance: WidgetInstance) throws -> Void) rethrows {
         for position in 0..<instances.count {
-            try body(position, instances.withView(position) { $0.cold.pointee.instance })
+            try body(position, instances[names: position])
         }
     }
 
@@ -724,7 +714,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         guard let p = position(of: id), widget.id == id else { return false }
         var changed = widget
         changed.isVisible = instances[hot: p].isVisible
-        let old = instances[cold: p].instance
+        let old = instances[names: p]
         guard old != changed else { return false }
         let request = PendingRequest(trigger: .added, charge: .free(.instanceAdded), requestedAt: time)
         if old.app == changed.app && old.kind == changed.kind && old.plugin == changed.plugin
@@ -749,18 +739,17 @@ struct SchedulerCore: ~Copyable, Sendable {
 
     var instanceIDs: [String] {
         // In place: mapping the instances would copy each one's whole state.
-        instances.cold.withUnsafeBufferPointer { all in
+        instances.names.withUnsafeBufferPointer { all in
             var ids: [String] = []
             ids.reserveCapacity(all.count)
-            for index in all.indices { ids.append(all[index].instance.id) }
+            for index in all.indices { ids.append(all[index].id) }
             return ids
         }
     }
 
     func getCurrentConfigurations(app: String? = nil) -> [WidgetInfo] {
-        instances.cold.withUnsafeBufferPointer { cold in
-            cold.compactMap { entry in
-                let i = entry.instance
+        instances.names.withUnsafeBufferPointer { names in
+            names.compactMap { i in
                 guard app == nil || i.app == app else { return nil }
                 return WidgetInfo(
                     id: i.id, plugin: i.plugin, kind: i.kind, family: i.family, configuration: i.configuration,
@@ -873,7 +862,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func positions(ofKind kind: String, plugin: String?) -> [Int] {
         var found: [Int] = []
         for (key, positions) in byAppAndKind where key.kind == kind { found += positions.lazy.map(Int.init) }
-        if let plugin { found.removeAll { instances[cold: $0].instance.plugin != plugin } }
+        if let plugin { found.removeAll { instances[names: $0].plugin != plugin } }
         return found.sorted()
     }
 
@@ -1077,16 +1066,12 @@ struct SchedulerCore: ~Copyable, Sendable {
         let ledgers = instances.ledgers.unsafeAddresses
         return withUnsafePointer(to: rules) { rules in
             withUnsafePointer(to: reloads) { reloads in
-                instances.hot.withUnsafeBufferPointer { hot in
-                    instances.cold.withUnsafeBufferPointer { cold in
-                        info.withUnsafeBufferPointer { info in
-                            appCharges.withUnsafeBufferPointer { charges in
-                                body(
-                                    QueuedPlans(
-                                        reloads: reloads, rules: rules, hot: hot, cold: cold, info: info,
-                                        appCharges: charges, ledgers: ledgers, now: now))
-                            }
-                        }
+                instances.lines.withUnsafeBufferPointer { lines in
+                    appCharges.withUnsafeBufferPointer { charges in
+                        body(
+                            QueuedPlans(
+                                reloads: reloads, rules: rules, lines: lines, appCharges: charges, ledgers: ledgers,
+                                now: now))
                     }
                 }
             }
@@ -1108,9 +1093,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         /// The queue itself.
         let reloads: UnsafePointer<ReloadWheel>
         let rules: UnsafePointer<ReloadRules>
-        let hot: UnsafeBufferPointer<HotRecord>
-        let cold: UnsafeBufferPointer<ColdRecord>
-        let info: UnsafeBufferPointer<PositionInfo>
+        let lines: UnsafeBufferPointer<InstanceLine>
         let appCharges: UnsafeBufferPointer<ReloadCharge>
         /// The instances' ledgers (``LedgerArena/unsafeAddresses``).
         let ledgers: (slots: UnsafePointer<LedgerArena.Slot>, times: UnsafeMutablePointer<Double>)
@@ -1122,9 +1105,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         func plan(_ position: Int, _ node: ReloadWheel.Node) -> (time: Double, latest: Double)? {
             guard node.underFreeCap else { return (node.key, node.latest) }
             let s = InstanceView(
-                hot: hot.baseAddress.unsafelyUnwrapped + position, cold: cold.baseAddress.unsafelyUnwrapped + position,
-                ledger: (ledgers.slots + position, ledgers.times))
-            return rules.pointee.candidate(s, appCharge: appCharges[info[position].app], at: max(now, s.addedAt))
+                line: lines.baseAddress.unsafelyUnwrapped + position, ledger: (ledgers.slots + position, ledgers.times))
+            return rules.pointee.candidate(s, appCharge: appCharges[lines[position].info.app], at: max(now, s.addedAt))
                 .map { ($0.time, $0.latest) }
         }
     }
@@ -1375,7 +1357,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                             UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
                     }
                     let steady = self.steady
-                    let charge = appCharges[info[p].app]
+                    let charge = appCharges[instances[info: p].app]
                     // Only a reload issued has its plan made (with its trigger). A
                     // plain policy reload, trusted as queued (not under the free
                     // cap, no recheck queued), is the plan made when it was queued:
@@ -1389,7 +1371,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                     // and the rules would find the same plan, deferred from its
                     // policy's due time.
                     let node = reloads.node(of: p)
-                    let trusted = !node.underFreeCap && !info[p].hasRecheck && charge == .counted
+                    let trusted = !node.underFreeCap && !instances[info: p].hasRecheck && charge == .counted
                     var dueSince = node.key
                     var planned: Deferral?
                     let asPlanned: Bool
@@ -1412,7 +1394,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                         guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
                         serial = ruled
                     }
-                    let group = Int32(info[p].group)
+                    let group = Int32(instances[info: p].group)
                     if firstGroup < 0 { firstGroup = group }
                     grouped = grouped || group != firstGroup
                     tickets[issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
@@ -1501,7 +1483,7 @@ struct SchedulerCore: ~Copyable, Sendable {
 
     /// The decision of the reload in flight at `p`.
     private func decision(at p: Int) -> ReloadDecision {
-        instances.flight(at: p).unsafelyUnwrapped.decision(of: instances.withView(p) { $0.cold.pointee.instance })
+        instances.flight(at: p).unsafelyUnwrapped.decision(of: instances[names: p])
     }
 
     /// The batch array last returned, emptied, with its decision arrays kept
@@ -1643,10 +1625,10 @@ struct SchedulerCore: ~Copyable, Sendable {
         // result (a retain and release of its timeline's parts).
         completions.withUnsafeBufferPointer { results in
             for i in results.indices { hashes.append(StableJitter.fnv1a64(results[i].instanceID)) }
-            instances.cold.withUnsafeBufferPointer { cold in
-                hashes.withUnsafeBufferPointer { index.readAhead($0, in: cold) }
+            instances.names.withUnsafeBufferPointer { names in
+                hashes.withUnsafeBufferPointer { index.readAhead($0, in: names) }
                 for i in results.indices {
-                    found.append(index.find(results[i].instanceID, hash: hashes[i], in: cold) ?? Int.min)
+                    found.append(index.find(results[i].instanceID, hash: hashes[i], in: names) ?? Int.min)
                 }
             }
             // Ids not found (rare) are left out of the reading ahead.
@@ -1763,7 +1745,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     }
 
     func instance(of ticket: ReloadTicket) -> WidgetInstance? {
-        position(of: ticket).map { instances[cold: $0].instance }
+        position(of: ticket).map { instances[names: $0] }
     }
 
     func decision(for ticket: ReloadTicket) -> ReloadDecision? {
@@ -1835,9 +1817,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     }
 
     /// Reads ahead what the work on the instances at `positions` reads
-    /// first: their records and ledgers, their places in the queues, their
-    /// per-position numbers. In passes: the first asks for the lines found
-    /// from a position alone (records, numbers, queue nodes); each later
+    /// first: their lines (records and position numbers) and ledgers, their
+    /// places in the queues. In passes: the first asks for the lines found
+    /// from a position alone (the instance's two lines, queue nodes); each later
     /// one reads lines an earlier one asked for, to find the blocks they
     /// point to (ledgers, timelines' entries, neighbours in the entry
     /// queue), and asks for those. The lines of a pass are on their way
@@ -1860,7 +1842,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         for p in positions {
             assert(p >= 0 && p < instances.count, "a read-ahead position out of range")
             instances.readAheadRecord(p, forIssue: forIssue)
-            info.withUnsafeBufferPointer { ReadAhead.line($0.baseAddress.unsafelyUnwrapped + p) }
             reloads.readAheadNode(p)
         }
     }
@@ -1869,11 +1850,10 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// through those the first pass asked for.
     private mutating func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
         if forIssue { instances.readAheadReferenced(positions) } else { instances.readAheadFlights(positions) }
-        info.withUnsafeBufferPointer { info in
-            entryChanges.readAheadLinks(positions) { info[$0].mayHaveEntryChange }
-            if forIssue {
-                entryChanges.readAheadNeighbours(positions) { info[$0].mayHaveEntryChange }
-            }
+        let lines = instances.lines.unsafeBaseAddress
+        entryChanges.readAheadLinks(positions) { InstanceLine.info(lines + $0).pointee.mayHaveEntryChange }
+        if forIssue {
+            entryChanges.readAheadNeighbours(positions) { InstanceLine.info(lines + $0).pointee.mayHaveEntryChange }
         }
     }
 
@@ -1962,7 +1942,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         willChange(p)
         touch(p)
         // In place, field by field: no copy of the instance's state.
-        let due = steady.policyDue(for: timeline, jitterFraction: info[p].jitterFraction, receivedAt: time)
+        let due = steady.policyDue(for: timeline, jitterFraction: instances[info: p].jitterFraction, receivedAt: time)
         let hasEntries = !timeline.entries.isEmpty
         instances.recordSuccess(p, timeline: timeline, at: time, policyDue: due)
         if instances[hot: p].hasRare { clearFailures(p) }
@@ -1970,7 +1950,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         // An entry-less timeline replacing one with no entry change queued
         // leaves the entry queue as it is: what `replanEntry` would find
         // (its timeline read back from the record), known here.
-        if hasEntries || info[p].mayHaveEntryChange || tracksDisplayChanges { replanEntryInline(p) }
+        if hasEntries || instances[info: p].mayHaveEntryChange || tracksDisplayChanges { replanEntryInline(p) }
     }
 
     /// A success's end of the backoff and of the last failure, for an

@@ -53,16 +53,19 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 public struct InstanceState: Sendable, Hashable, Codable {
     /// What the rules read on every plan.
     var hot: HotRecord
-    /// The rest.
+    /// The rest that a reload reads and writes.
     var cold: ColdRecord
+    /// The instance's names and visibility (``instance``).
+    var names: WidgetInstance
     /// The reload in flight, without the instance's names.
     private(set) var flight: InFlightRecord?
     /// The counted reloads' times (``ledger``).
     private(set) var storedLedger: RollingLedger
 
-    init(hot: HotRecord, cold: ColdRecord, flight: InFlightRecord?, ledger: RollingLedger) {
+    init(hot: HotRecord, cold: ColdRecord, names: WidgetInstance, flight: InFlightRecord?, ledger: RollingLedger) {
         self.hot = hot
         self.cold = cold
+        self.names = names
         self.flight = flight
         self.storedLedger = ledger
     }
@@ -71,14 +74,14 @@ public struct InstanceState: Sendable, Hashable, Codable {
     /// decision's (the record does not repeat them): changed while a reload
     /// is in flight, the record keeps the names it was issued with.
     public var instance: WidgetInstance {
-        get { cold.instance }
+        get { names }
         _modify {
-            let before = cold.instance
+            let before = names
             // In a `defer`: an access that throws after changing the names
             // ends the yield without running the code after it.
             defer {
-                hot.isVisible = cold.instance.isVisible
-                let now = cold.instance
+                hot.isVisible = names.isVisible
+                let now = names
                 if flight != nil, flight?.names == nil,
                     before.id != now.id || before.plugin != now.plugin || before.kind != now.kind
                 {
@@ -86,7 +89,7 @@ public struct InstanceState: Sendable, Hashable, Codable {
                         instanceID: before.id, plugin: before.plugin, kind: before.kind)
                 }
             }
-            yield &cold.instance
+            yield &names
         }
     }
     public var addedAt: Double {
@@ -111,8 +114,8 @@ public struct InstanceState: Sendable, Hashable, Codable {
         set { hot.views = newValue }
     }
     public var inFlight: InFlightReload? {
-        get { flight.map { $0.reload(of: cold.instance) } }
-        set { inFlightRecord = newValue.map { InFlightRecord($0, of: cold.instance) } }
+        get { flight.map { $0.reload(of: names) } }
+        set { inFlightRecord = newValue.map { InFlightRecord($0, of: names) } }
     }
     /// Whether a reload is in flight, without copying the record.
     public var isInFlight: Bool { hot.isInFlight }
@@ -133,14 +136,15 @@ public struct InstanceState: Sendable, Hashable, Codable {
 
     /// Whether the hot record's flags say what the cold one holds.
     var flagsAreInStep: Bool {
-        hot.isVisible == cold.instance.isVisible && hot.isInFlight == (flight != nil)
+        hot.isVisible == names.isVisible && hot.isInFlight == (flight != nil)
             && hot.hasRare == cold.hasRare && hot.ledgerLast == storedLedger.last
             && Int(hot.storedLedgerCount) == min(storedLedger.count, Int(UInt16.max))
     }
 
     public init(instance: WidgetInstance, addedAt: Double) {
         hot = HotRecord(addedAt: addedAt, isVisible: instance.isVisible)
-        cold = ColdRecord(instance: instance)
+        cold = ColdRecord()
+        names = instance
         storedLedger = RollingLedger()
         self.visibleSince = instance.isVisible ? addedAt : nil
     }
@@ -357,13 +361,15 @@ struct HotRecord: Sendable {
     }
 }
 
-/// What the rules rarely read of an instance (with ``HotRecord``, an
-/// ``InstanceState``): its names, its timeline, its push ledger, the reload in
-/// flight and the rare values. The flags of its hot record say whether a
-/// box is here; ``InstanceState`` keeps them in step.
+/// What a reload reads and writes of an instance besides its hot record
+/// (with ``HotRecord`` and the instance's names, an ``InstanceState``): its
+/// last reload's time, its reload in flight's slot, its timeline, and the
+/// box of rare values (its push ledger, a request, a backoff, a failure).
+/// The flags of its hot record say whether the box is here;
+/// ``InstanceState`` keeps them in step. At most 48 bytes: in the
+/// scheduler's arrays it shares its instance's second cache line
+/// (``InstanceLine``).
 struct ColdRecord: Sendable {
-    // In the order a reload reads and writes them (the slot, the
-    // timeline, then the id, plugin and kind), so that they share lines.
     var storedLastReloadAt = Double.nan
     /// The slot of the instance's reload in flight in the scheduler's
     /// ``InFlightTable``, -1 when none. Kept by ``InstanceRecords`` alone:
@@ -373,15 +379,11 @@ struct ColdRecord: Sendable {
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
     var timeline: TimelineRecord?
-    var instance: WidgetInstance
 
-    init(instance: WidgetInstance) {
-        self.instance = instance
-    }
+    init() {}
 
     /// A record that holds nothing, to stand in an array while its own is moved out.
-    static let placeholder = ColdRecord(
-        instance: WidgetInstance(id: "", plugin: "", kind: "", app: "", isVisible: false))
+    static let placeholder = ColdRecord()
 
     var lastReloadAt: Double? {
         get { optionalTime(storedLastReloadAt) }

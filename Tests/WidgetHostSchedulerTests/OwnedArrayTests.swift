@@ -86,6 +86,11 @@ struct OwnedArrayTests {
         }
         #expect(starts.allSatisfy { $0 % ReadAhead.lineSize == 0 })
         #expect(MemoryLayout<HotRecord>.stride == ReadAhead.lineSize)
+        // An instance's line: the hot record in the first cache line, the
+        // cold record and the position's numbers in the second.
+        #expect(MemoryLayout<InstanceLine>.stride == 2 * ReadAhead.lineSize)
+        #expect(InstanceLine.hotOffset == 0)
+        #expect(InstanceLine.coldOffset == ReadAhead.lineSize)
     }
 
     /// A block of ``OwnedArray/hugePageBlock`` (eight huge pages) or more
