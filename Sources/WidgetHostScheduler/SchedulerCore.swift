@@ -1850,6 +1850,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// through those the first pass asked for.
     private mutating func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
         if forIssue { instances.readAheadReferenced(positions) } else { instances.readAheadFlights(positions) }
+        // None queued (the entry-less timelines of some plugins): no
+        // position's flag to read.
+        guard entryChanges.count > 0 else { return }
         let lines = instances.lines.unsafeBaseAddress
         entryChanges.readAheadLinks(positions) { InstanceLine.info(lines + $0).pointee.mayHaveEntryChange }
         if forIssue {
