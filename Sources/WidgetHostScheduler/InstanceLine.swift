@@ -12,7 +12,7 @@ import WidgetHostModel
 /// instance's names, crossed a line boundary one time in two. Here the two
 /// lines are found from the position alone and read ahead together. The
 /// names (an id, a plugin, a kind, an app, a configuration), which a
-/// reload does not read, are in an array of their own
+/// reload by ticket does not read, are in an array of their own
 /// (``InstanceRecords``).
 struct InstanceLine: Sendable {
     var hot: HotRecord

@@ -12,7 +12,8 @@ import WidgetHostModel
 /// check of a shared buffer; ``clone()`` copies them.
 struct InstanceRecords: ~Copyable, Sendable {
     private(set) var lines = OwnedArray<InstanceLine>()
-    /// The instances' names, which a reload does not read.
+    /// The instances' names, which a reload handed out and completed by
+    /// ticket does not read (a completion by id finds its position by them).
     private(set) var names = OwnedArray<WidgetInstance>()
     /// The reloads in flight.
     private var flights = InFlightTable()

@@ -1,5 +1,3 @@
-import WidgetHostModel
-
 /// The scheduler's instance positions by id: an open-addressing hash table
 /// (linear probing, at most half full) of 4-byte positions. The ids are not
 /// stored twice: a probe compares with the id of the instance at the
@@ -63,8 +61,8 @@ struct PositionIndex: Sendable {
             for hash in hashes {
                 let position = Int(buckets[Int(truncatingIfNeeded: hash) & mask])
                 // The id's bytes: an id longer than 15 bytes lives in a block
-                // of its own, which the comparison reads (a shorter one is in
-                // the record, read ahead with it).
+                // of its own, which the comparison reads (a shorter one is
+                // inline in the instance's names, whose line this read brings).
                 guard position >= 0 else { continue }
                 _ = instances[position].id.utf8.withContiguousStorageIfAvailable { bytes in
                     if let start = bytes.baseAddress { ReadAhead.line(start) }

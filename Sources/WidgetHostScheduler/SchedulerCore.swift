@@ -68,7 +68,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// Per instance position: its next entry date after `latestTime`, with
     /// its timeline's entries and where that entry is in them
     /// (``EntryCursor``), so that an entry change reads neither the
-    /// instance's records nor a per-position array.
+    /// instance's line nor its names.
     private var entryChanges = EntryWheel<EntryCursor>()
     /// Instance positions by app, for app events and `reloadAllTimelines`.
     private var byApp: [String: [Int32]] = [:]
@@ -1106,7 +1106,8 @@ struct SchedulerCore: ~Copyable, Sendable {
             guard node.underFreeCap else { return (node.key, node.latest) }
             let s = InstanceView(
                 line: lines.baseAddress.unsafelyUnwrapped + position, ledger: (ledgers.slots + position, ledgers.times))
-            return rules.pointee.candidate(s, appCharge: appCharges[lines[position].info.app], at: max(now, s.addedAt))
+            let app = InstanceLine.info(lines.baseAddress.unsafelyUnwrapped + position).pointee.app
+            return rules.pointee.candidate(s, appCharge: appCharges[app], at: max(now, s.addedAt))
                 .map { ($0.time, $0.latest) }
         }
     }

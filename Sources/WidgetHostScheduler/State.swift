@@ -37,11 +37,13 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 /// Everything the scheduler knows about one instance. Plain Codable values:
 /// the daemon persists them (ledger, last good timeline, backoff).
 ///
-/// Two records (issue 17): ``HotRecord``, the plain numbers the rules read
-/// on every plan in one 64-byte line, and ``ColdRecord``, the rest (names,
-/// timeline, the box of rare values), with the ledger and the record of the
-/// reload in flight, if any (``InFlightRecord``). The scheduler keeps the
-/// records in two arrays, the ledgers in an arena (``LedgerArena``) and the
+/// Two records and the names (issue 17): ``HotRecord``, the plain numbers
+/// the rules read on every plan in one 64-byte line, ``ColdRecord``, the
+/// rest a reload reads and writes (last reload, timeline, the box of rare
+/// values), and the instance's names (``names``), with the ledger and the
+/// record of the reload in flight, if any (``InFlightRecord``). The
+/// scheduler keeps the records in one array of two-line ``InstanceLine``s
+/// and the names in another, the ledgers in an arena (``LedgerArena``) and the
 /// reloads in flight in a table of their own (``InFlightTable``), and makes
 /// an `InstanceState` on demand; here they are one value. Optional
 /// times are stored as a `Double` with NaN for `nil` (a NaN time is never
@@ -309,9 +311,9 @@ struct HotRecord: Sendable {
     var storedLedgerLast = Double.nan
     var views = ViewHistory()
     var storedFailures: Int32 = 0
-    /// The instance's `isVisible` (its ``ColdRecord/instance`` says the same).
+    /// The instance's `isVisible` (its names, ``InstanceState/names``, say the same).
     var isVisible: Bool
-    /// Whether the cold record holds an in-flight record.
+    /// Whether a reload is in flight (the instance's ``InFlightRecord``).
     var isInFlight = false
     /// Whether the cold record holds a box of rare values.
     var hasRare = false

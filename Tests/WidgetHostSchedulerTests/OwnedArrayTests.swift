@@ -91,6 +91,9 @@ struct OwnedArrayTests {
         #expect(MemoryLayout<InstanceLine>.stride == 2 * ReadAhead.lineSize)
         #expect(InstanceLine.hotOffset == 0)
         #expect(InstanceLine.coldOffset == ReadAhead.lineSize)
+        #expect(InstanceLine.timelineOffset >= ReadAhead.lineSize)
+        #expect(InstanceLine.infoOffset >= ReadAhead.lineSize)
+        #expect(InstanceLine.infoOffset + MemoryLayout<PositionInfo>.size <= 2 * ReadAhead.lineSize)
     }
 
     /// A block of ``OwnedArray/hugePageBlock`` (eight huge pages) or more
