@@ -240,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostIsolationTests",
-            dependencies: ["WidgetHostTestSupport", "WidgetHostIsolation", "WidgetHostModel"],
+            dependencies: ["WidgetHostTestSupport", "WidgetHostIsolation", "WidgetHostModel", "CWidgetHostSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -241,10 +241,14 @@ void wh_deadline_boost_begin(wh_deadline_boost *boost) {
     struct sched_param param;
     boost->realtime = 0;
     if (pthread_getschedparam(pthread_self(), &boost->policy, &param) != 0) return;
+    boost->policy &= ~SCHED_RESET_ON_FORK;
     boost->priority = param.sched_priority;
     if (boost->policy == SCHED_FIFO || boost->policy == SCHED_RR) return; /* already real-time */
+    /* With SCHED_RESET_ON_FORK: a process this thread starts while boosted
+     * (a runner, or any child a caller sharing the thread spawns) starts
+     * under the normal policy, never real-time. (Pid 0: this thread.) */
     struct sched_param fifo = {.sched_priority = 1};
-    boost->realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+    boost->realtime = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) == 0;
 }
 
 void wh_deadline_boost_end(wh_deadline_boost *boost) {

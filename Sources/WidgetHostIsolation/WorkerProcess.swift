@@ -122,6 +122,10 @@ final class WorkerProcess {
     /// load timeout counted from the start. Returns the failure if loading
     /// failed; the worker is then unusable.
     func awaitLoad() -> PluginFailure? {
+        // The wait's boost near the load deadline ends here: called outside
+        // a call (a standby's load, the daemon's start), a boost left on
+        // made the calling thread real-time for good.
+        defer { wh_deadline_boost_end(&boost) }
         if loaded { return nil }
         if let loadFailure { return loadFailure }
         while true {
