@@ -19,15 +19,19 @@
 /// are counted policy reloads, and a start's burst is every instance's
 /// first reload: both plain.)
 ///
+/// The serial numbers are not here: each is in its instance's line
+/// (``ColdRecord/flightSerial``), which a completion reads anyway, so that
+/// checking a ticket and giving a plain record's slot back read nothing of
+/// the table (a record of 64 bytes, one line, written at the issue).
+///
 /// Not copyable, as the scheduler's core that holds it: its arrays are
 /// owned (``OwnedArray``), written with no check of a shared buffer; a
 /// copy of the scheduler keeps its own records (``clone()``).
 struct InFlightTable: ~Copyable, Sendable {
-    /// A record as the table keeps it: plain numbers. The record itself
-    /// when ``isWhole`` is false; its serial only (the rest in `whole`)
-    /// when it is true.
+    /// A record as the table keeps it: plain numbers, without the serial
+    /// (64 bytes). The record itself when ``isWhole`` is false; a mark only
+    /// (the record in `whole`) when it is true.
     struct Stored: Sendable {
-        var serial: UInt64 = 0
         var time: Double = 0
         var dueSince: Double = 0
         var attempt = 0
@@ -59,7 +63,6 @@ struct InFlightTable: ~Copyable, Sendable {
             if case .free(let reason) = record.charge {
                 charge = UInt8(FreeReason.allCases.firstIndex(of: reason).unsafelyUnwrapped + 1)
             }
-            serial = record.serial
             time = record.time
             dueSince = record.dueSince
             attempt = record.attempt
@@ -98,14 +101,16 @@ struct InFlightTable: ~Copyable, Sendable {
         /// A slot never used.
         init() {}
 
-        /// The serial of a record kept whole.
-        init(wholeWithSerial serial: UInt64) {
-            self.serial = serial
-            isWhole = true
+        /// The mark of a record kept whole.
+        static var wholeMark: Stored {
+            var stored = Stored()
+            stored.isWhole = true
+            return stored
         }
 
-        /// The record these numbers are (``isWhole`` false).
-        var record: InFlightRecord {
+        /// The record these numbers are (``isWhole`` false), with the
+        /// serial number `serial`.
+        func record(serial: UInt64) -> InFlightRecord {
             var record = InFlightRecord(
                 time: time, dueSince: dueSince, trigger: Self.trigger(of: trigger),
                 charge: charge == 0 ? .counted : .free(FreeReason.allCases[Int(charge) - 1]), attempt: attempt,
@@ -205,7 +210,7 @@ struct InFlightTable: ~Copyable, Sendable {
     /// Puts `record` in a slot and returns the slot.
     mutating func insert(_ record: consuming InFlightRecord) -> Int32 {
         let slot = take()
-        self[slot] = record
+        set(slot, record)
         return slot
     }
 
@@ -220,7 +225,7 @@ struct InFlightTable: ~Copyable, Sendable {
     /// Replaces the record at `slot` (in use) with the plain numbers
     /// `stored`.
     mutating func set(_ slot: Int32, plain stored: Stored) {
-        if records[Int(slot)].isWhole { whole[slot] = nil }
+        if !whole.isEmpty, records[Int(slot)].isWhole { whole[slot] = nil }
         records[Int(slot)] = stored
     }
 
@@ -234,40 +239,34 @@ struct InFlightTable: ~Copyable, Sendable {
         return Int32(unused - 1)
     }
 
-    /// The record at `slot`, which is in use.
-    subscript(slot: Int32) -> InFlightRecord {
-        get {
-            let stored = records[Int(slot)]
-            return stored.isWhole ? whole[slot].unsafelyUnwrapped : stored.record
-        }
-        set {
-            if let stored = Stored(newValue) {
-                set(slot, plain: stored)
-            } else {
-                records[Int(slot)] = Stored(wholeWithSerial: newValue.serial)
-                whole[slot] = newValue
-            }
-        }
+    /// The record at `slot`, which is in use, with the serial number
+    /// `serial` (kept by its instance, ``ColdRecord/flightSerial``).
+    func record(at slot: Int32, serial: UInt64) -> InFlightRecord {
+        let stored = records[Int(slot)]
+        guard stored.isWhole else { return stored.record(serial: serial) }
+        var record = whole[slot].unsafelyUnwrapped
+        record.serial = serial
+        return record
     }
 
-    /// Asks for the lines of the record at `slot` (72 bytes: one or two;
-    /// a completion's second read-ahead pass, the slot read from the cold
-    /// record).
-    @inline(__always)
-    func readAhead(_ slot: Int32) {
-        records.withUnsafeBufferPointer { ReadAhead.lines(of: $0.baseAddress.unsafelyUnwrapped + Int(slot)) }
-    }
-
-    /// The serial number of the record at `slot`, which is in use.
-    func serial(at slot: Int32) -> UInt64 {
-        records.withUnsafeBufferPointer { $0[Int(slot)].serial }
+    /// Replaces the record at `slot` (in use) with `record` (its serial
+    /// not kept here).
+    mutating func set(_ slot: Int32, _ record: consuming InFlightRecord) {
+        if let stored = Stored(record) {
+            set(slot, plain: stored)
+        } else {
+            records[Int(slot)] = .wholeMark
+            whole[slot] = record
+        }
     }
 
     /// Gives `slot` back. When no slot is in use any more, the next ones are
-    /// handed out from the first again.
+    /// handed out from the first again. The record's line is read only
+    /// when some record is kept whole (a completion of a plain reload
+    /// reads nothing of the table).
     @inline(__always)
     mutating func remove(_ slot: Int32) {
-        if records[Int(slot)].isWhole {
+        if !whole.isEmpty, records[Int(slot)].isWhole {
             whole[slot] = nil
             records[Int(slot)].isWhole = false
         }

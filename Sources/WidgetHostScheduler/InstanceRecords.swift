@@ -5,8 +5,9 @@ import WidgetHostModel
 /// and the position's numbers, ``InstanceLine``) and their names; their
 /// ledgers, in an arena (``LedgerArena``); and the records of their reloads
 /// in flight, in a table of their own (``InFlightTable``), each at the slot
-/// its cold record names. An ``InstanceState`` is made on demand; the hot
-/// paths read and write the records in place.
+/// its cold record names beside the reload's serial number. An
+/// ``InstanceState`` is made on demand; the hot paths read and write the
+/// records in place.
 ///
 /// Not copyable: its arrays are owned (``OwnedArray``), written with no
 /// check of a shared buffer; ``clone()`` copies them.
@@ -65,10 +66,10 @@ struct InstanceRecords: ~Copyable, Sendable {
                 ledger: ledgers.ledger(at: p))
         }
         set {
-            let slot = settle(newValue.inFlightRecord, slot: lines[p].cold.flightSlot)
+            var cold = newValue.cold
+            settle(newValue.inFlightRecord, slot: lines[p].cold.flightSlot, into: &cold)
             lines[p].hot = newValue.hot
-            lines[p].cold = newValue.cold
-            lines[p].cold.flightSlot = slot
+            lines[p].cold = cold
             names[p] = newValue.names
             ledgers.replace(at: p, with: newValue.ledger)
         }
@@ -78,12 +79,12 @@ struct InstanceRecords: ~Copyable, Sendable {
             var takenNames = Self.placeholderNames
             swap(&takenNames, &names[p])
             let slot = taken.flightSlot
+            let flight = slot >= 0 ? flights.record(at: slot, serial: taken.flightSerial) : nil
             let ledger = ledgers.ledger(at: p)
             var s = InstanceState(
-                hot: lines[p].hot, cold: consume taken, names: consume takenNames,
-                flight: slot >= 0 ? flights[slot] : nil, ledger: ledger)
+                hot: lines[p].hot, cold: consume taken, names: consume takenNames, flight: flight, ledger: ledger)
             defer {
-                s.cold.flightSlot = settle(s.inFlightRecord, slot: slot)
+                settle(s.inFlightRecord, slot: slot, into: &s.cold)
                 lines[p].hot = s.hot
                 swap(&s.cold, &lines[p].cold)
                 swap(&s.names, &names[p])
@@ -101,15 +102,22 @@ struct InstanceRecords: ~Copyable, Sendable {
     @inline(__always)
     func flight(at p: Int) -> InFlightRecord? {
         let slot = lines[p].cold.flightSlot
-        return slot >= 0 ? flights[slot] : nil
+        return slot >= 0 ? flights.record(at: slot, serial: lines[p].cold.flightSerial) : nil
     }
 
     /// The serial number of the reload in flight at `p`
-    /// (``ReloadTicket/serial``), 0 when there is none.
+    /// (``ReloadTicket/serial``), 0 when there is none: read from the
+    /// instance's line, not from the table.
     @inline(__always)
     func inFlightSerial(at p: Int) -> UInt64 {
-        let slot = lines[p].cold.flightSlot
-        return slot >= 0 ? flights.serial(at: slot) : 0
+        lines.withUnsafeBufferPointer { InstanceLine.cold($0.baseAddress.unsafelyUnwrapped + p).pointee.flightSerial }
+    }
+
+    /// ``settle(_:slot:)``, with the slot and serial number written to
+    /// `cold`.
+    private mutating func settle(_ flight: InFlightRecord?, slot: Int32, into cold: inout ColdRecord) {
+        cold.flightSlot = settle(flight, slot: slot)
+        cold.flightSerial = flight?.serial ?? 0
     }
 
     /// The slot that holds `flight` now, its record at `slot` before (-1:
@@ -122,7 +130,7 @@ struct InstanceRecords: ~Copyable, Sendable {
             flights.remove(slot)
             return -1
         case (let flight?, true):
-            flights[slot] = flight
+            flights.set(slot, flight)
             return slot
         case (let flight?, false): return flights.insert(flight)
         }
@@ -169,6 +177,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     var flagsAreInStep: Bool {
         indices.allSatisfy { self[$0].flagsAreInStep }
             && flights.live == lines.withUnsafeBufferPointer { $0.count(where: { $0.cold.flightSlot >= 0 }) }
+            && lines.withUnsafeBufferPointer { $0.allSatisfy { $0.cold.flightSlot >= 0 || $0.cold.flightSerial == 0 } }
     }
 
     // The changes a reload makes, on the records in place, each keeping the
@@ -179,32 +188,36 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// reload's time in the same access to the cold record.
     mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double) {
         let slot = lines[p].cold.flightSlot
+        let serial = record.serial
         if slot >= 0 {
-            flights[slot] = record
-            markInFlight(p, slot: slot, issuedAt: time)
+            flights.set(slot, record)
+            markInFlight(p, slot: slot, serial: serial, issuedAt: time)
         } else {
-            markInFlight(p, slot: flights.insert(record), issuedAt: time)
+            markInFlight(p, slot: flights.insert(record), serial: serial, issuedAt: time)
         }
     }
 
     /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
-    /// in plain numbers (no record made to be taken apart).
+    /// in plain numbers (no record made to be taken apart), with the
+    /// serial number `serial`.
     @inline(__always)
-    mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, issuedAt time: Double) {
+    mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, serial: UInt64, issuedAt time: Double) {
         let slot = lines[p].cold.flightSlot
         if slot >= 0 {
             flights.set(slot, plain: stored)
-            markInFlight(p, slot: slot, issuedAt: time)
+            markInFlight(p, slot: slot, serial: serial, issuedAt: time)
         } else {
-            markInFlight(p, slot: flights.insert(plain: stored), issuedAt: time)
+            markInFlight(p, slot: flights.insert(plain: stored), serial: serial, issuedAt: time)
         }
     }
 
-    /// The instance at `p` in flight since `time`, its record at `slot`.
+    /// The instance at `p` in flight since `time`, its record at `slot`
+    /// and its serial number `serial`.
     @inline(__always)
-    private mutating func markInFlight(_ p: Int, slot: Int32, issuedAt time: Double) {
+    private mutating func markInFlight(_ p: Int, slot: Int32, serial: UInt64, issuedAt time: Double) {
         lines.withUnsafeMutableBufferPointer { lines in
             lines[p].cold.flightSlot = slot
+            lines[p].cold.flightSerial = serial
             lines[p].cold.lastReloadAt = time
             lines[p].hot.isInFlight = true
         }
@@ -220,6 +233,7 @@ struct InstanceRecords: ~Copyable, Sendable {
         let slot = lines.withUnsafeMutableBufferPointer { lines in
             let slot = lines[p].cold.flightSlot
             lines[p].cold.flightSlot = -1
+            lines[p].cold.flightSerial = 0
             swap(&lines[p].cold.timeline, &moved)
             lines[p].hot.isInFlight = false
             lines[p].hot.timelineReceivedAt = time
@@ -259,8 +273,8 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// lines of the ledgers' oldest, second oldest and newest times, found
     /// from their slots, and the timelines' entries (which the reload's new
     /// timeline lets go of), found from the cold records. (An instance
-    /// being issued has no record in flight; a completion's is read ahead
-    /// by ``readAheadFlights(_:)``.)
+    /// being issued has no record in flight; a completion reads its
+    /// ticket's serial number in the line, and nothing of its record.)
     func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>) {
         ledgers.readAheadTimes(positions)
         let base = lines.unsafeBaseAddress
@@ -275,23 +289,12 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
-    /// The second pass of the read-ahead of a completion (after
-    /// ``readAheadRecord(_:forIssue:)``): the records in flight, found
-    /// from the cold records' slots, which a completion checks its ticket
-    /// against and gives back.
-    func readAheadFlights(_ positions: UnsafeBufferPointer<Int>) {
-        let base = lines.unsafeBaseAddress
-        for p in positions {
-            let slot = InstanceLine.cold(base + p).pointee.flightSlot
-            if slot >= 0 { flights.readAhead(slot) }
-        }
-    }
-
     /// Appends the instance of `s`, its position's numbers to be given
     /// (``subscript(info:)``).
     mutating func append(_ s: InstanceState) {
-        lines.append(InstanceLine(hot: s.hot, cold: s.cold))
-        lines[lines.count - 1].cold.flightSlot = settle(s.inFlightRecord, slot: -1)
+        var cold = s.cold
+        settle(s.inFlightRecord, slot: -1, into: &cold)
+        lines.append(InstanceLine(hot: s.hot, cold: cold))
         names.append(s.names)
         ledgers.append(s.ledger)
     }

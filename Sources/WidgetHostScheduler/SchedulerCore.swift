@@ -1570,14 +1570,13 @@ struct SchedulerCore: ~Copyable, Sendable {
         willChange(p)
         issuedSerial += 1
         var stored = InFlightTable.Stored()
-        stored.serial = issuedSerial
         stored.time = now
         stored.dueSince = dueSince
         stored.attempt = instances[hot: p].consecutiveFailures
         stored.deferral = Self.deferral(issuedAt: now, time: time, latest: latest, isPolicy: true, planned: planned)
         (stored.countedInWindow, stored.allowance) = recordCounted(p, at: now)
         (stored.hasCountedInWindow, stored.hasAllowance) = (true, true)
-        instances.setInFlight(p, plain: stored, issuedAt: now)
+        instances.setInFlight(p, plain: stored, serial: issuedSerial, issuedAt: now)
         didIssue(p)
         return issuedSerial
     }
@@ -1783,8 +1782,8 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// first pass of everything up to there). Returns the new end.
     /// The ledgers are read ahead for an issue (`forIssue`: a counted
     /// reload records itself in its ledger), not for a completion (a
-    /// steady-state plan knows the ledger's count from the hot record),
-    /// whose record in flight is read ahead instead.
+    /// steady-state plan knows the ledger's count from the hot record,
+    /// and its ticket's serial number from the cold one).
     /// The reload queue's neighbours are not read ahead: a wakeup that
     /// issues every due reload (the usual one) empties its due buckets
     /// whole, and their nodes are the batch's own, read in the first pass;
@@ -1850,7 +1849,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The later passes of ``readAhead(_:forIssue:)``: the lines found
     /// through those the first pass asked for.
     private mutating func readAheadReferenced(_ positions: UnsafeBufferPointer<Int>, forIssue: Bool) {
-        if forIssue { instances.readAheadReferenced(positions) } else { instances.readAheadFlights(positions) }
+        if forIssue { instances.readAheadReferenced(positions) }
         // None queued (the entry-less timelines of some plugins): no
         // position's flag to read.
         guard entryChanges.count > 0 else { return }

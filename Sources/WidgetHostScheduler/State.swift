@@ -365,22 +365,29 @@ struct HotRecord: Sendable {
 
 /// What a reload reads and writes of an instance besides its hot record
 /// (with ``HotRecord`` and the instance's names, an ``InstanceState``): its
-/// last reload's time, its reload in flight's slot, its timeline, and the
-/// box of rare values (its push ledger, a request, a backoff, a failure).
-/// The flags of its hot record say whether the box is here;
-/// ``InstanceState`` keeps them in step. At most 48 bytes: in the
+/// last reload's time, its timeline, the box of rare values (its push
+/// ledger, a request, a backoff, a failure), and its reload in flight's
+/// slot and serial number. The flags of its hot record say whether the box
+/// is here; ``InstanceState`` keeps them in step. At most 48 bytes: in the
 /// scheduler's arrays it shares its instance's second cache line
-/// (``InstanceLine``).
+/// (``InstanceLine``). Its fields are in this order so that the slot fills
+/// the timeline's last bytes and the serial takes no more room.
 struct ColdRecord: Sendable {
     var storedLastReloadAt = Double.nan
+    /// The rarely set values; `nil` when all are empty.
+    private var rare: RareInstanceState?
+    var timeline: TimelineRecord?
     /// The slot of the instance's reload in flight in the scheduler's
     /// ``InFlightTable``, -1 when none. Kept by ``InstanceRecords`` alone:
     /// an ``InstanceState`` holds its record itself, and this number in its
     /// cold record means nothing.
     var flightSlot: Int32 = -1
-    /// The rarely set values; `nil` when all are empty.
-    private var rare: RareInstanceState?
-    var timeline: TimelineRecord?
+    /// The serial number of the instance's reload in flight
+    /// (``ReloadTicket/serial``), 0 when none or when no ticket names it.
+    /// Kept by ``InstanceRecords`` alone, as ``flightSlot``: here, in the
+    /// line a completion reads first, a ticket is checked without a read
+    /// of the table of reloads in flight.
+    var flightSerial: UInt64 = 0
 
     init() {}
 

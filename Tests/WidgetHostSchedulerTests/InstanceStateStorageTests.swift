@@ -331,33 +331,74 @@ struct InstanceStateStorageTests {
             for charge in [ReloadCharge.counted] + FreeReason.allCases.map({ .free($0) }) {
                 var record = policy(9)
                 (record.trigger, record.charge) = (trigger, charge)
-                #expect(InFlightTable.Stored(record)?.record == record, "\(trigger), \(charge)")
+                #expect(InFlightTable.Stored(record)?.record(serial: 9) == record, "\(trigger), \(charge)")
             }
         }
         for cause in DeferralCause.allCases {
             let record = policy(10, deferral: Deferral(from: 1, until: 2, cause: cause))
-            #expect(InFlightTable.Stored(record)?.record == record, "\(cause)")
+            #expect(InFlightTable.Stored(record)?.record(serial: 10) == record, "\(cause)")
         }
 
+        // The table keeps no serial (each is in its instance's line): a
+        // record reads back with the serial it is asked with.
+        #expect(MemoryLayout<InFlightTable.Stored>.stride == ReadAhead.lineSize)
         var table = InFlightTable()
         let slots = all.map { table.insert($0) }
-        #expect(slots.map { table[$0] } == all)
-        #expect(slots.map { table.serial(at: $0) } == Array(1...7))
+        #expect(zip(slots, all).allSatisfy { table.record(at: $0, serial: $1.serial) == $1 })
+        #expect(
+            table.record(at: slots[0], serial: 99).serial == 99 && table.record(at: slots[3], serial: 98).serial == 98)
         // #expect cannot take apart a condition on a value that is not copyable: read first.
         let holds10 = table.recordsKeptWhole == 3
         #expect(holds10)
         // One kind replaces the other in place.
-        table[slots[0]] = requested
-        table[slots[3]] = plain[0]
-        #expect(table[slots[0]] == requested && table[slots[3]] == plain[0] && table.recordsKeptWhole == 3)
+        table.set(slots[0], requested)
+        table.set(slots[3], plain[0])
+        #expect(table.record(at: slots[0], serial: 4) == requested && table.record(at: slots[3], serial: 1) == plain[0])
+        let holds10b = table.recordsKeptWhole == 3
+        #expect(holds10b)
         table.set(slots[0], plain: InFlightTable.Stored(plain[1])!)
-        #expect(table[slots[0]] == plain[1] && table.recordsKeptWhole == 2)
+        #expect(table.record(at: slots[0], serial: 2) == plain[1] && table.recordsKeptWhole == 2)
         // Given back: nothing kept whole, and the first slot is taken again.
         for slot in slots { table.remove(slot) }
         let holds11 = table.live == 0 && table.recordsKeptWhole == 0
         #expect(holds11)
         let again = table.insert(plain: InFlightTable.Stored(plain[2])!)
-        #expect(again == 0 && table[again] == plain[2])
+        #expect(again == 0 && table.record(at: again, serial: 3) == plain[2])
+        // A slot given back while no record is kept whole, then taken by a
+        // whole one and given back again: the mark goes with it.
+        let whole = table.insert(requested)
+        let holds13 = table.recordsKeptWhole == 1
+        #expect(holds13)
+        table.remove(whole)
+        table.remove(again)
+        let holds14 = table.live == 0 && table.recordsKeptWhole == 0
+        #expect(holds14)
+    }
+
+    /// The serial number of a reload in flight is in its instance's line:
+    /// written at the issue, read back with its record, and 0 once the
+    /// reload ends (a ticket that names it then finds nothing).
+    @Test func theSerialIsKeptInTheInstancesLine() {
+        var records = InstanceRecords([Self.full(), Self.full()])
+        var stored = InFlightTable.Stored()
+        (stored.time, stored.dueSince, stored.allowance, stored.hasAllowance) = (200, 190, 70, true)
+        records.setInFlight(0, plain: stored, serial: 41, issuedAt: 200)
+        var record = InFlightRecord(Self.flight(records[1], attempt: 2), of: records[1].instance)
+        record.serial = 42
+        records.setInFlight(1, record, issuedAt: 210)
+        let holds15 =
+            records.inFlightSerial(at: 0) == 41 && records.inFlightSerial(at: 1) == 42 && records.flagsAreInStep
+        #expect(holds15)
+        #expect(records.flight(at: 0)?.serial == 41 && records.flight(at: 0)?.allowance == 70)
+        #expect(records.flight(at: 1) == record)
+        // A state changed in place keeps its serial; a new record its own.
+        records[1].consecutiveFailures = 3
+        let holds16 = records.inFlightSerial(at: 1) == 42
+        #expect(holds16)
+        records.recordSuccess(0, timeline: TimelineRecord(entries: [], policy: .never), at: 300, policyDue: nil)
+        records[1].inFlight = nil
+        let holds17 = records.inFlightSerial(at: 0) == 0 && records.inFlightSerial(at: 1) == 0 && records.flagsAreInStep
+        #expect(holds17)
     }
 
     /// A state taken in (the records of stored states) keeps its reloads
