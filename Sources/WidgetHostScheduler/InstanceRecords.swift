@@ -67,7 +67,7 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
         set {
             var cold = newValue.cold
-            settle(newValue.inFlightRecord, slot: lines[p].cold.flightSlot, into: &cold)
+            settle(newValue.inFlightRecord, slot: lines[p].cold.flightSlot, hot: newValue.hot, into: &cold)
             lines[p].hot = newValue.hot
             lines[p].cold = cold
             names[p] = newValue.names
@@ -79,12 +79,13 @@ struct InstanceRecords: ~Copyable, Sendable {
             var takenNames = Self.placeholderNames
             swap(&takenNames, &names[p])
             let slot = taken.flightSlot
-            let flight = slot >= 0 ? flights.record(at: slot, serial: taken.flightSerial) : nil
+            let hot = lines[p].hot
+            let flight = flight(slot: slot, hot: hot, cold: taken)
             let ledger = ledgers.ledger(at: p)
             var s = InstanceState(
-                hot: lines[p].hot, cold: consume taken, names: consume takenNames, flight: flight, ledger: ledger)
+                hot: hot, cold: consume taken, names: consume takenNames, flight: flight, ledger: ledger)
             defer {
-                settle(s.inFlightRecord, slot: slot, into: &s.cold)
+                settle(s.inFlightRecord, slot: slot, hot: s.hot, into: &s.cold)
                 lines[p].hot = s.hot
                 swap(&s.cold, &lines[p].cold)
                 swap(&s.names, &names[p])
@@ -101,8 +102,20 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// The record of the reload in flight at `p`, if any.
     @inline(__always)
     func flight(at p: Int) -> InFlightRecord? {
-        let slot = lines[p].cold.flightSlot
-        return slot >= 0 ? flights.record(at: slot, serial: lines[p].cold.flightSerial) : nil
+        lines.withUnsafeBufferPointer { lines in
+            let line = lines.baseAddress.unsafelyUnwrapped + p
+            let cold = InstanceLine.cold(line)
+            return flight(slot: cold.pointee.flightSlot, hot: InstanceLine.hot(line).pointee, cold: cold.pointee)
+        }
+    }
+
+    /// The record of a reload in flight at `slot` (a slot of the table,
+    /// ``ColdRecord/keptInLine`` or -1: none) of an instance whose records
+    /// are `hot` and `cold`.
+    private func flight(slot: Int32, hot: borrowing HotRecord, cold: borrowing ColdRecord) -> InFlightRecord? {
+        if slot >= 0 { return flights.record(at: slot, serial: cold.flightSerial) }
+        guard slot == ColdRecord.keptInLine else { return nil }
+        return cold.lineFlight.record(hot: hot, lastReloadAt: cold.storedLastReloadAt, serial: cold.flightSerial)
     }
 
     /// The serial number of the reload in flight at `p`
@@ -113,16 +126,30 @@ struct InstanceRecords: ~Copyable, Sendable {
         lines.withUnsafeBufferPointer { InstanceLine.cold($0.baseAddress.unsafelyUnwrapped + p).pointee.flightSerial }
     }
 
-    /// ``settle(_:slot:)``, with the slot and serial number written to
-    /// `cold`.
-    private mutating func settle(_ flight: InFlightRecord?, slot: Int32, into cold: inout ColdRecord) {
-        cold.flightSlot = settle(flight, slot: slot)
+    /// Keeps `flight` for an instance whose records are now `hot` and
+    /// `cold`, its record at `slot` before (a slot of the table,
+    /// ``ColdRecord/keptInLine`` or -1: none): in the line when it can
+    /// rebuild the record (``LineFlight``), otherwise in the table
+    /// (``settle(_:slot:)``); the slot and serial number written to `cold`.
+    /// Where each record is kept is decided here and in
+    /// ``LineFlight``'s initializers, nowhere else.
+    private mutating func settle(
+        _ flight: InFlightRecord?, slot: Int32, hot: borrowing HotRecord, into cold: inout ColdRecord
+    ) {
         cold.flightSerial = flight?.serial ?? 0
+        if let flight, let line = LineFlight(flight, hot: hot, lastReloadAt: cold.storedLastReloadAt) {
+            if slot >= 0 { flights.remove(slot) }
+            cold.lineFlight = line
+            cold.flightSlot = ColdRecord.keptInLine
+        } else {
+            cold.lineFlight = LineFlight()
+            cold.flightSlot = settle(flight, slot: slot)
+        }
     }
 
-    /// The slot that holds `flight` now, its record at `slot` before (-1:
-    /// none): the same slot written, a new one taken, or the old one given
-    /// back.
+    /// The slot of the table that holds `flight` now, its record at `slot`
+    /// before (negative: none in the table): the same slot written, a new
+    /// one taken, or the old one given back.
     private mutating func settle(_ flight: InFlightRecord?, slot: Int32) -> Int32 {
         switch (flight, slot >= 0) {
         case (nil, false): return -1
@@ -177,24 +204,44 @@ struct InstanceRecords: ~Copyable, Sendable {
     var flagsAreInStep: Bool {
         indices.allSatisfy { self[$0].flagsAreInStep }
             && flights.live == lines.withUnsafeBufferPointer { $0.count(where: { $0.cold.flightSlot >= 0 }) }
-            && lines.withUnsafeBufferPointer { $0.allSatisfy { $0.cold.flightSlot >= 0 || $0.cold.flightSerial == 0 } }
+            && lines.withUnsafeBufferPointer { lines in
+                lines.allSatisfy {
+                    $0.hot.isInFlight == ($0.cold.flightSlot != -1) && ($0.hot.isInFlight || $0.cold.flightSerial == 0)
+                }
+            }
     }
 
     // The changes a reload makes, on the records in place, each keeping the
     // hot record's copy of what it changes in the cold one.
 
     /// Sets the in-flight record of the instance at `p`, issued at `time`:
-    /// in its slot, or in a slot of the table taken for it; its last
-    /// reload's time in the same access to the cold record.
+    /// in its line (``LineFlight``), or in its slot or a slot of the table
+    /// taken for it; its last reload's time in the same access to the cold
+    /// record.
     mutating func setInFlight(_ p: Int, _ record: consuming InFlightRecord, issuedAt time: Double) {
-        let slot = lines[p].cold.flightSlot
         let serial = record.serial
+        if let line = LineFlight(record, hot: lines[p].hot, lastReloadAt: time) {
+            setInFlight(p, line: line, serial: serial, issuedAt: time)
+            return
+        }
+        let slot = lines[p].cold.flightSlot
         if slot >= 0 {
             flights.set(slot, record)
             markInFlight(p, slot: slot, serial: serial, issuedAt: time)
         } else {
             markInFlight(p, slot: flights.insert(record), serial: serial, issuedAt: time)
         }
+    }
+
+    /// ``setInFlight(_:_:issuedAt:)`` for a reload the line keeps (made by
+    /// ``LineFlight``'s initializers, against this line's hot record and
+    /// `time`), with the serial number `serial`.
+    @inline(__always)
+    mutating func setInFlight(_ p: Int, line: LineFlight, serial: UInt64, issuedAt time: Double) {
+        let slot = lines[p].cold.flightSlot
+        if slot >= 0 { flights.remove(slot) }
+        lines.withUnsafeMutableBufferPointer { $0[p].cold.lineFlight = line }
+        markInFlight(p, slot: ColdRecord.keptInLine, serial: serial, issuedAt: time)
     }
 
     /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
@@ -293,7 +340,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// (``subscript(info:)``).
     mutating func append(_ s: InstanceState) {
         var cold = s.cold
-        settle(s.inFlightRecord, slot: -1, into: &cold)
+        settle(s.inFlightRecord, slot: -1, hot: s.hot, into: &cold)
         lines.append(InstanceLine(hot: s.hot, cold: cold))
         names.append(s.names)
         ledgers.append(s.ledger)

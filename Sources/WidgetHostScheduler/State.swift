@@ -377,9 +377,14 @@ struct ColdRecord: Sendable {
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
     var timeline: TimelineRecord?
+    /// The reload in flight as the line keeps it when ``flightSlot`` is
+    /// ``keptInLine`` (in the timeline's last bytes). Kept by
+    /// ``InstanceRecords`` alone, as ``flightSlot``.
+    var lineFlight = LineFlight()
     /// The slot of the instance's reload in flight in the scheduler's
-    /// ``InFlightTable``, -1 when none. Kept by ``InstanceRecords`` alone:
-    /// an ``InstanceState`` holds its record itself, and this number in its
+    /// ``InFlightTable``, -1 when none, ``keptInLine`` when the line keeps
+    /// it (``lineFlight``). Kept by ``InstanceRecords`` alone: an
+    /// ``InstanceState`` holds its record itself, and this number in its
     /// cold record means nothing.
     var flightSlot: Int32 = -1
     /// The serial number of the instance's reload in flight
@@ -393,6 +398,9 @@ struct ColdRecord: Sendable {
 
     /// A record that holds nothing, to stand in an array while its own is moved out.
     static let placeholder = ColdRecord()
+
+    /// The ``flightSlot`` of a reload in flight kept in the line.
+    static let keptInLine: Int32 = -2
 
     var lastReloadAt: Double? {
         get { optionalTime(storedLastReloadAt) }

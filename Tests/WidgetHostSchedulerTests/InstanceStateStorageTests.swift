@@ -401,6 +401,79 @@ struct InstanceStateStorageTests {
         #expect(holds17)
     }
 
+    /// A counted policy reload that the line can rebuild (its times, its
+    /// attempt and counts under 256) is kept there and takes no slot of the
+    /// table; any other goes to the table. A change of the line that would
+    /// rebuild it otherwise (a new policy due time, more failures) moves it
+    /// to the table, as it was: what is kept where never changes a record.
+    @Test func aPlainPolicyReloadIsKeptInTheLine() {
+        var s = Self.full()
+        s.policyDue = 1_000
+        s.consecutiveFailures = 2
+        var records = InstanceRecords([s, s])
+        func policy(time: Double, deferral: Deferral?, counted: Int = 12, allowance: Int = 70) -> InFlightRecord {
+            var record = InFlightRecord(
+                time: time, dueSince: 1_000, trigger: .policy, charge: .counted, attempt: 2, deferral: deferral,
+                wouldHaveBeenDeferred: nil, allowance: allowance, countedInWindow: counted)
+            record.serial = 7
+            return record
+        }
+        let held = policy(time: 1_300, deferral: Deferral(from: 1_000, until: 1_300, cause: .budget))
+        records.setInFlight(0, held, issuedAt: 1_300)
+        records.setInFlight(1, policy(time: 1_000, deferral: nil), issuedAt: 1_000)
+        let holds18 = records.flightCapacity == 0 && records.flagsAreInStep && records.inFlightSerial(at: 0) == 7
+        #expect(holds18)
+        #expect(records.flight(at: 0) == held && records[0].inFlightRecord == held)
+        #expect(records.flight(at: 1) == policy(time: 1_000, deferral: nil))
+        // A state read and written back unchanged: still in the line.
+        records[0].views = records[0].views
+        let holds19 = records.flightCapacity == 0 && records.flight(at: 0) == held
+        #expect(holds19)
+        // The line changed under it: the record moves to the table, unchanged.
+        records[0].policyDue = 2_000
+        records[1].consecutiveFailures = 5
+        let holds20 = records.flightCapacity == 2 && records.flagsAreInStep
+        #expect(holds20)
+        #expect(records.flight(at: 0) == held && records.flight(at: 1) == policy(time: 1_000, deferral: nil))
+        // Set again when the line can rebuild it: back in the line, its slot given back.
+        records[0].policyDue = 1_000
+        let holds21 = records.flight(at: 0) == held && records.flagsAreInStep
+        #expect(holds21)
+        records.recordSuccess(0, timeline: TimelineRecord(entries: [], policy: .never), at: 1_400, policyDue: nil)
+        let holds22 = records.flight(at: 0) == nil && records.inFlightSerial(at: 0) == 0 && records.flagsAreInStep
+        #expect(holds22)
+        // What the line cannot rebuild: another deferral's times, a count
+        // over 255, a would-be deferral, another trigger or charge.
+        let hot = s.hot
+        func keptInLine(_ record: InFlightRecord) -> Bool {
+            LineFlight(record, hot: hot, lastReloadAt: record.time) != nil
+        }
+        #expect(keptInLine(policy(time: 1_000, deferral: Deferral(from: 1_000, until: 1_000, cause: .late))))
+        #expect(!keptInLine(policy(time: 1_300, deferral: Deferral(from: 1_000, until: 1_200, cause: .budget))))
+        #expect(!keptInLine(policy(time: 1_300, deferral: Deferral(from: 900, until: 1_300, cause: .spacing))))
+        #expect(!keptInLine(policy(time: 1_300, deferral: Deferral(from: 1_000, until: nil, cause: .hidden))))
+        #expect(!keptInLine(policy(time: 1_000, deferral: nil, counted: 256)))
+        #expect(!keptInLine(policy(time: 1_000, deferral: nil, allowance: 1_000)))
+        var other = policy(time: 1_000, deferral: nil)
+        other.wouldHaveBeenDeferred = Deferral(from: 1_000, until: 1_100, cause: .budget)
+        #expect(!keptInLine(other))
+        other = policy(time: 1_000, deferral: nil)
+        other.trigger = .appIntent
+        #expect(!keptInLine(other))
+        other = policy(time: 1_000, deferral: nil)
+        other.charge = .free(.appIntent)
+        #expect(!keptInLine(other))
+        other = policy(time: 1_000, deferral: nil)
+        other.attempt = 3
+        #expect(!keptInLine(other))
+        // Every cause that can be kept reads back as given.
+        for cause in DeferralCause.allCases {
+            let record = policy(time: 1_300, deferral: Deferral(from: 1_000, until: 1_300, cause: cause))
+            let line = LineFlight(record, hot: hot, lastReloadAt: 1_300)
+            #expect(line?.record(hot: hot, lastReloadAt: 1_300, serial: 7) == record, "\(cause)")
+        }
+    }
+
     /// A state taken in (the records of stored states) keeps its reloads
     /// in flight, with serial 0: no ticket names them.
     @Test func recordsOfStatesForgetTheSerials() {
