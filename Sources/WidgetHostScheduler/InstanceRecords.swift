@@ -166,6 +166,10 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// How many reloads in flight the table has room for.
     var flightCapacity: Int { flights.capacity }
 
+    /// How many reloads in flight the table holds (the others are kept in
+    /// their instances' lines, ``LineFlight``).
+    var flightsInTable: Int { flights.live }
+
     /// Lets the table of reloads in flight go when none is in flight and it
     /// holds room for more than `keeping` (``InFlightTable/letGo(keeping:)``).
     mutating func letGoOfFlights(keeping: Int) { flights.letGo(keeping: keeping) }

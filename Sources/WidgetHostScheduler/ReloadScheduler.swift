@@ -280,6 +280,11 @@ public struct ReloadScheduler: Sendable {
         return core.isInFlight(at: position)
     }
 
+    /// How many reloads in flight are kept in the table of reloads in
+    /// flight rather than in their instances' lines (``LineFlight``): 0 on
+    /// the steady path. For the tests.
+    var flightsInTable: Int { core.flightsInTable }
+
     /// Failed reloads in a row of the instance at `position`.
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func consecutiveFailures(at position: Int) -> Int {

@@ -701,6 +701,10 @@ struct SchedulerCore: ~Copyable, Sendable {
         instances.withView(position) { $0.isVisible }
     }
 
+    /// How many reloads in flight are kept in the table of reloads in
+    /// flight, not in their instances' lines (for the tests).
+    var flightsInTable: Int { instances.flightsInTable }
+
     func isInFlight(at position: Int) -> Bool {
         instances.withView(position) { $0.isInFlight }
     }

@@ -38,6 +38,37 @@ struct ReloadTicketTests {
         #expect(byTicket.state == byDecision.state)
     }
 
+    @Test("of counted policy reloads keep their records in the instances' lines, others in the table")
+    func policyReloadsKeptInTheLines() {
+        var s = Self.scheduler()
+        var tickets: [ReloadTicket] = []
+        var now = t0
+        // The first reloads (free: the instances were added) go to the table.
+        s.dueReloads(at: now, into: &tickets)
+        #expect(tickets.count == 6 && s.flightsInTable == 6)
+        for round in 0..<4 {
+            let outcome = ReloadOutcome.success(timeline([now], .after(now + 900)))
+            let spent = tickets
+            s.complete(tickets.map { TicketCompletion(ticket: $0, outcome: outcome) }, at: now)
+            #expect(s.flightsInTable == 0 && (0..<6).allSatisfy { !s.isInFlight(at: $0) })
+            now = s.nextWakeup()!
+            s.dueReloads(at: now, into: &tickets)
+            // Counted policy reloads: none in the table, each read back as issued.
+            #expect(tickets.count == 6, "round \(round)")
+            #expect(s.flightsInTable == 0, "round \(round)")
+            for ticket in tickets {
+                let decision = s.decision(for: ticket)
+                #expect(decision?.trigger == .policy && decision?.charge == .counted && decision?.time == now)
+                #expect(decision?.countedInWindow == round + 1 && decision?.allowance != nil)
+            }
+            // A spent ticket names nothing: the serial in the line is the new one.
+            #expect(spent.allSatisfy { s.decision(for: $0) == nil })
+        }
+        // Failed: each record read back from its line, the failures counted.
+        s.complete(tickets.map { TicketCompletion(ticket: $0, outcome: .failure(reason: "no")) }, at: now)
+        #expect(s.flightsInTable == 0 && (0..<6).allSatisfy { s.consecutiveFailures(at: $0) == 1 })
+    }
+
     @Test("complete the same as by id, and a ticket given twice is ignored")
     func completeByTicket() {
         var byTicket = Self.scheduler()
