@@ -1,6 +1,7 @@
-/// The records of the reloads in flight (``InFlightRecord``), as plain
-/// values in one dense array, each at a slot that its instance's cold record
-/// names (``ColdRecord/flightSlot``).
+/// The records of the reloads in flight (``InFlightRecord``) that their
+/// instances' lines cannot rebuild (``LineFlight``), as plain values in one
+/// dense array, each at a slot that its instance's cold record names
+/// (``ColdRecord/flightSlot``).
 ///
 /// Few instances have a reload in flight at a time (a wakeup's batch), so a
 /// record per instance would waste its size on every other one; a box per
@@ -16,8 +17,8 @@
 /// deferral: a WidgetCenter trigger (with its kind and app), names changed
 /// in flight, a deferral a developer would have had. Those few are kept
 /// whole beside it, in a dictionary by slot. (The steady state's reloads
-/// are counted policy reloads, and a start's burst is every instance's
-/// first reload: both plain.)
+/// are counted policy reloads, kept in their lines, not here; a start's
+/// burst is every instance's first reload: plain.)
 ///
 /// The serial numbers are not here: each is in its instance's line
 /// (``ColdRecord/flightSerial``), which a completion reads anyway, so that
@@ -102,11 +103,11 @@ struct InFlightTable: ~Copyable, Sendable {
         init() {}
 
         /// The mark of a record kept whole.
-        static var wholeMark: Stored {
+        static let wholeMark: Stored = {
             var stored = Stored()
             stored.isWhole = true
             return stored
-        }
+        }()
 
         /// The record these numbers are (``isWhole`` false), with the
         /// serial number `serial`.

@@ -4,8 +4,9 @@ import WidgetHostModel
 /// it: two cache lines side by side (128 bytes, each array of them starting
 /// on a line). The first is the hot record (what the rules read on every
 /// plan); the second holds the cold record (the last reload's time, the
-/// slot of the reload in flight, the timeline and the box of rare values)
-/// and the position's numbers (its group, app and jitter fraction).
+/// timeline, the box of rare values, and the reload in flight's slot,
+/// serial number and, when the line keeps it, ``LineFlight``) and the
+/// position's numbers (its group, app and jitter fraction).
 ///
 /// Kept apart, in three arrays, a reload read a line of each at three
 /// places, and the cold record's 48 bytes, in a record of 144 with the

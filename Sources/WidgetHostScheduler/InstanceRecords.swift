@@ -4,10 +4,11 @@ import WidgetHostModel
 /// a reload reads and writes, 128 bytes each: the hot record, the cold one
 /// and the position's numbers, ``InstanceLine``) and their names; their
 /// ledgers, in an arena (``LedgerArena``); and the records of their reloads
-/// in flight, in a table of their own (``InFlightTable``), each at the slot
-/// its cold record names beside the reload's serial number. An
-/// ``InstanceState`` is made on demand; the hot paths read and write the
-/// records in place.
+/// in flight: in the line when it can rebuild them (``LineFlight``: the
+/// steady state's counted policy reloads), the others in a table of their
+/// own (``InFlightTable``) at the slot the cold record names, the serial
+/// number of each in its line. An ``InstanceState`` is made on demand; the
+/// hot paths read and write the records in place.
 ///
 /// Not copyable: its arrays are owned (``OwnedArray``), written with no
 /// check of a shared buffer; ``clone()`` copies them.
@@ -114,6 +115,8 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// are `hot` and `cold`.
     private func flight(slot: Int32, hot: borrowing HotRecord, cold: borrowing ColdRecord) -> InFlightRecord? {
         if slot >= 0 { return flights.record(at: slot, serial: cold.flightSerial) }
+        // (A line's ``LineFlight`` bytes are read only here: left behind
+        // when its record went to the table or ended, they mean nothing.)
         guard slot == ColdRecord.keptInLine else { return nil }
         return cold.lineFlight.record(hot: hot, lastReloadAt: cold.storedLastReloadAt, serial: cold.flightSerial)
     }
@@ -130,9 +133,11 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// `cold`, its record at `slot` before (a slot of the table,
     /// ``ColdRecord/keptInLine`` or -1: none): in the line when it can
     /// rebuild the record (``LineFlight``), otherwise in the table
-    /// (``settle(_:slot:)``); the slot and serial number written to `cold`.
-    /// Where each record is kept is decided here and in
-    /// ``LineFlight``'s initializers, nowhere else.
+    /// (``settleInTable(_:slot:)``); the slot and serial number written to
+    /// `cold`. Where each record is kept is decided by ``LineFlight``'s
+    /// initializers: here for a state written back, and in the issues
+    /// (``setInFlight(_:_:issuedAt:)``, and the steady path's
+    /// ``setInFlight(_:line:serial:issuedAt:)`` with a form it made).
     private mutating func settle(
         _ flight: InFlightRecord?, slot: Int32, hot: borrowing HotRecord, into cold: inout ColdRecord
     ) {
@@ -143,14 +148,14 @@ struct InstanceRecords: ~Copyable, Sendable {
             cold.flightSlot = ColdRecord.keptInLine
         } else {
             cold.lineFlight = LineFlight()
-            cold.flightSlot = settle(flight, slot: slot)
+            cold.flightSlot = settleInTable(flight, slot: slot)
         }
     }
 
     /// The slot of the table that holds `flight` now, its record at `slot`
     /// before (negative: none in the table): the same slot written, a new
     /// one taken, or the old one given back.
-    private mutating func settle(_ flight: InFlightRecord?, slot: Int32) -> Int32 {
+    private mutating func settleInTable(_ flight: InFlightRecord?, slot: Int32) -> Int32 {
         switch (flight, slot >= 0) {
         case (nil, false): return -1
         case (nil, true):
@@ -170,7 +175,7 @@ struct InstanceRecords: ~Copyable, Sendable {
     /// their instances' lines, ``LineFlight``).
     var flightsInTable: Int { flights.live }
 
-    /// Lets the table of reloads in flight go when none is in flight and it
+    /// Lets the table of reloads in flight go when none is in it and it
     /// holds room for more than `keeping` (``InFlightTable/letGo(keeping:)``).
     mutating func letGoOfFlights(keeping: Int) { flights.letGo(keeping: keeping) }
 
@@ -179,19 +184,15 @@ struct InstanceRecords: ~Copyable, Sendable {
     // yielded (AddressSanitizer: a heap use after free in `reconfigure`,
     // 2026-11-27).
 
-    /// The hot record at `p`, to read or change in place.
-    subscript(hot p: Int) -> HotRecord {
-        get { lines[p].hot }
-        _modify { yield &lines[p].hot }
-    }
+    /// The hot record at `p`, to read. (Changed through the
+    /// ``InstanceState``, `self[p]`, or the methods below: a record in
+    /// flight kept in the line is rebuilt from its fields.)
+    subscript(hot p: Int) -> HotRecord { lines[p].hot }
 
-    /// The cold record at `p`, to read or change in place. A change that
-    /// adds or drops a box must keep the hot record's flags in step: change
-    /// those through the ``InstanceState`` (`self[p]`) instead.
-    subscript(cold p: Int) -> ColdRecord {
-        get { lines[p].cold }
-        _modify { yield &lines[p].cold }
-    }
+    /// The cold record at `p`, to read. (Changed through the
+    /// ``InstanceState``, `self[p]`, which keeps the hot record's flags in
+    /// step and settles the record in flight, or the methods below.)
+    subscript(cold p: Int) -> ColdRecord { lines[p].cold }
 
     /// The numbers of position `p` (its group, app and jitter fraction),
     /// which the scheduler's core gives when it enters the instance.
@@ -237,9 +238,10 @@ struct InstanceRecords: ~Copyable, Sendable {
         }
     }
 
-    /// ``setInFlight(_:_:issuedAt:)`` for a reload the line keeps (made by
-    /// ``LineFlight``'s initializers, against this line's hot record and
-    /// `time`), with the serial number `serial`.
+    /// ``setInFlight(_:_:issuedAt:)`` for a reload the line keeps, with the
+    /// serial number `serial`: `line` must have been made by ``LineFlight``'s
+    /// initializers against this line's hot record as it is and `time`
+    /// (the issue loop's steady path, which makes no ``InFlightRecord``).
     @inline(__always)
     mutating func setInFlight(_ p: Int, line: LineFlight, serial: UInt64, issuedAt time: Double) {
         let slot = lines[p].cold.flightSlot
@@ -250,7 +252,7 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
     /// in plain numbers (no record made to be taken apart), with the
-    /// serial number `serial`.
+    /// serial number `serial`: for a record ``LineFlight`` refused.
     @inline(__always)
     mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, serial: UInt64, issuedAt time: Double) {
         let slot = lines[p].cold.flightSlot
@@ -352,7 +354,7 @@ struct InstanceRecords: ~Copyable, Sendable {
 
     mutating func remove(at p: Int) -> InstanceState {
         let flight = flight(at: p)
-        _ = settle(nil, slot: lines[p].cold.flightSlot)
+        _ = settleInTable(nil, slot: lines[p].cold.flightSlot)
         let ledger = ledgers.ledger(at: p)
         ledgers.remove(at: p)
         let line = lines.remove(at: p)

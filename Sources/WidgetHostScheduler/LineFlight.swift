@@ -17,15 +17,19 @@
 /// An issue writes the line it has read, and a completion reads only the
 /// line: a plain reload takes no slot of the table, and the table's line
 /// is neither written nor read.
-struct LineFlight: Sendable, Hashable {
+struct LineFlight: Sendable {
     /// 0: no deferral; otherwise the cause's code
     /// (``InFlightTable/Stored/code(of:)``).
     private(set) var deferralCause: UInt8 = 0
+    /// The reloads counted in the window ending at the reload's time
+    /// (``InFlightRecord/countedInWindow``).
     private(set) var countedInWindow: UInt8 = 0
+    /// The allowance of the instance's viewing tier at the reload's time
+    /// (``InFlightRecord/allowance``).
     private(set) var allowance: UInt8 = 0
 
-    /// Nothing in flight (the value in a line whose reload, if any, is in
-    /// the table).
+    /// Nothing (a new line's value; read only while the line's slot is
+    /// ``ColdRecord/keptInLine``).
     init() {}
 
     /// The line's form of a counted policy reload issued at

@@ -1310,7 +1310,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         scratch.note(due.count)
         if !scratch.keeps(capacity: instances.flightCapacity) {
             // A burst's table of reloads in flight (every instance's first
-            // reload at start) is let go once none is in flight.
+            // reload at start) is let go once none is in it.
             instances.letGoOfFlights(keeping: max(64, due.count))
         }
         guard !due.isEmpty else {
@@ -1799,7 +1799,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// The ledgers are read ahead for an issue (`forIssue`: a counted
     /// reload records itself in its ledger), not for a completion (a
     /// steady-state plan knows the ledger's count from the hot record,
-    /// and its ticket's serial number from the cold one).
+    /// and a completion checks its ticket against the cold one).
     /// The reload queue's neighbours are not read ahead: a wakeup that
     /// issues every due reload (the usual one) empties its due buckets
     /// whole, and their nodes are the batch's own, read in the first pass;

@@ -44,7 +44,8 @@ public struct InFlightReload: Sendable, Hashable, Codable {
 /// record of the reload in flight, if any (``InFlightRecord``). The
 /// scheduler keeps the records in one array of two-line ``InstanceLine``s
 /// and the names in another, the ledgers in an arena (``LedgerArena``) and the
-/// reloads in flight in a table of their own (``InFlightTable``), and makes
+/// reloads in flight in their lines (``LineFlight``) or, those the lines
+/// cannot rebuild, in a table of their own (``InFlightTable``), and makes
 /// an `InstanceState` on demand; here they are one value. Optional
 /// times are stored as a `Double` with NaN for `nil` (a NaN time is never
 /// valid: reading one gives `nil`), and the values most instances never
@@ -370,16 +371,18 @@ struct HotRecord: Sendable {
 /// slot and serial number. The flags of its hot record say whether the box
 /// is here; ``InstanceState`` keeps them in step. At most 48 bytes: in the
 /// scheduler's arrays it shares its instance's second cache line
-/// (``InstanceLine``). Its fields are in this order so that the slot fills
-/// the timeline's last bytes and the serial takes no more room.
+/// (``InstanceLine``). Its fields are in this order so that ``lineFlight``
+/// and the slot fill the room the 17-byte timeline leaves before the next
+/// 8 bytes, and the serial takes no more.
 struct ColdRecord: Sendable {
     var storedLastReloadAt = Double.nan
     /// The rarely set values; `nil` when all are empty.
     private var rare: RareInstanceState?
     var timeline: TimelineRecord?
     /// The reload in flight as the line keeps it when ``flightSlot`` is
-    /// ``keptInLine`` (in the timeline's last bytes). Kept by
-    /// ``InstanceRecords`` alone, as ``flightSlot``.
+    /// ``keptInLine`` (the 3 bytes after the 17-byte timeline; the slot and
+    /// serial number follow). Kept by ``InstanceRecords`` alone, as
+    /// ``flightSlot``; read only when the slot says so.
     var lineFlight = LineFlight()
     /// The slot of the instance's reload in flight in the scheduler's
     /// ``InFlightTable``, -1 when none, ``keptInLine`` when the line keeps

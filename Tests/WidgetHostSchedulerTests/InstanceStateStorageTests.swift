@@ -437,8 +437,23 @@ struct InstanceStateStorageTests {
         #expect(records.flight(at: 0) == held && records.flight(at: 1) == policy(time: 1_000, deferral: nil))
         // Set again when the line can rebuild it: back in the line, its slot given back.
         records[0].policyDue = 1_000
-        let holds21 = records.flight(at: 0) == held && records.flagsAreInStep
+        let holds21 =
+            records.flight(at: 0) == held && records.flagsAreInStep
+            && records[cold: 0].flightSlot == ColdRecord.keptInLine && records[cold: 1].flightSlot >= 0
         #expect(holds21)
+        // A copy keeps its own; a record kept in the line is read back with
+        // its state when the instance is removed, and through `set`.
+        let copy = records.clone()
+        var whole = records[0]
+        whole.lastReloadAt = 1_350  // the line's time no longer the record's: to the table
+        records[0] = whole
+        let holds23 =
+            records.flight(at: 0) == held && records[cold: 0].flightSlot >= 0 && records.flagsAreInStep
+            && copy.flight(at: 0) == held && copy[cold: 0].flightSlot == ColdRecord.keptInLine
+        #expect(holds23)
+        var copied = copy.clone()
+        let removed = copied.remove(at: 0)
+        #expect(removed.inFlightRecord == held)
         records.recordSuccess(0, timeline: TimelineRecord(entries: [], policy: .never), at: 1_400, policyDue: nil)
         let holds22 = records.flight(at: 0) == nil && records.inFlightSerial(at: 0) == 0 && records.flagsAreInStep
         #expect(holds22)
@@ -466,6 +481,28 @@ struct InstanceStateStorageTests {
         other = policy(time: 1_000, deferral: nil)
         other.attempt = 3
         #expect(!keptInLine(other))
+        other = policy(time: 1_000, deferral: nil)
+        other.names = .init(instanceID: "w9", plugin: "p", kind: "k")
+        #expect(!keptInLine(other))
+        // Times compared bit for bit: a record equal by `==` but not by its
+        // bits (-0.0 against 0.0) is not rebuilt from the line.
+        #expect(LineFlight(policy(time: 1_000, deferral: nil), hot: hot, lastReloadAt: 1_001) == nil)
+        var zero = s
+        zero.policyDue = -0.0
+        var atZero = policy(time: 1_000, deferral: nil)
+        atZero.dueSince = 0.0
+        #expect(LineFlight(atZero, hot: zero.hot, lastReloadAt: 1_000) == nil)
+        atZero.dueSince = -0.0
+        #expect(LineFlight(atZero, hot: zero.hot, lastReloadAt: 1_000) != nil)
+        // No policy due time (NaN in the hot record): never rebuilt.
+        zero.policyDue = nil
+        #expect(LineFlight(atZero, hot: zero.hot, lastReloadAt: 1_000) == nil)
+        // Failures beyond what the hot record holds (Int32.max).
+        var many = s
+        many.consecutiveFailures = Int(Int32.max) + 1
+        var manyAttempts = policy(time: 1_000, deferral: nil)
+        manyAttempts.attempt = Int(Int32.max) + 1
+        #expect(LineFlight(manyAttempts, hot: many.hot, lastReloadAt: 1_000) == nil)
         // Every cause that can be kept reads back as given.
         for cause in DeferralCause.allCases {
             let record = policy(time: 1_300, deferral: Deferral(from: 1_000, until: 1_300, cause: cause))
