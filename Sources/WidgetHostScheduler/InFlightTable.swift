@@ -215,14 +215,6 @@ struct InFlightTable: ~Copyable, Sendable {
         return slot
     }
 
-    /// Puts the plain numbers `stored` (``Stored/isWhole`` false) in a
-    /// slot and returns the slot.
-    mutating func insert(plain stored: Stored) -> Int32 {
-        let slot = take()
-        records.withUnsafeMutableBufferPointer { $0[Int(slot)] = stored }
-        return slot
-    }
-
     /// Replaces the record at `slot` (in use) with the plain numbers
     /// `stored`.
     mutating func set(_ slot: Int32, plain stored: Stored) {

@@ -250,20 +250,6 @@ struct InstanceRecords: ~Copyable, Sendable {
         markInFlight(p, slot: ColdRecord.keptInLine, serial: serial, issuedAt: time)
     }
 
-    /// ``setInFlight(_:_:issuedAt:)`` for a reload as the table keeps it,
-    /// in plain numbers (no record made to be taken apart), with the
-    /// serial number `serial`: for a record ``LineFlight`` refused.
-    @inline(__always)
-    mutating func setInFlight(_ p: Int, plain stored: InFlightTable.Stored, serial: UInt64, issuedAt time: Double) {
-        let slot = lines[p].cold.flightSlot
-        if slot >= 0 {
-            flights.set(slot, plain: stored)
-            markInFlight(p, slot: slot, serial: serial, issuedAt: time)
-        } else {
-            markInFlight(p, slot: flights.insert(plain: stored), serial: serial, issuedAt: time)
-        }
-    }
-
     /// The instance at `p` in flight since `time`, its record at `slot`
     /// and its serial number `serial`.
     @inline(__always)

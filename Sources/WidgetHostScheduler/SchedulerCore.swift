@@ -1564,9 +1564,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// its plan (the steady state's): due since `dueSince`, planned for
     /// `time` (`dueSince` when not deferred) with the coalescing deadline
     /// `latest` and the plan's deferral `planned`, issued at `now`. Its
-    /// record is never made as an ``InFlightRecord``: the line keeps it
-    /// (``LineFlight``) when it can rebuild it, the table as plain numbers
-    /// otherwise. Called from one place, the issue loop, where it
+    /// record is not made as an ``InFlightRecord`` when the line keeps it
+    /// (``LineFlight``, nearly always); otherwise it is, and goes where
+    /// ``InstanceRecords/setInFlight(_:_:issuedAt:)`` puts it. Called from one place, the issue loop, where it
     /// is inlined: called from two, it was not, which cost 46 instructions
     /// per reload.
     private mutating func issuePolicyReload(
@@ -1584,14 +1584,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         if let line {
             instances.setInFlight(p, line: line, serial: issuedSerial, issuedAt: now)
         } else {
-            var stored = InFlightTable.Stored()
-            stored.time = now
-            stored.dueSince = dueSince
-            stored.attempt = instances[hot: p].consecutiveFailures
-            stored.deferral = deferral
-            (stored.countedInWindow, stored.allowance) = (counted, allowance)
-            (stored.hasCountedInWindow, stored.hasAllowance) = (true, true)
-            instances.setInFlight(p, plain: stored, serial: issuedSerial, issuedAt: now)
+            // (Rare: due since other than the policy's due time, or counts
+            // over 255.) The record made, to go where it can be kept.
+            var record = InFlightRecord(
+                time: now, dueSince: dueSince, trigger: .policy, charge: .counted,
+                attempt: instances[hot: p].consecutiveFailures, deferral: deferral, wouldHaveBeenDeferred: nil,
+                allowance: allowance, countedInWindow: counted)
+            record.serial = issuedSerial
+            instances.setInFlight(p, record, issuedAt: now)
         }
         didIssue(p)
         return issuedSerial

@@ -362,7 +362,7 @@ struct InstanceStateStorageTests {
         for slot in slots { table.remove(slot) }
         let holds11 = table.live == 0 && table.recordsKeptWhole == 0
         #expect(holds11)
-        let again = table.insert(plain: InFlightTable.Stored(plain[2])!)
+        let again = table.insert(plain[2])
         #expect(again == 0 && table.record(at: again, serial: 3) == plain[2])
         // A slot given back while no record is kept whole, then taken by a
         // whole one and given back again: the mark goes with it.
@@ -380,14 +380,18 @@ struct InstanceStateStorageTests {
     /// reload ends (a ticket that names it then finds nothing).
     @Test func theSerialIsKeptInTheInstancesLine() {
         var records = InstanceRecords([Self.full(), Self.full()])
-        var stored = InFlightTable.Stored()
-        (stored.time, stored.dueSince, stored.allowance, stored.hasAllowance) = (200, 190, 70, true)
-        records.setInFlight(0, plain: stored, serial: 41, issuedAt: 200)
+        // A policy reload due since other than its policy's due time: in the table.
+        var plain = InFlightRecord(
+            time: 200, dueSince: 190, trigger: .policy, charge: .counted, attempt: 2, deferral: nil,
+            wouldHaveBeenDeferred: nil, allowance: 70, countedInWindow: nil)
+        plain.serial = 41
+        records.setInFlight(0, plain, issuedAt: 200)
         var record = InFlightRecord(Self.flight(records[1], attempt: 2), of: records[1].instance)
         record.serial = 42
         records.setInFlight(1, record, issuedAt: 210)
         let holds15 =
             records.inFlightSerial(at: 0) == 41 && records.inFlightSerial(at: 1) == 42 && records.flagsAreInStep
+            && records.flightsInTable == 2
         #expect(holds15)
         #expect(records.flight(at: 0)?.serial == 41 && records.flight(at: 0)?.allowance == 70)
         #expect(records.flight(at: 1) == record)
