@@ -56,6 +56,28 @@ if CommandLine.arguments.contains("--floor") {
     print("API floor, \(instances) instances, \(events) events: \(Int(Double(events) / elapsed.seconds)) events/s")
     exit(0)
 }
+// --shards=K: K shipped schedulers, each of its share of the instances, on
+// K threads (ShardedDrivers: a sharded engine's ceiling), after one of all
+// the instances on one thread, the same events, in the same run.
+if let option = CommandLine.arguments.first(where: { $0.hasPrefix("--shards=") }) {
+    let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? (3 * 24 + 25) * 3_600
+    guard let shards = Int(option.dropFirst("--shards=".count)), shards >= 1, shards <= instances else {
+        FileHandle.standardError.write(
+            Data("scheduler-profile: --shards=K needs a whole K from 1 to INSTANCES (found '\(option)')\n".utf8))
+        exit(2)
+    }
+    var rates: [Double] = []
+    for count in [1, shards] {
+        let sharded = ShardedDrivers(instances: instances, shards: count)
+        sharded.warmUp(seconds: warmUp)
+        let elapsed = ContinuousClock().measure { sharded.run(events) }
+        rates.append(Double(events) / elapsed.seconds)
+    }
+    print(
+        "instances \(instances), measured events \(events): \(Int(rates[0])) events/s in one scheduler,",
+        "\(Int(rates[1])) in \(shards) shards on \(shards) threads (\((rates[1] / rates[0] * 100).rounded() / 100)x)")
+    exit(0)
+}
 /// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
 @_silgen_name("malloc_trim") func mallocTrim(_ pad: Int) -> Int32
 

@@ -14,6 +14,11 @@
 # With --floor, it drives the API's floor (FloorScheduler, a scheduler that
 # decides nothing) instead, for the ceiling of any scheduler behind this API:
 #   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES EVENTS --floor
+# With --shards=K, it runs the same events through one scheduler of INSTANCES
+# and then through K schedulers of INSTANCES / K each on K threads
+# (ShardedDrivers, the ceiling of an engine sharded over K cores), and
+# prints both rates and their ratio:
+#   Benchmarks/Profile/profile.sh INSTANCES EVENTS [WARM-UP SECONDS] --shards=K
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -34,6 +39,7 @@ cd "$out" && swiftc -O -wmo -g -D PROFILE -I "$out" -I "$root/Sources/CWidgetHos
     "$root"/Sources/WidgetHostScheduler/*.swift "$root/Benchmarks/Benchmarks/SchedulerBenchmark/Driver.swift" \
     "$root/Benchmarks/Benchmarks/SchedulerBenchmark/DayDriver.swift" \
     "$root/Benchmarks/Benchmarks/SchedulerBenchmark/FloorScheduler.swift" \
+    "$root/Benchmarks/Benchmarks/SchedulerBenchmark/ShardedDrivers.swift" \
     "$here/main.swift" "$out/WidgetHostModel.o" "$out/WidgetHostJSON.o"
 if [ $callgrind = yes ]; then
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*measuredEvents*" --toggle-collect="*measuredDay*" --toggle-collect="*measuredFloor*" --callgrind-out-file="$out/callgrind.out" "$out/scheduler-profile" "$@" 2>&1 | grep -v '^==' || true

@@ -65,10 +65,12 @@ struct Driver<S: DrivenScheduler> {
         private(set) var batches = 0
     #endif
 
-    init(_ scheduler: S, instances: Int) {
+    /// A driver of `instances` instances, named `w<first>` on (another
+    /// shard's instances take other names, so other jitters and intervals).
+    init(_ scheduler: S, instances: Int, first: Int = 0) {
         self.scheduler = scheduler
         var intervals: [Double] = []
-        for n in 0..<instances {
+        for n in first..<(first + instances) {
             let id = "w\(n)"
             _ = self.scheduler.add(
                 WidgetInstance(id: id, plugin: "p\(n % 3)", kind: "k\(n % 2)", app: "app\(n % 5)"), at: now)

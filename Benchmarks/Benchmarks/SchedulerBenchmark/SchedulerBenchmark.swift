@@ -106,6 +106,11 @@ final class Prepared<S: DrivenScheduler>: @unchecked Sendable {
     var driver: Driver<S>?
 }
 
+/// The shards made in a benchmark's setup and dropped in its teardown.
+final class ShardedHolder: @unchecked Sendable {
+    var drivers: ShardedDrivers?
+}
+
 /// Registers an events benchmark of `make()` at `count` instances.
 func eventsBenchmark<S: DrivenScheduler>(
     _ name: String, count: Int, warmUp: Double, scaling: BenchmarkScalingFactor, _ make: @escaping () -> S
@@ -192,6 +197,24 @@ let benchmarks: @Sendable () -> Void = {
             FloorScheduler()
         }
     }
+    // The ceiling of an engine sharded over this machine's two cores: the
+    // shipped scheduler as two shards of 50,000 instances, each driven on a
+    // thread of its own (ShardedDrivers), sharing nothing; the same events
+    // as the 100,000-instance benchmark in samples of a million, whose
+    // figures it is read against.
+    let sharded = ShardedHolder()
+    Benchmark(
+        "Sharded ceiling (2 ReloadSchedulers on 2 threads) events in samples of 1 M, 100000 instances",
+        configuration: .init(
+            metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: .mega, maxDuration: .seconds(5),
+            maxIterations: 1_000),
+        closure: { benchmark in sharded.drivers?.run(benchmark.scaledIterations.count) },
+        setup: {
+            let drivers = ShardedDrivers(instances: 100_000, shards: 2)
+            drivers.warmUp(seconds: steadyState)
+            sharded.drivers = drivers
+        },
+        teardown: { sharded.drivers = nil })
     // The baseline: the plain scan, O(N) per event (at 100k it would take hours).
     eventsBenchmark(
         "ScanScheduler (oracle) events, 1000 instances", count: 1_000, warmUp: steadyState, scaling: .kilo
