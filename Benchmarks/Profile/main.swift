@@ -75,7 +75,7 @@ if let option = CommandLine.arguments.first(where: { $0.hasPrefix("--shards=") }
     }
     print(
         "instances \(instances), measured events \(events): \(Int(rates[0])) events/s in one scheduler,",
-        "\(Int(rates[1])) in \(shards) shards on \(shards) threads (\((rates[1] / rates[0] * 100).rounded() / 100)x)")
+        "\(Int(rates[1])) in \(shards) shard\(shards == 1 ? "" : "s") on \(shards) thread\(shards == 1 ? "" : "s") (\((rates[1] / rates[0] * 100).rounded() / 100)x)")
     exit(0)
 }
 /// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
