@@ -28,6 +28,18 @@ func measuredDay(_ day: inout DayDriver) {
     day.runDay()
 }
 
+// Options it knows; any other `--` word is refused (a mistyped option would
+// otherwise run the default measurement and look like an answer).
+let knownOptions = ["--day", "--floor", "--heap", "--maps", "--split"]
+if let unknown = CommandLine.arguments.dropFirst().first(where: {
+    $0.hasPrefix("--") && !knownOptions.contains($0) && !$0.hasPrefix("--shards=")
+}) {
+    FileHandle.standardError.write(
+        Data(
+            ("scheduler-profile: unknown option '\(unknown)'; the options are \(knownOptions.joined(separator: ", "))"
+                + " and --shards=K\n").utf8))
+    exit(2)
+}
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
 // Counts of at least one: the rates and the bytes per instance divide by them.
@@ -56,26 +68,32 @@ if CommandLine.arguments.contains("--floor") {
     print("API floor, \(instances) instances, \(events) events: \(Int(Double(events) / elapsed.seconds)) events/s")
     exit(0)
 }
-// --shards=K: K shipped schedulers, each of its share of the instances, on
-// K threads (ShardedDrivers: a sharded engine's ceiling), after one of all
-// the instances on one thread, the same events, in the same run.
+// The benchmark's steady state (its `steadyState`): 97 h of virtual time, the
+// learning period over and every 24 h ledger full of the viewing tier's reloads.
+let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? (3 * 24 + 25) * 3_600
+// --shards=K: K shipped schedulers, each of its share of the instances, each
+// driven on a thread of Dispatch's pool (ShardedDrivers: a sharded engine's
+// ceiling), and one scheduler of all the instances on one thread, the same
+// events, in the order one, K, K, one (so that neither always runs first).
 if let option = CommandLine.arguments.first(where: { $0.hasPrefix("--shards=") }) {
-    let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? (3 * 24 + 25) * 3_600
     guard let shards = Int(option.dropFirst("--shards=".count)), shards >= 1, shards <= instances else {
         FileHandle.standardError.write(
             Data("scheduler-profile: --shards=K needs a whole K from 1 to INSTANCES (found '\(option)')\n".utf8))
         exit(2)
     }
-    var rates: [Double] = []
-    for count in [1, shards] {
+    /// Events/s of `events` through `count` shards, after the warm-up.
+    func rate(_ count: Int) -> Double {
         let sharded = ShardedDrivers(instances: instances, shards: count)
         sharded.warmUp(seconds: warmUp)
-        let elapsed = ContinuousClock().measure { sharded.run(events) }
-        rates.append(Double(events) / elapsed.seconds)
+        return Double(events) / ContinuousClock().measure { sharded.run(events) }.seconds
     }
+    let rates = [1, shards, shards, 1].map(rate)
+    let one = (rates[0] + rates[3]) / 2
+    let many = (rates[1] + rates[2]) / 2
     print(
-        "instances \(instances), measured events \(events): \(Int(rates[0])) events/s in one scheduler,",
-        "\(Int(rates[1])) in \(shards) shard\(shards == 1 ? "" : "s") on \(shards) thread\(shards == 1 ? "" : "s") (\((rates[1] / rates[0] * 100).rounded() / 100)x)")
+        "instances \(instances), measured events \(events), the mean of two runs each:",
+        "\(Int(one)) events/s in one scheduler, \(Int(many)) in \(shards) shard\(shards == 1 ? "" : "s")",
+        "(\((many / one * 100).rounded() / 100)x)")
     exit(0)
 }
 /// glibc's malloc_trim (not in the Glibc module): returns freed heap pages.
@@ -88,9 +106,6 @@ func residentBytes() -> Int {
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
-// The benchmark's steady state (its `steadyState`): 97 h of virtual time, the
-// learning period over and every 24 h ledger full of the viewing tier's reloads.
-let warmUp = arguments.dropFirst(2).first.map(Double.init) ?? (3 * 24 + 25) * 3_600
 // What any run touches once (the scheduler's code, 700-850 kB of it, the
 // runtime's metadata and caches, the allocator's own pages) paged in before
 // the baseline, by 100 instances run the same way, so that the figure is

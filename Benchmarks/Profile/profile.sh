@@ -15,9 +15,10 @@
 # decides nothing) instead, for the ceiling of any scheduler behind this API:
 #   Benchmarks/Profile/profile.sh [--callgrind] INSTANCES EVENTS --floor
 # With --shards=K, it runs the same events through one scheduler of INSTANCES
-# and then through K schedulers of INSTANCES / K each on K threads
-# (ShardedDrivers, the ceiling of an engine sharded over K cores), and
-# prints both rates and their ratio:
+# and through K schedulers of INSTANCES / K each, driven on the threads of
+# Dispatch's pool (ShardedDrivers, the ceiling of an engine sharded over K
+# cores), in the order one, K, K, one, and prints the means and their ratio
+# (not under --callgrind, which collects nothing of it):
 #   Benchmarks/Profile/profile.sh INSTANCES EVENTS [WARM-UP SECONDS] --shards=K
 set -e
 here=$(cd "$(dirname "$0")" && pwd)

@@ -7,12 +7,14 @@ import WidgetHostModel
 #endif
 
 /// Shards of the shipped scheduler, each a whole `ReloadScheduler` of its
-/// own instances driven by its own ``Driver`` on its own thread: what an
-/// engine that partitions its instances among the machine's cores would
-/// reach if the shards shared nothing (no host-wide free-reload cap, no
-/// merged order of a wakeup's tickets). A ceiling measured with the code
-/// that ships, as ``FloorScheduler`` is the API's, not a scheduler: the
-/// shipped `ReloadScheduler` is one shard.
+/// own instances driven by its own ``Driver`` on a thread of Dispatch's
+/// pool (as many at once as there are cores): what an engine that
+/// partitions its instances among the machine's cores would reach if the
+/// shards shared nothing. Here they wake independently, each at its own
+/// batch times, with no host-wide free-reload cap and no merged order,
+/// group or serial numbers of a wakeup's tickets. A ceiling measured with
+/// the code that ships, as ``FloorScheduler`` is the API's, not a
+/// scheduler: the shipped `ReloadScheduler` is one shard.
 ///
 /// `instances` are dealt out as evenly as they go (shard *s* holds
 /// `instances / shards`, one more for the first `instances % shards`),
@@ -25,7 +27,10 @@ final class ShardedDrivers: @unchecked Sendable {
     private var drivers: [Driver<ReloadScheduler>] = []
 
     init(instances: Int, shards: Int) {
-        precondition(shards >= 1 && instances >= shards, "at least one shard, and an instance in each")
+        precondition(
+            shards >= 1 && instances >= shards,
+            "ShardedDrivers needs at least one shard and an instance in each"
+                + " (found \(shards) shards, \(instances) instances)")
         var first = 0
         for shard in 0..<shards {
             let count = instances / shards + (shard < instances % shards ? 1 : 0)
@@ -34,36 +39,26 @@ final class ShardedDrivers: @unchecked Sendable {
         }
     }
 
-    var shards: Int { drivers.count }
-
-    /// Events run so far, all shards.
-    var events: Int { drivers.reduce(0) { $0 + $1.events } }
-
     /// Each shard's warm-up, one after another.
     func warmUp(seconds: Double) {
         for i in drivers.indices { drivers[i].warmUp(seconds: seconds) }
     }
 
     /// `count` events, dealt out as the instances are, each shard's share
-    /// run on a thread of its own (Dispatch's `concurrentPerform`); returns
+    /// run on a thread of Dispatch's pool (`concurrentPerform`); returns
     /// when every shard is done.
     func run(_ count: Int) {
-        let shards = drivers.count
-        if shards == 1 {
+        let k = drivers.count
+        if k == 1 {
             drivers[0].run(count)
             return
         }
         drivers.withUnsafeMutableBufferPointer { buffer in
             let base = UncheckedSendable(buffer.baseAddress!)
-            DispatchQueue.concurrentPerform(iterations: shards) { shard in
-                base.value[shard].run(count / shards + (shard < count % shards ? 1 : 0))
+            DispatchQueue.concurrentPerform(iterations: k) { shard in
+                base.value[shard].run(count / k + (shard < count % k ? 1 : 0))
             }
         }
-    }
-
-    /// Drops the drivers' own buffers (``Driver/letGoOfBuffers()``).
-    func letGoOfBuffers() {
-        for i in drivers.indices { drivers[i].letGoOfBuffers() }
     }
 }
 
