@@ -141,12 +141,16 @@ struct BenchCommand: ParsableCommand {
         guard let chosenFamily = family ?? selected.families.first else {
             throw UsageError("the kind \(selected.id) supports no family")
         }
+        // As every call command's: a temporary folder unless --data-dir,
+        // never the daemon's plugin data.
+        let dataDirectory = try options.callDataDirectory(for: plugin)
+        defer { dataDirectory.remove() }
         let call = PluginCall(
             entry, kind: selected.id, family: chosenFamily, isPreview: preview,
             now: options.now?.seconds ?? wallClockNow(), timeout: options.timeout?.seconds,
             configuration: try options.configuration(for: selected, plugin: description.path),
             locale: options.locale,
-            dataDirectory: options.dataDirectory(for: plugin), allowNetwork: selected.needsNetwork)
+            dataDirectory: dataDirectory.path, allowNetwork: selected.needsNetwork)
         let bench = Bench(
             plugin: plugin, call: call, modes: isolation.modes, calls: n, concurrency: concurrency,
             load: rate.map { .open(callsPerSecond: $0) } ?? .closed, options: isolationOptions,

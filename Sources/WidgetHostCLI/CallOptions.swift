@@ -102,11 +102,6 @@ struct CallOptions: ParsableArguments {
         return CommandDataDirectory(path: DataDirectory.defaultPath(forPlugin: plugin, root: root), temporaryRoot: root)
     }
 
-    /// `--data-dir`, else the plugin's folder under the user's data
-    /// directory (what `bench` uses).
-    func dataDirectory(for plugin: String) -> String {
-        dataDir.map { IsolatedRunnerPath.absolute($0) } ?? DataDirectory.defaultPath(forPlugin: plugin)
-    }
 }
 
 /// The data directory of one command's calls.

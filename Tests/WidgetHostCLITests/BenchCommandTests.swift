@@ -66,6 +66,25 @@ struct BenchCommandTests {
         #expect(Set(load.keys) == ["mode"])
     }
 
+    /// Without `--data-dir`, bench's calls get a temporary data directory,
+    /// removed when it ends, as every call command's: never the daemon's
+    /// plugin data under `$XDG_DATA_HOME/widgethost/plugins`.
+    @Test func withoutADataDirectoryBenchWritesNothingOfTheDaemons() throws {
+        let home = CLI.temporaryDirectory("bench-data-home")
+        let temporary = CLI.temporaryDirectory("bench-tmp")
+        try? FileManager.default.removeItem(atPath: home + "/widgethost")
+        for leftover in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] {
+            try? FileManager.default.removeItem(atPath: temporary + "/" + leftover)
+        }
+        let result = CLI.shell(
+            "XDG_DATA_HOME='\(home)' TMPDIR='\(temporary)' '\(CLI.executable)' bench '\(CLI.fixtures)/good.so'"
+                + " --entry timeline -n 3 --json")
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/widgethost/plugins"), "the daemon's plugin data")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        #expect(left.allSatisfy { !$0.hasPrefix("widgethost-load.") }, "the temporary data directory stays: \(left)")
+    }
+
     @Test func textShowsTheTableAndCountsFailuresByOutcome() throws {
         let result = try CLI.run([
             "bench", CLI.fixtures + "/crash_segv.so", "--entry", "timeline", "-n", "3", "--isolation", "fork-server",
