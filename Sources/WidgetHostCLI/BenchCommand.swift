@@ -120,9 +120,18 @@ struct BenchCommand: ParsableCommand {
         if isolation == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
         let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
         guard let description = described.plugin else {
-            FileHandleOutput.standardError(
-                "error: \(described.failure?.message ?? "the plugin did not load")\n")
-            throw ExitCode.failure
+            // The status of the failure (a missing file is a usage error, no
+            // runner a host fault, a refused plugin the plugin's), and with
+            // --json the error document, as every command's.
+            let message = described.failure?.message ?? "the plugin did not load"
+            FileHandleOutput.standardError("error: \(message)\n")
+            if options.json {
+                print(
+                    JSONReport.line(
+                        JSONReport.ErrorDocument(code: described.failure?.code ?? "failed", message: message, hint: nil)
+                    ))
+            }
+            throw described.failure.map(ExitStatus.of) ?? ExitStatus.pluginFailed
         }
         let selected: KindDescription
         if let kind {

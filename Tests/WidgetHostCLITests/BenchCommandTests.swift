@@ -85,6 +85,22 @@ struct BenchCommandTests {
         #expect(left.allSatisfy { !$0.hasPrefix("widgethost-load.") }, "the temporary data directory stays: \(left)")
     }
 
+    /// A plugin that does not load ends bench with its failure's exit
+    /// status (a refused plugin 1, a missing file 2) and, with `--json`, the
+    /// error document on standard output, as every command's.
+    @Test(arguments: [("bad_magic.so", Int32(1), "abiMismatch"), ("no_such_plugin.so", Int32(2), "fileNotFound")])
+    func aPluginThatDoesNotLoadEndsBenchWithItsStatusAndJSON(file: String, status: Int32, code: String) throws {
+        let result = try CLI.run([
+            "bench", CLI.fixtures + "/" + file, "-n", "2", "--json", "--data-dir", CLI.dataDirectory,
+        ])
+        #expect(result.status == status, "\(result.stderr)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+        #expect(object["ok"] as? Bool == false)
+        #expect((object["failure"] as? [String: Any])?["code"] as? String == code)
+        #expect(result.stderr.hasPrefix("error: "))
+    }
+
     @Test func textShowsTheTableAndCountsFailuresByOutcome() throws {
         let result = try CLI.run([
             "bench", CLI.fixtures + "/crash_segv.so", "--entry", "timeline", "-n", "3", "--isolation", "fork-server",
