@@ -27,7 +27,8 @@ public struct PluginStatus: Sendable, Hashable, Codable {
     /// The name instances use for it.
     public var name: String
     public var path: String
-    /// `loaded`, `failed` (could not be loaded: see `problem`), or `quarantined`.
+    /// `loading` (being loaded; its due reloads wait), `loaded`, `failed` (could not be loaded: see `problem`), or
+    /// `quarantined`.
     public var state: String
     /// The plugin's identifier and version, when loaded.
     public var identifier: String?
@@ -104,7 +105,7 @@ public struct InstanceStatus: Sendable, Hashable, Codable {
     public var origin: String?
     /// v2: the relevance score in force now (0 without one).
     public var relevance: Double?
-    /// v2: the instance's stack (`app/family`) and its place in it by relevance (1: on top).
+    /// v2: the instance's stack (its family) and its place in it by relevance (1: on top).
     public var stack: String?
     public var stackRank: Int?
 

@@ -54,7 +54,8 @@ public enum WatchEventType: String, Sendable, Hashable, Codable, CaseIterable {
     case instanceRemoved = "instance-removed"
     /// Changed at run time.
     case instanceUpdated = "instance-updated"
-    /// A push arrived for a kind (accepted): `kind`; its instances' reloads follow with reason `push`.
+    /// A push arrived for a kind (accepted): the kind is the event's `message` (no details, no instance);
+    /// its instances' reloads follow with reason `push`.
     case push
     /// The order of a stack (a family) by relevance changed: `family`, `order` (top first, at most 10).
     case stack
@@ -68,7 +69,8 @@ public enum WatchEventType: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// The structured part of a ``WatchEvent``; which fields are set depends on the type.
 public struct WatchEventDetails: Sendable, Hashable, Codable {
-    /// Why the reload ran (`instanceAdded`, `policy`, `push`, `appRequest`, ...).
+    /// Why the reload ran (`instanceAdded`, `policy`, `reloadTimelines`, `reloadAllTimelines`, `appIntent`,
+    /// `systemChange(...)`, `significantLocationChange`, `push`).
     public var reason: String?
     /// Whether the reload counts against the budget.
     public var counted: Bool?
