@@ -17,7 +17,8 @@ struct SandboxCheckCommand: ParsableCommand {
             Prints one line per layer (session, rlimits, no_new_privs, landlock, seccomp, netns, pids, pidns, \
             mountns): active or unavailable, and the detail; then one line per hole (proc_environ, chmod_outside, \
             pidfd_getfd, setsid, survivor, unix_socket), tried from inside the sandbox against decoys outside it: \
-            closed or open. Exits 0 if every layer is active and every hole closed, 1 otherwise.
+            closed or open. Exits 0 if every layer is active and every hole closed, 1 otherwise, 3 when no \
+            widgethost-runner is found.
             """)
 
     @Flag(
@@ -29,9 +30,10 @@ struct SandboxCheckCommand: ParsableCommand {
 
     func run() throws {
         guard let runner = RunnerLocator.locate() else {
-            FileHandle.standardError.write(
-                Data("error: widgethost-runner was not found next to widgethost; set WIDGETHOST_RUNNER\n".utf8))
-            throw ExitCode(2)
+            // A host fault (exit status 3), with --json its error document too.
+            throw HostFault(
+                "widgethost-runner was not found next to widgethost nor in ../libexec/widgethost;"
+                    + " set WIDGETHOST_RUNNER")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: runner)

@@ -85,6 +85,22 @@ struct ExitCodeTests {
         #expect((failure?["message"] as? String)?.isEmpty == false)
     }
 
+    /// `sandbox-check` and `bench` with no runner: a host fault, exit status
+    /// 3, and with `--json` the error document (`hostFault` before a command
+    /// can run anything, the failure's own code once a plugin is tried).
+    @Test func withoutARunnerSandboxCheckAndBenchAreHostFaultsInJSONToo() throws {
+        for (arguments, code) in [
+            (["sandbox-check", "--json"], "hostFault"), (["bench", Self.good, "-n", "2", "--json"], "runnerMissing"),
+        ] {
+            let result = CLI.shell(
+                "env -u WIDGETHOST_RUNNER '\(Self.lonely)' " + arguments.map { "'\($0)'" }.joined(separator: " ")
+                    + " 2>/dev/null")
+            #expect(result.status == 3, "\(arguments): \(result.output)")
+            let document = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            #expect((document?["failure"] as? [String: Any])?["code"] as? String == code, "\(result.output)")
+        }
+    }
+
     @Test func hostFaultSaysSo() throws {
         let result = CLI.shell("env -u WIDGETHOST_RUNNER '\(Self.lonely)' load '\(Self.good)' 2>&1")
         #expect(result.status == 3)
