@@ -119,7 +119,7 @@ struct BenchCommand: ParsableCommand {
         let isolationOptions = options.isolation()
         if isolation == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
         let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
-        guard let description = described.plugin else {
+        guard let description = described.plugin, described.failure == nil else {
             // The status of the failure (a missing file is a usage error, no
             // runner a host fault, a refused plugin the plugin's), and with
             // --json the error document, as every command's.
@@ -128,7 +128,8 @@ struct BenchCommand: ParsableCommand {
             if options.json {
                 print(
                     JSONReport.line(
-                        JSONReport.ErrorDocument(code: described.failure?.code ?? "failed", message: message, hint: nil)
+                        JSONReport.ErrorDocument(
+                            code: described.failure?.code ?? "failed", message: message, hint: described.failure?.hint)
                     ))
             }
             throw described.failure.map(ExitStatus.of) ?? ExitStatus.pluginFailed

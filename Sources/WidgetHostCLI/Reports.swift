@@ -27,7 +27,8 @@ enum JSONReport {
 
     /// What `--json` prints when a command ends in an error before its own
     /// document: a bad flag or value (`usage`, exit 2), a host fault
-    /// (`hostFault`, exit 3), no daemon to ask (`daemonUnavailable`, exit 1).
+    /// (`hostFault`, exit 3), no daemon to ask (`daemonUnavailable`, exit 1),
+    /// or for `bench` a plugin that does not load (the failure's own code).
     struct ErrorDocument: Encodable {
         var schemaVersion = JSONReport.schemaVersion
         var ok = false

@@ -346,27 +346,30 @@ typedef struct wh_warm_up_context {
 /** A plugin's warm-up: do, once, the lazy work every call would otherwise
  *  repeat, so that calls start warm (the zygote pattern).
  *
- *  The fork server (the host's default isolation, docs/isolation.md) loads
- *  a plugin once and runs every call in a fresh child forked from it: each
- *  call starts from the server's memory, and whatever a call initializes
+ *  A warm worker (the host's default isolation, docs/isolation.md) loads a
+ *  plugin once and serves many calls; a fork server loads it once and runs
+ *  every call in a fresh child forked from it. Whatever a call initializes
  *  lazily (a language runtime's type metadata and caches, a parsed table, a
- *  formatter, code pages) is thrown away with the child and built again by
- *  the next one. `warm_up` runs once in the server, after loading and before
- *  the first child is forked, under the same sandbox; every call then starts
- *  from the state it leaves. Typical work: call your own placeholder code and
+ *  formatter, code pages) slows a worker's first call, and in a fork server
+ *  is thrown away with each child and built again by the next one.
+ *  `warm_up` runs once in each worker before its first call, and in a fork
+ *  server after loading and before the first child is forked, under the
+ *  same sandbox; a worker's first call and every forked child start from
+ *  the state it leaves. Typical work: call your own placeholder code and
  *  encode its result, create the formatters and calendars your entry points
  *  use, read a static data file.
  *
  *  Rules:
  *    - Start no threads and leave none running (fork() copies only the
- *      calling thread). The host counts threads after warm_up; with more
- *      than one it calls this plugin with a fresh process per call instead.
+ *      calling thread). In a fork server the host counts threads after
+ *      warm_up; with more than one it calls this plugin with a fresh process
+ *      per call instead.
  *    - No side effects outside the process: no writes, no network.
  *    - Return promptly: the load timeout (5 s by default) covers it.
- *    - Calls must work without it: the host runs it only in a fork server
- *      (never with `--isolation spawn` or `in-process`), and if it crashes or
- *      times out the host says so (`widgethost load`) and runs the plugin
- *      without it.
+ *    - Calls must work without it: the host runs it only in a warm worker
+ *      or a fork server (never with `--isolation spawn` or `in-process`),
+ *      and if it crashes or times out the host says so (`widgethost load`)
+ *      and runs the plugin without it.
  *  May be NULL (also the value of descriptors compiled before it existed:
  *  zero-extension). */
 typedef void (*wh_warm_up_fn)(const wh_warm_up_context *context);

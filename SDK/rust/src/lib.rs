@@ -71,9 +71,10 @@
 //! system clock (simulations run on a virtual clock). A placeholder or
 //! snapshot answers one entry; a timeline 1 to [`abi::WH_MAX_ENTRIES`]
 //! entries sorted by date, at least [`abi::WH_MIN_ENTRY_SPACING`] seconds
-//! apart (closer draws a warning). Entry content is a JSON object. Each call
-//! runs in a fresh, sandboxed child process, so state does not survive
-//! between calls; write only under [`Context::data_directory`].
+//! apart (closer draws a warning). Entry content is a JSON object. Calls run
+//! in a sandboxed process that by default serves many of them one after
+//! another (a warm worker): rely neither on state surviving between calls nor
+//! on a fresh process, and write only under [`Context::data_directory`].
 
 pub mod abi;
 pub mod json;
@@ -91,7 +92,7 @@ pub use types::{
 
 /// A widget's timeline provider: WidgetKit's `TimelineProvider`.
 ///
-/// The host calls one method per call, in a fresh child process, with a
+/// The host calls one method per call, in a sandboxed process, with a
 /// deadline (`Context::timeout` seconds; the process is killed after that).
 /// Return the answer: the crate hands it to the host. A panic is caught and
 /// answered as [`ProviderError`] with code -1.
