@@ -226,10 +226,14 @@ struct StatusCommand: ParsableCommand {
         // until done with --all or named instances, else the first page.
         var request = ControlRequest(.status)
         request.instances = instances.isEmpty ? nil : instances
-        guard var status = try connection.send(request).status else { throw ExitCode(1) }
+        guard var status = try connection.send(request).status else {
+            throw ControlSocketError.malformedResponse("an answer to status with no status member")
+        }
         while all || !instances.isEmpty, let cursor = status.nextCursor {
             request.after = cursor
-            guard let page = try connection.send(request).status else { throw ExitCode(1) }
+            guard let page = try connection.send(request).status else {
+                throw ControlSocketError.malformedResponse("an answer to status with no status member")
+            }
             status.instances += page.instances
             status.nextCursor = page.nextCursor
         }
@@ -258,7 +262,7 @@ struct ExplainCommand: ParsableCommand {
 
     func run() throws {
         guard let explanation = try connection.send(ControlRequest(.explain, instance: instance)).explanation else {
-            throw ExitCode(1)
+            throw ControlSocketError.malformedResponse("an answer to explain with no explanation member")
         }
         print(json ? JSONReport.encode(explanation) : explanation.text)
     }
