@@ -2,6 +2,7 @@
 #include "widgethost_events.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,42 @@ int wh_signalfd_open(void) {
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -1;
     signal(SIGPIPE, SIG_IGN);
     return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* The write end of wh_interrupt_pipe_open's pipe, for its handler, and the
+ * signals it catches. */
+static volatile sig_atomic_t interrupt_pipe = -1;
+static sigset_t interrupt_signals;
+
+static void write_interrupt(int signal_number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signal_number;
+    ssize_t written = write(interrupt_pipe, &byte, 1);
+    (void)written;
+    errno = saved;
+}
+
+int wh_interrupt_pipe_open(void) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+    interrupt_pipe = fds[1];
+    sigemptyset(&interrupt_signals);
+    const int signals[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = write_interrupt;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        if (sigaction(signals[i], &action, NULL) == 0) sigaddset(&interrupt_signals, signals[i]);
+    }
+    return fds[0];
+}
+
+void wh_interrupt_unblock(void) {
+    pthread_sigmask(SIG_UNBLOCK, &interrupt_signals, NULL);
 }
 
 int wh_signalfd_read(int fd) {

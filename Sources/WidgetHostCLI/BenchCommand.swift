@@ -115,6 +115,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        InterruptCleanup.enable()
         let entry = entry ?? .snapshot
         let isolationOptions = options.isolation()
         if isolation == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }

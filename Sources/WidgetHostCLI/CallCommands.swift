@@ -32,6 +32,7 @@ struct SingleCallArguments: ParsableArguments {
     @OptionGroup var mode: IsolationModeOption
 
     func run(_ entryPoint: EntryPoint) throws {
+        InterruptCleanup.enable()
         let isolation = options.isolation()
         let now = options.now?.seconds ?? wallClockNow()
         let dataDirectory = try options.callDataDirectory(for: plugin)

@@ -69,6 +69,7 @@ struct LoadCommand: ParsableCommand {
     }
 
     func run() throws {
+        InterruptCleanup.enable()
         let isolation = options.isolation()
         let loader = PluginCaller(plugin: plugin, mode: mode.isolation, options: isolation)
         let described = loader.describe()

@@ -98,6 +98,7 @@ struct SimulateCommand: ParsableCommand {
     }
 
     func run() throws {
+        InterruptCleanup.enable()
         let scenario: Scenario
         do {
             scenario = try ScenarioParser.load(config, seed: seed, days: days)
@@ -107,8 +108,15 @@ struct SimulateCommand: ParsableCommand {
         let isolation = IsolationOptions()
         let (paths, configurations, deterministic, networked) = try resolvePlugins(scenario, isolation: isolation)
         let root = try dataDir.map(CallOptions.checkedDataDirectory) ?? Self.temporaryRoot()
-        // A temporary root is the run's own: it goes when the run ends.
-        defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: root) } }
+        // A temporary root is the run's own: it goes when the run ends, or
+        // when the run is interrupted.
+        if dataDir == nil { InterruptCleanup.removeOnInterrupt(root) }
+        defer {
+            if dataDir == nil {
+                InterruptCleanup.forget(root)
+                try? FileManager.default.removeItem(atPath: root)
+            }
+        }
         var simulator = ScenarioSimulator(
             scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },

@@ -59,18 +59,22 @@ public enum DataDirectory {
     }
 
     /// A new empty directory (mode 0700) under `$TMPDIR` or /tmp, for a load
-    /// without a call; nil if it cannot be made.
+    /// without a call; nil if it cannot be made. Removed if the command is
+    /// interrupted first (``InterruptCleanup``).
     public static func makeTemporary() -> String? {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/widgethost-load.XXXXXX").utf8CString)
-        return template.withUnsafeMutableBufferPointer { buffer in
+        let made: String? = template.withUnsafeMutableBufferPointer { buffer in
             guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
             return String(cString: made)
         }
+        if let made { InterruptCleanup.removeOnInterrupt(made) }
+        return made
     }
 
     /// Removes `path` and everything under it, without following symlinks.
     public static func removeTree(_ path: String) {
+        InterruptCleanup.forget(path)
         _ = wh_remove_tree(path)
     }
 

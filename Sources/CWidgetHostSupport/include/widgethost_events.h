@@ -18,6 +18,18 @@ extern "C" {
  *  get an empty mask back. */
 int wh_signalfd_open(void);
 
+/** For a command whose threads are already running (where a signalfd cannot
+ *  be used): catches SIGINT and SIGTERM, unless the process was started with
+ *  one ignored, and returns the read end of a pipe (blocking, close-on-exec)
+ *  on which each caught signal arrives as one byte, its number; -1 with
+ *  errno. Call it once. The handler only writes that byte. */
+int wh_interrupt_pipe_open(void);
+
+/** Unblocks, in the calling thread, the signals wh_interrupt_pipe_open
+ *  catches: a process started with them blocked (a mask its parent's thread
+ *  had) still gets them, in this thread. */
+void wh_interrupt_unblock(void);
+
 /** Reads one pending signal from a wh_signalfd_open descriptor: its number,
  *  0 if none is pending, -1 on error. */
 int wh_signalfd_read(int fd);

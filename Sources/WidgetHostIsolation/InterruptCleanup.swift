@@ -1,0 +1,75 @@
+import CWidgetHostSupport
+import Foundation
+import Synchronization
+
+/// Temporary folders a command made for itself, removed if the command is
+/// interrupted (SIGINT, SIGTERM) before it removes them: Ctrl-C on a long
+/// `bench` or `simulate` leaves nothing behind in `$TMPDIR`. The signal is
+/// then raised again with its default action, so the shell sees the command
+/// killed by it (exit status 130 or 143). The plugin runners die with the
+/// command (`PR_SET_PDEATHSIG`).
+///
+/// A command that makes such folders turns it on first; every folder
+/// ``DataDirectory/makeTemporary()`` makes is then removed on an interrupt
+/// until ``DataDirectory/removeTree(_:)`` removes it:
+///
+/// ```swift
+/// InterruptCleanup.enable()
+/// let root = DataDirectory.makeTemporary()   // removed on an interrupt
+/// defer { root.map(DataDirectory.removeTree) }
+/// ```
+///
+/// The signals are caught from ``enable()`` on (`wh_interrupt_pipe_open`: a
+/// handler that writes the signal's number to a pipe, read by a thread of
+/// its own), never one the command was started with ignored (a background
+/// job of a shell ignores SIGINT). The commands that handle their signals
+/// themselves (`run`, `preview`) never turn it on.
+public enum InterruptCleanup {
+    private struct State {
+        var paths: [String] = []
+        var enabled = false
+    }
+
+    private static let state = Mutex(State())
+
+    /// Catches SIGINT and SIGTERM from now on (once; later calls do nothing).
+    public static func enable() {
+        let first = state.withLock { state in
+            defer { state.enabled = true }
+            return !state.enabled
+        }
+        if first { startReader() }
+    }
+
+    /// Removes `path` (a folder and everything under it) if the command is
+    /// interrupted before ``forget(_:)``.
+    public static func removeOnInterrupt(_ path: String) {
+        state.withLock { $0.paths.append(path) }
+    }
+
+    /// The command removed `path` itself (or keeps it).
+    public static func forget(_ path: String) {
+        state.withLock { $0.paths.removeAll { $0 == path } }
+    }
+
+    /// Catches the signals and reads them on a thread of its own, which
+    /// removes the folders and raises the signal again.
+    private static func startReader() {
+        let pipe = wh_interrupt_pipe_open()
+        guard pipe >= 0 else { return }  // nothing to clean up with, as before
+        let reader = Thread {
+            // Delivered to this thread even if every other one blocks them.
+            wh_interrupt_unblock()
+            var byte: UInt8 = 0
+            var got = read(pipe, &byte, 1)
+            while got < 0 && errno == EINTR { got = read(pipe, &byte, 1) }
+            guard got == 1 else { return }
+            let signalNumber = Int32(byte)
+            let paths = state.withLock { $0.paths }
+            for path in paths { DataDirectory.removeTree(path) }
+            signal(signalNumber, SIG_DFL)
+            raise(signalNumber)
+        }
+        reader.start()
+    }
+}
