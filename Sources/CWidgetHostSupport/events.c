@@ -43,6 +43,9 @@ static void write_interrupt(int signal_number) {
 int wh_interrupt_pipe_open(void) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+    /* The handler never waits: once the reader has one signal, more are
+     * dropped rather than block the thread they interrupt. */
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
     interrupt_pipe = fds[1];
     sigemptyset(&interrupt_signals);
     const int signals[] = {SIGINT, SIGTERM};
@@ -53,7 +56,9 @@ int wh_interrupt_pipe_open(void) {
         memset(&action, 0, sizeof action);
         action.sa_handler = write_interrupt;
         sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_RESTART;
+        /* Once: a second signal takes the default action at once, as the
+         * user pressing Ctrl-C again expects. */
+        action.sa_flags = SA_RESTART | SA_RESETHAND;
         if (sigaction(signals[i], &action, NULL) == 0) sigaddset(&interrupt_signals, signals[i]);
     }
     return fds[0];

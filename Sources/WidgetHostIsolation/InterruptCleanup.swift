@@ -28,11 +28,15 @@ public enum InterruptCleanup {
     private struct State {
         var paths: [String] = []
         var enabled = false
+        /// A signal came: folders registered from now on are removed at once.
+        var interrupted = false
     }
 
     private static let state = Mutex(State())
 
     /// Catches SIGINT and SIGTERM from now on (once; later calls do nothing).
+    /// Never in a process that reads its signals from a signalfd (the
+    /// daemon): the thread it starts would take them from it.
     public static func enable() {
         let first = state.withLock { state in
             defer { state.enabled = true }
@@ -44,7 +48,11 @@ public enum InterruptCleanup {
     /// Removes `path` (a folder and everything under it) if the command is
     /// interrupted before ``forget(_:)``.
     public static func removeOnInterrupt(_ path: String) {
-        state.withLock { $0.paths.append(path) }
+        let now = state.withLock { state in
+            if !state.interrupted { state.paths.append(path) }
+            return state.interrupted
+        }
+        if now { DataDirectory.removeTree(path) }
     }
 
     /// The command removed `path` itself (or keeps it).
@@ -65,7 +73,12 @@ public enum InterruptCleanup {
             while got < 0 && errno == EINTR { got = read(pipe, &byte, 1) }
             guard got == 1 else { return }
             let signalNumber = Int32(byte)
-            let paths = state.withLock { $0.paths }
+            // Every folder registered until now; one registered meanwhile
+            // is removed by removeOnInterrupt itself.
+            let paths = state.withLock { state in
+                state.interrupted = true
+                return state.paths
+            }
             for path in paths { DataDirectory.removeTree(path) }
             signal(signalNumber, SIG_DFL)
             raise(signalNumber)
