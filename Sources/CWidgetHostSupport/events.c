@@ -48,7 +48,7 @@ int wh_interrupt_pipe_open(void) {
     fcntl(fds[1], F_SETFL, O_NONBLOCK);
     interrupt_pipe = fds[1];
     sigemptyset(&interrupt_signals);
-    const int signals[] = {SIGINT, SIGTERM};
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         struct sigaction old;
         if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;

@@ -3,11 +3,12 @@ import Foundation
 import Synchronization
 
 /// Temporary folders a command made for itself, removed if the command is
-/// interrupted (SIGINT, SIGTERM) before it removes them: Ctrl-C on a long
-/// `bench` or `simulate` leaves nothing behind in `$TMPDIR`. The signal is
-/// then raised again with its default action, so the shell sees the command
-/// killed by it (exit status 130 or 143). The plugin runners die with the
-/// command (`PR_SET_PDEATHSIG`).
+/// interrupted (SIGINT, SIGTERM, or SIGHUP when its terminal goes away)
+/// before it removes them: Ctrl-C on a long `bench` or `simulate` leaves
+/// nothing behind in `$TMPDIR`. The signal is then raised again with its
+/// default action, so the shell sees the command killed by it (exit status
+/// 130, 143 or 129). The plugin runners die with the command
+/// (`PR_SET_PDEATHSIG`).
 ///
 /// A command that makes such folders turns it on first; every folder
 /// ``DataDirectory/makeTemporary()`` makes is then removed on an interrupt
@@ -34,7 +35,7 @@ public enum InterruptCleanup {
 
     private static let state = Mutex(State())
 
-    /// Catches SIGINT and SIGTERM from now on (once; later calls do nothing).
+    /// Catches SIGINT, SIGTERM and SIGHUP from now on (once; later calls do nothing).
     /// Never in a process that reads its signals from a signalfd (the
     /// daemon): the thread it starts would take them from it.
     public static func enable() {

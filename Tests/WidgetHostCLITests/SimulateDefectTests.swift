@@ -40,20 +40,23 @@ struct SimulateDefectTests {
         #expect(!left.contains { $0.hasPrefix("widgethost-simulate-") }, "left behind: \(left)")
     }
 
-    /// Interrupted (SIGTERM here; SIGINT takes the same path, but a shell's
-    /// background job starts with it ignored), `simulate` and `bench` remove
-    /// their temporary folders and die by the signal (status 143); their
-    /// runners die with them. Each is signalled once its folder exists, that
-    /// is while its plugins are being called.
+    /// Interrupted (SIGTERM, SIGHUP; SIGINT takes the same path, but a
+    /// shell's background job starts with it ignored), `simulate` and `bench`
+    /// remove their temporary folders and die by the signal (status 128 +
+    /// its number); their runners die with them. Each is signalled once its
+    /// folder exists, that is while its plugins are being called.
     @Test(arguments: [
         (
             "simulate --config '\(CLI.repositoryRoot)/samples/scenarios/scale-10k.json' --days 365 --json",
-            "widgethost-simulate-"
+            "widgethost-simulate-", "TERM", 143
         ),
-        ("bench '\(CLI.fixtures)/good.so' --entry timeline -n 100000000 --json", "widgethost-load."),
+        ("bench '\(CLI.fixtures)/good.so' --entry timeline -n 100000000 --json", "widgethost-load.", "TERM", 143),
+        ("bench '\(CLI.fixtures)/good.so' --entry timeline -n 100000000 --json", "widgethost-load.", "HUP", 129),
     ])
-    func anInterruptedCommandLeavesNoTemporaryFolderBehind(command: String, prefix: String) throws {
-        let tmp = CLI.temporaryDirectory("interrupted-tmpdir") + "/" + prefix
+    func anInterruptedCommandLeavesNoTemporaryFolderBehind(
+        command: String, prefix: String, signal: String, status: Int
+    ) throws {
+        let tmp = CLI.temporaryDirectory("interrupted-tmpdir") + "/" + prefix + signal
         try? FileManager.default.removeItem(atPath: tmp)
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let script = """
@@ -65,12 +68,12 @@ struct SimulateDefectTests {
                 sleep 0.05
             done
             ls -A "$TMPDIR" | grep -q '^\(prefix)' || { echo "no folder made"; kill -9 $pid; exit 90; }
-            kill -TERM $pid
+            kill -\(signal) $pid
             wait $pid
             echo "status $?"
             """
         let run = CLI.shell(script)
-        #expect(run.output.contains("status 143"), "\(run.output)")
+        #expect(run.output.contains("status \(status)"), "\(run.output)")
         let left = try FileManager.default.contentsOfDirectory(atPath: tmp)
         #expect(!left.contains { $0.hasPrefix(prefix) }, "left behind: \(left)")
     }

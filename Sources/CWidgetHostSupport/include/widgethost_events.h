@@ -19,10 +19,11 @@ extern "C" {
 int wh_signalfd_open(void);
 
 /** For a command whose threads are already running (where a signalfd cannot
- *  be used): catches SIGINT and SIGTERM, unless the process was started with
- *  one ignored, and returns the read end of a pipe (blocking, close-on-exec)
- *  on which each caught signal arrives as one byte, its number; -1 with
- *  errno. Call it once. The handler only writes that byte. */
+ *  be used): catches SIGINT, SIGTERM and SIGHUP, unless the process was
+ *  started with one ignored, and returns the read end of a pipe (blocking,
+ *  close-on-exec) on which each caught signal arrives as one byte, its
+ *  number; -1 with errno. Call it once. The handler only writes that byte,
+ *  once per signal (a second one takes the default action). */
 int wh_interrupt_pipe_open(void);
 
 /** Unblocks, in the calling thread, the signals wh_interrupt_pipe_open
