@@ -121,19 +121,9 @@ struct BenchCommand: ParsableCommand {
         if isolation == .inProcess { FileHandleOutput.standardError(InProcessPlugin.warning) }
         let described = IsolatedRunner.run(plugin: plugin, options: isolationOptions)
         guard let description = described.plugin, described.failure == nil else {
-            // The status of the failure (a missing file is a usage error, no
-            // runner a host fault, a refused plugin the plugin's), and with
-            // --json the error document, as every command's.
-            let message = described.failure?.message ?? "the plugin did not load"
-            FileHandleOutput.standardError("error: \(message)\n")
-            if options.json {
-                print(
-                    JSONReport.line(
-                        JSONReport.ErrorDocument(
-                            code: described.failure?.code ?? "failed", message: message, hint: described.failure?.hint)
-                    ))
-            }
-            throw described.failure.map(ExitStatus.of) ?? ExitStatus.pluginFailed
+            // Its exit status and, with --json, its error document: the
+            // command line's handler (``WidgetHostCommand``) renders it.
+            throw described.failure ?? PluginFailure(plugin: plugin, reason: .protocolViolation("no descriptor"))
         }
         let selected: KindDescription
         if let kind {

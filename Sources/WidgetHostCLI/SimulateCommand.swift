@@ -111,12 +111,7 @@ struct SimulateCommand: ParsableCommand {
         // A temporary root is the run's own: it goes when the run ends, or
         // when the run is interrupted.
         if dataDir == nil { InterruptCleanup.removeOnInterrupt(root) }
-        defer {
-            if dataDir == nil {
-                InterruptCleanup.forget(root)
-                try? FileManager.default.removeItem(atPath: root)
-            }
-        }
+        defer { if dataDir == nil { DataDirectory.removeTree(root) } }
         var simulator = ScenarioSimulator(
             scenario: scenario, pluginPaths: paths, configurations: configurations,
             dataDirectory: { plugin in DataDirectory.defaultPath(forPlugin: plugin, root: root) },

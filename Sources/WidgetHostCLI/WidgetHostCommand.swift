@@ -66,6 +66,10 @@ public struct WidgetHostCommand: ParsableCommand {
             fail(usage.description, code: "usage", hint: nil, status: ExitStatus.usage.rawValue)
         } catch let fault as HostFault {
             fail(fault.description, code: "hostFault", hint: nil, status: ExitStatus.hostFault.rawValue)
+        } catch let failure as PluginFailure {
+            // A plugin that did not load, before the command's own report
+            // (`bench`): its code, hint and exit status.
+            fail(failure.message, code: failure.code, hint: failure.hint, status: ExitStatus.of(failure).rawValue)
         } catch let socket as ControlSocketError {
             fail(socket.description, code: "daemonUnavailable", hint: nil, status: 1)
         } catch let refusal as ControlErrorBody {
