@@ -32,14 +32,24 @@ func measuredDay(_ day: inout DayDriver) {
 // otherwise run the default measurement and look like an answer).
 let knownOptions = ["--day", "--floor", "--heap", "--maps", "--split"]
 if let unknown = CommandLine.arguments.dropFirst().first(where: {
-    $0.hasPrefix("--") && !knownOptions.contains($0) && !$0.hasPrefix("--shards=")
+    $0.hasPrefix("--") && !knownOptions.contains($0) && !$0.hasPrefix("--shards=") && !$0.hasPrefix("--engine=")
 }) {
     FileHandle.standardError.write(
         Data(
             ("scheduler-profile: unknown option '\(unknown)'; the options are \(knownOptions.joined(separator: ", "))"
-                + " and --shards=K\n").utf8))
+                + ", --shards=K and --engine=K\n").utf8))
     exit(2)
 }
+// --engine=K: the shipped scheduler with its instances dealt out among K
+// shards of its own (ReloadScheduler(shards:), one engine's answers).
+let engineShards = CommandLine.arguments.first { $0.hasPrefix("--engine=") }.map { option in
+    guard let k = Int(option.dropFirst("--engine=".count)), k >= 1, k <= 8 else {
+        FileHandle.standardError.write(
+            Data("scheduler-profile: --engine=K needs a whole K from 1 to 8 (found '\(option)')\n".utf8))
+        exit(2)
+    }
+    return k
+} ?? 1
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
 // Counts of at least one: the rates and the bytes per instance divide by them.
@@ -120,7 +130,7 @@ do {
 }
 _ = mallocTrim(0)
 let residentBefore = residentBytes()
-var driver = Driver(ReloadScheduler(), instances: instances)
+var driver = Driver(ReloadScheduler(shards: engineShards), instances: instances)
 driver.warmUp(seconds: warmUp)
 driver.split = CommandLine.arguments.contains("--split")
 let clock = ContinuousClock()

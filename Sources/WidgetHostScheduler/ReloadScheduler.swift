@@ -35,62 +35,63 @@ import WidgetHostModel
 /// one scheduler never copies it.
 public struct ReloadScheduler: Sendable {
     /// The scheduler's state, shared by copies until one changes it.
-    private var box: SchedulerBox
+    private var box: EngineBox
 
-    /// The state, read in place through the box; changed in place once the
-    /// box is this scheduler's alone (copied first if a copy shares it).
-    /// Never a copy of the state: a copy of a value this size (its queues,
-    /// tables and ledgers, about a kilobyte of references) retains and
-    /// releases every reference in it, which a holder that reads it from a
-    /// class property made at every call (the daemon did, 67 places).
-    private var core: SchedulerCore {
-        unsafeAddress { UnsafePointer(box.core) }
+    /// The engine (its shards, ``ShardSet``), read in place through the
+    /// box; changed in place once the box is this scheduler's alone (copied
+    /// first if a copy shares it). Never a copy of the state: a copy of a
+    /// value this size (its queues, tables and ledgers, about a kilobyte of
+    /// references) retains and releases every reference in it, which a
+    /// holder that reads it from a class property made at every call (the
+    /// daemon did, 67 places).
+    private var engine: ShardSet {
+        unsafeAddress { UnsafePointer(box.engine) }
         unsafeMutableAddress {
-            if !isKnownUniquelyReferenced(&box) { box = SchedulerBox(box.core.pointee.clone()) }
-            return box.core
+            if !isKnownUniquelyReferenced(&box) { box = EngineBox(box.engine.pointee.clone()) }
+            return box.engine
         }
     }
 
     /// The rules' numbers; changing them plans every instance again.
     public var configuration: SchedulerConfiguration {
-        get { core.configuration }
-        set { core.configuration = newValue }
+        get { engine.configuration }
+        set { engine.configuration = newValue }
     }
 
     /// Everything to persist, made on demand (every instance's state: O(N),
     /// for a full write or a test); restore with `init(configuration:state:)`.
     /// The daemon and `simulate` ask for what they read instead
     /// (``instanceState(at:)``, ``instance(at:)``, ``freeLedger``...).
-    public var state: SchedulerState { core.state }
+    public var state: SchedulerState { engine.state }
 
     /// The apps' foreground and session states.
-    public var apps: [String: AppState] { core.apps }
+    public var apps: [String: AppState] { engine.apps }
 
     /// The host-wide ledger of capped free reloads.
-    public var freeLedger: RollingLedger { core.freeLedger }
+    public var freeLedger: RollingLedger { engine.freeLedger }
 
     /// The latest time the scheduler was told about.
-    public var latestTime: Double? { core.latestTime }
+    public var latestTime: Double? { engine.latestTime }
 
     /// The ids of the instances whose state changed since the last
     /// ``takeTouched()``, recorded while ``tracksTouched`` is on: a driver
     /// that persists writes only these (every place that changes an instance
     /// records it). Off by default, so the benchmarks and
     /// `simulate` pay nothing for it.
-    public var touched: Set<String> { core.touched }
+    public var touched: Set<String> { engine.touched }
 
     /// Whether ``touched`` is recorded (the daemon turns it on).
     public var tracksTouched: Bool {
-        get { core.tracksTouched }
-        set { core.tracksTouched = newValue }
+        get { engine.tracksTouched }
+        set { engine.tracksTouched = newValue }
     }
 
     /// Whether the positions whose displayed entry may have changed are
     /// recorded, for ``takeDisplayChanges(into:)`` (`simulate --display`
     /// and `--html` turn it on).
     public var tracksDisplayChanges: Bool {
-        get { core.tracksDisplayChanges }
-        set { core.tracksDisplayChanges = newValue }
+        get { engine.tracksDisplayChanges }
+        set { engine.tracksDisplayChanges = newValue }
     }
 
     /// The fewest instances `dueReloads` and `complete(_:at:)` read ahead
@@ -99,13 +100,13 @@ public struct ReloadScheduler: Sendable {
     /// instructions reading ahead over every batch). The tests lower it, so
     /// that their small scenarios take the reading-ahead path.
     var readAheadMinimum: Int {
-        get { core.readAheadMinimum }
-        set { core.readAheadMinimum = newValue }
+        get { engine.readAheadMinimum }
+        set { engine.readAheadMinimum = newValue }
     }
 
     /// How many `dueReloads` calls took their due instances from the walk
     /// of the `nextWakeup()` just before them (for the tests).
-    var walksReused: Int { core.walksReused }
+    var walksReused: Int { engine.walksReused }
 
     /// The fewest instances over which `dueReloads` reads the coming
     /// reloads ahead (``SchedulerCore/readAheadComing()``): about where the records
@@ -114,14 +115,32 @@ public struct ReloadScheduler: Sendable {
     /// the cache and the reading costs more than it saves (a day of 10,000
     /// widgets took 5 % more instructions). The tests lower it.
     var comingReadAheadMinimum: Int {
-        get { core.comingReadAheadMinimum }
-        set { core.comingReadAheadMinimum = newValue }
+        get { engine.comingReadAheadMinimum }
+        set { engine.comingReadAheadMinimum = newValue }
     }
 
+    /// A scheduler with `configuration`, taking `state` as its own (a
+    /// state persisted from ``state``, or a new one).
+    ///
+    /// `shards`: how many engines the instances are dealt out among
+    /// (``ShardSet``; 1 to 8), each a whole engine of its own, with what is
+    /// host-wide kept by the set so that every answer is one engine's.
     public init(
-        configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState()
+        configuration: SchedulerConfiguration = SchedulerConfiguration(), state: SchedulerState = SchedulerState(),
+        shards: Int = 1
     ) {
-        box = SchedulerBox(SchedulerCore(configuration: configuration, state: state))
+        box = EngineBox(ShardSet(configuration: configuration, state: state, shards: shards))
+    }
+
+    /// How many shards the instances are dealt out among.
+    public var shardCount: Int { engine.count }
+
+    /// Below this many due reloads or results, a sharded scheduler's
+    /// wakeup runs its shards' parts on the caller's thread (the tests set
+    /// 1, so that every part runs on the shards' threads).
+    var parallelMinimum: Int {
+        get { engine.parallelMinimum }
+        set { engine.parallelMinimum = newValue }
     }
 
     /// Appends to `positions`, in order and once each, the positions of
@@ -145,12 +164,12 @@ public struct ReloadScheduler: Sendable {
     public mutating func takeDisplayChanges(
         into positions: inout [Int], causes: DisplayChangeCauses = [.newTimeline, .entryDate]
     ) {
-        core.takeDisplayChanges(into: &positions, causes: causes)
+        engine.takeDisplayChanges(into: &positions, causes: causes)
     }
 
     /// The instances touched since the last call (``touched``), forgotten.
     public mutating func takeTouched() -> Set<String> {
-        core.takeTouched()
+        engine.takeTouched()
     }
 
     /// Starts recording what the changes from now on overwrite, so that
@@ -166,62 +185,62 @@ public struct ReloadScheduler: Sendable {
     /// if store.commit(batches) { scheduler.endJournal() } else { scheduler.rollBackJournal() }
     /// ```
     public mutating func beginJournal() {
-        core.beginJournal()
+        engine.beginJournal()
     }
 
     /// Whether a journal is being recorded (``beginJournal()``).
-    public var isJournaling: Bool { core.isJournaling }
+    public var isJournaling: Bool { engine.isJournaling }
 
     /// Keeps the changes made since ``beginJournal()`` and stops recording.
     public mutating func endJournal() {
-        core.endJournal()
+        engine.endJournal()
     }
 
     /// Undoes every change since ``beginJournal()`` (`latestTime` stays: time
     /// does not go back) and stops recording; ``touched`` is left as it is.
     public mutating func rollBackJournal() {
-        core.rollBackJournal()
+        engine.rollBackJournal()
     }
 
     /// An instance's state as it was at ``beginJournal()`` (its state now
     /// when no journal is recorded); nil if it did not exist then.
     public func instanceStateBeforeJournal(_ id: String) -> InstanceState? {
-        core.instanceStateBeforeJournal(id)
+        engine.instanceStateBeforeJournal(id)
     }
 
     /// Replaces the whole state (say, an instance reconfigured in place),
     /// keeping the configuration, ``tracksTouched``, ``touched`` and the
     /// journal (which then keeps the whole scheduler as it was).
     public mutating func replaceState(_ newState: SchedulerState) {
-        core.replaceState(newState)
+        engine.replaceState(newState)
     }
 
     /// Adds an instance; it gets its first timeline at once, free. Returns
     /// false (and changes nothing) if the id exists.
     @discardableResult
     public mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool {
-        core.add(instance, at: time)
+        engine.add(instance, at: time)
     }
 
     /// Removes an instance and everything known about it.
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
-        core.remove(id)
+        engine.remove(id)
     }
 
     /// The state of one instance.
     public func instanceState(_ id: String) -> InstanceState? {
-        core.instanceState(id)
+        engine.instanceState(id)
     }
 
     /// How many instances there are; positions run from 0 to `instanceCount - 1`.
-    public var instanceCount: Int { core.instanceCount }
+    public var instanceCount: Int { engine.instanceCount }
 
     /// The position of instance `id` (its place in the order instances
     /// were added), nil if there is none. Positions move when an instance
     /// is removed.
     public func instancePosition(of id: String) -> Int? {
-        core.instancePosition(of: id)
+        engine.instancePosition(of: id)
     }
 
     /// The instance at `position` (its id, plugin, kind, app, family,
@@ -229,7 +248,7 @@ public struct ReloadScheduler: Sendable {
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func instance(at position: Int) -> WidgetInstance {
         checkPosition(position)
-        return core.instance(at: position)
+        return engine.instance(at: position)
     }
 
     /// Calls `body` with each instance and its position, in order of
@@ -244,59 +263,59 @@ public struct ReloadScheduler: Sendable {
     /// scheduler.forEachInstance { _, instance in kinds.insert(instance.kind) }
     /// ```
     public func forEachInstance(_ body: (_ position: Int, _ instance: WidgetInstance) throws -> Void) rethrows {
-        try core.forEachInstance(body)
+        try engine.forEachInstance(body)
     }
 
     /// How many instances there are, shown, reloading and failing: one
     /// pass over the hot records, nothing copied.
     public func instanceCounts() -> InstanceCounts {
-        core.instanceCounts()
+        engine.instanceCounts()
     }
 
     /// Every instance's relevance score in force at `time`
     /// (``relevanceScore(of:at:)``), by position.
     public func relevanceScores(at time: Double) -> [Double] {
-        core.relevanceScores(at: time)
+        engine.relevanceScores(at: time)
     }
 
     /// The whole state of the instance at `position`.
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func instanceState(at position: Int) -> InstanceState {
         checkPosition(position)
-        return core.instanceState(at: position)
+        return engine.instanceState(at: position)
     }
 
     /// Whether the instance at `position` is shown.
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func isVisible(at position: Int) -> Bool {
         checkPosition(position)
-        return core.isVisible(at: position)
+        return engine.isVisible(at: position)
     }
 
     /// Whether a reload of the instance at `position` is in flight.
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func isInFlight(at position: Int) -> Bool {
         checkPosition(position)
-        return core.isInFlight(at: position)
+        return engine.isInFlight(at: position)
     }
 
     /// How many reloads in flight are kept in the table of reloads in
     /// flight rather than in their instances' lines (``LineFlight``): 0 on
     /// the steady path. For the tests.
-    var flightsInTable: Int { core.flightsInTable }
+    var flightsInTable: Int { engine.flightsInTable }
 
     /// Failed reloads in a row of the instance at `position`.
     /// `position` must be in `0 ..< instanceCount` (a trap otherwise).
     public func consecutiveFailures(at position: Int) -> Int {
         checkPosition(position)
-        return core.consecutiveFailures(at: position)
+        return engine.consecutiveFailures(at: position)
     }
 
     /// Traps for a position outside `0 ..< instanceCount`: inside, the
     /// records are read through pointers, unchecked in a release build.
     @inline(__always)
     private func checkPosition(_ position: Int) {
-        precondition(position >= 0 && position < core.instanceCount, "instance position out of range")
+        precondition(position >= 0 && position < engine.instanceCount, "instance position out of range")
     }
 
     /// Replaces instance `id` by `widget` (same id; another configuration,
@@ -312,25 +331,25 @@ public struct ReloadScheduler: Sendable {
     /// ``replaceState(_:)`` does).
     @discardableResult
     public mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
-        core.reconfigure(id, as: widget, at: time)
+        engine.reconfigure(id, as: widget, at: time)
     }
 
     /// Whether every instance's hot flags say what its cold record holds (for the tests).
-    var recordsAreInStep: Bool { core.recordsAreInStep }
+    var recordsAreInStep: Bool { engine.recordsAreInStep }
 
     /// The instances' ids, in the order they were added.
-    public var instanceIDs: [String] { core.instanceIDs }
+    public var instanceIDs: [String] { engine.instanceIDs }
 
     /// WidgetCenter's `getCurrentConfigurations()`: the placed instances, of
     /// one app or of all.
     public func getCurrentConfigurations(app: String? = nil) -> [WidgetInfo] {
-        core.getCurrentConfigurations(app: app)
+        engine.getCurrentConfigurations(app: app)
     }
 
     /// Records something that happened at `time`. Reloads it causes come out
     /// of the next `dueReloads(at:)`.
     public mutating func handle(_ event: SchedulerEvent, at time: Double) {
-        core.handle(event, at: time)
+        engine.handle(event, at: time)
     }
 
     /// A push update for the instances of `kind` (of `plugin` only, when
@@ -348,50 +367,50 @@ public struct ReloadScheduler: Sendable {
     /// ```
     @discardableResult
     public mutating func push(kind: String, plugin: String? = nil, at time: Double) -> [PushDecision] {
-        core.push(kind: kind, plugin: plugin, at: time)
+        engine.push(kind: kind, plugin: plugin, at: time)
     }
 
     /// WidgetCenter: `reloadTimelines(ofKind:)` from `app`.
     public mutating func reloadTimelines(ofKind kind: String, app: String, at time: Double) {
-        core.reloadTimelines(ofKind: kind, app: app, at: time)
+        engine.handle(.reloadTimelines(ofKind: kind, app: app), at: time)
     }
 
     /// WidgetCenter: `reloadAllTimelines()` from `app`.
     public mutating func reloadAllTimelines(app: String, at time: Double) {
-        core.reloadAllTimelines(app: app, at: time)
+        engine.handle(.reloadAllTimelines(app: app), at: time)
     }
 
     /// Free while the app is in the foreground or in a session, counted otherwise.
     public func appCharge(_ app: String) -> ReloadCharge {
-        core.appCharge(app)
+        engine.appCharge(app)
     }
 
     /// The viewing tier of an instance at `time`.
     public func tier(of id: String, at time: Double) -> ViewTier? {
-        core.tier(of: id, at: time)
+        engine.tier(of: id, at: time)
     }
 
     /// Counted reloads allowed in the 24 h window for this instance at `time`.
     public func allowance(of id: String, at time: Double) -> Int? {
-        core.allowance(of: id, at: time)
+        engine.allowance(of: id, at: time)
     }
 
     /// When a timeline received at `time` makes the instance due.
     public func policyDue(for timeline: TimelineRecord, instanceID: String, receivedAt time: Double) -> Double? {
-        core.policyDue(for: timeline, instanceID: instanceID, receivedAt: time)
+        engine.policyDue(for: timeline, instanceID: instanceID, receivedAt: time)
     }
 
     /// The next reload of an instance, with every rule applied, as of `time`;
     /// nil if nothing is due (or it is in flight, or waits to be shown).
     public func plannedReload(of id: String, at time: Double) -> PlannedReload? {
-        core.plannedReload(of: id, at: time)
+        engine.plannedReload(of: id, at: time)
     }
 
     /// The time an instance is queued at and its coalescing deadline, as
     /// the index holds them (the plan they were made from may be older than
     /// `now`): what a test reports when the index and the plain scan differ.
     func queuedReload(of id: String) -> (time: Double, latest: Double)? {
-        core.queuedReload(of: id)
+        engine.queuedReload(of: id)
     }
 
     /// When the driver should next call `dueReloads(at:)`: the coalesced time
@@ -400,7 +419,7 @@ public struct ReloadScheduler: Sendable {
     /// when nothing is scheduled.
     public func nextWakeup() -> Double? {
         // Through the pointer: a read, though the core's call is `mutating`.
-        box.core.pointee.nextWakeup()
+        box.engine.pointee.nextWakeup()
     }
 
     /// The reloads due at `now`, batched by plugin and kind. Each is marked in
@@ -416,7 +435,7 @@ public struct ReloadScheduler: Sendable {
     /// others stay due, and `nextWakeup()` is `now` until they are issued. A
     /// driver that answers requests between calls uses it to bound its turns.
     public mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
-        core.dueReloads(at: now, limit: limit)
+        engine.dueReloads(at: now, limit: limit)
     }
 
     /// The reloads due at `now`, as tickets in `tickets` (emptied first):
@@ -443,13 +462,13 @@ public struct ReloadScheduler: Sendable {
     /// }
     /// ```
     public mutating func dueReloads(at now: Double, limit: Int = .max, into tickets: inout [ReloadTicket]) {
-        core.dueReloads(at: now, limit: limit, into: &tickets)
+        engine.dueReloads(at: now, limit: limit, into: &tickets)
     }
 
     /// Records how a reload ended. A success replaces the timeline; a failure
     /// keeps the last good one and retries with exponential backoff.
     public mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
-        core.complete(id, with: outcome, at: time)
+        engine.complete(id, with: outcome, at: time)
     }
 
     /// Records how several reloads ended, at `time`: the same as
@@ -467,14 +486,14 @@ public struct ReloadScheduler: Sendable {
     /// scheduler.complete(results, at: now)
     /// ```
     public mutating func complete(_ completions: [ReloadCompletion], at time: Double) {
-        core.complete(completions, at: time)
+        engine.complete(completions, at: time)
     }
 
     /// Records how the reload of `ticket` ended: ``complete(_:with:at:)``
     /// for its instance, without looking up an id. A ticket given back
     /// twice, or whose reload was completed another way, is ignored.
     public mutating func complete(_ ticket: ReloadTicket, with outcome: ReloadOutcome, at time: Double) {
-        core.complete(ticket, with: outcome, at: time)
+        engine.complete(ticket, with: outcome, at: time)
     }
 
     /// Records how several reloads ended, at `time`, by ticket: the same as
@@ -482,7 +501,7 @@ public struct ReloadScheduler: Sendable {
     /// the instances' records read ahead a chunk at a time (see
     /// ``complete(_:at:)-([ReloadCompletion],_)``).
     public mutating func complete(_ results: [TicketCompletion], at time: Double) {
-        core.complete(results, at: time)
+        engine.complete(results, at: time)
     }
 
     /// ``complete(_:at:)-([TicketCompletion],_)`` taking the results out of
@@ -499,26 +518,26 @@ public struct ReloadScheduler: Sendable {
     /// scheduler.complete(taking: &results, at: now)   // results.isEmpty
     /// ```
     public mutating func complete(taking results: inout [TicketCompletion], at time: Double) {
-        core.complete(taking: &results, at: time)
+        engine.complete(taking: &results, at: time)
     }
 
     /// The instance whose reload `ticket` names, as it is now; nil when that
     /// reload is no longer in flight.
     public func instance(of ticket: ReloadTicket) -> WidgetInstance? {
-        core.instance(of: ticket)
+        engine.instance(of: ticket)
     }
 
     /// The decision of the reload `ticket` names, as ``dueReloads(at:limit:)``
     /// would have handed it out; nil when that reload is no longer in flight.
     public func decision(for ticket: ReloadTicket) -> ReloadDecision? {
-        core.decision(for: ticket)
+        engine.decision(for: ticket)
     }
 
     /// The plugin and kind of the batch `ticket` belongs to
     /// (``ReloadTicket/group``); nil for a group this scheduler does not
     /// know (a ticket from before the state was replaced).
     public func pluginAndKind(of ticket: ReloadTicket) -> (plugin: String, kind: String)? {
-        core.pluginAndKind(of: ticket)
+        engine.pluginAndKind(of: ticket)
     }
 
     /// Ends the hold of a reload that was not called
@@ -533,35 +552,35 @@ public struct ReloadScheduler: Sendable {
     /// for id in idsOfThePlugin { scheduler.endHold(of: id, at: now) }
     /// ```
     public mutating func endHold(of id: String, at time: Double) {
-        core.endHold(of: id, at: time)
+        engine.endHold(of: id, at: time)
     }
 
     /// The entry an instance shows at `time` (the last whose date has passed).
     public func displayedEntry(of id: String, at time: Double) -> EntryRecord? {
-        core.displayedEntry(of: id, at: time)
+        engine.displayedEntry(of: id, at: time)
     }
 
     /// The next time after `time` at which the instance's displayed entry changes.
     public func nextEntryChange(of id: String, after time: Double) -> Double? {
-        core.nextEntryChange(of: id, after: time)
+        engine.nextEntryChange(of: id, after: time)
     }
 
     /// The relevance score in force for an instance at `time`: the displayed
     /// entry's score while its duration holds (duration 0: while it is
     /// displayed), else 0.
     public func relevanceScore(of id: String, at time: Double) -> Double {
-        core.relevanceScore(of: id, at: time)
+        engine.relevanceScore(of: id, at: time)
     }
 
     /// Which instance of a stack should be on top at `time`: the highest
     /// relevance score in force; ties go to the earlier id in `ids`.
     public func topOfStack(_ ids: [String], at time: Double) -> String? {
-        core.topOfStack(ids, at: time)
+        engine.topOfStack(ids, at: time)
     }
 
     /// Why an instance is or is not being reloaded, with exact times.
     public func explain(_ id: String, at time: Double) -> ReloadExplanation? {
-        core.explain(id, at: time)
+        engine.explain(id, at: time)
     }
 
     /// Drives the scheduler in virtual time up to `end`: jumps the clock to
@@ -571,16 +590,35 @@ public struct ReloadScheduler: Sendable {
     public mutating func run(until end: Double, clock: VirtualClock, provider: (ReloadDecision) -> ReloadOutcome)
         -> [ReloadDecision]
     {
-        core.run(until: end, clock: clock, provider: provider)
+        engine.run(until: end, clock: clock, provider: provider)
     }
 }
 
-/// The box a ``ReloadScheduler`` keeps its ``SchedulerCore`` in: one
+/// The box a ``ReloadScheduler`` keeps its engine (``ShardSet``) in: one
 /// allocation, read and changed in place through its pointer.
 ///
 /// `@unchecked Sendable`: a box shared by two schedulers is never changed
 /// (each copies it before its first change: copy on write), so sharing one
 /// across tasks shares immutable state.
+final class EngineBox: @unchecked Sendable {
+    /// The engine, owned by the box: initialized at `init`, destroyed at `deinit`.
+    let engine: UnsafeMutablePointer<ShardSet>
+
+    init(_ engine: consuming ShardSet) {
+        self.engine = .allocate(capacity: 1)
+        self.engine.initialize(to: engine)
+    }
+
+    deinit {
+        engine.deinitialize(count: 1)
+        engine.deallocate()
+    }
+}
+
+/// The box a ``SchedulerCore`` is kept in where it is shared: a journal's
+/// whole copy (``SchedulerCore/journalWhole()``).
+///
+/// `@unchecked Sendable`: a box shared by two owners is never changed.
 final class SchedulerBox: @unchecked Sendable {
     /// The core, owned by the box: initialized at `init`, destroyed at `deinit`.
     let core: UnsafeMutablePointer<SchedulerCore>

@@ -870,14 +870,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         return found.sorted()
     }
 
-    mutating func reloadTimelines(ofKind kind: String, app: String, at time: Double) {
-        handle(.reloadTimelines(ofKind: kind, app: app), at: time)
-    }
-
-    mutating func reloadAllTimelines(app: String, at time: Double) {
-        handle(.reloadAllTimelines(app: app), at: time)
-    }
-
     func appCharge(_ app: String) -> ReloadCharge { Self.charge(of: apps[app]) }
 
     /// The charge of a reload of an app in the state `s` (nil: an app with
@@ -1007,12 +999,35 @@ struct SchedulerCore: ~Copyable, Sendable {
         _ queued: QueuedPlans, slack: Double, now: Double, walked: UnsafeMutableBufferPointer<KeyedPosition>,
         found: inout Int, asQueued: inout Bool
     ) -> Double? {
+        guard let first = firstPlan(queued, slack: slack, now: now) else { return nil }
+        // Greedy batching takes the plans in order of time while each time is
+        // within every deadline taken. What it takes is every plan whose time
+        // is within `m`, the earliest deadline of the plans whose times are
+        // within the first plan's deadline: each plan it takes is within the
+        // deadlines of all it takes (a deadline is never before its own
+        // time), the first one left out is after their earliest deadline,
+        // and plans after that are after their own deadlines' minimum too.
+        // Every plan is at or after its queued time, so those plans are
+        // behind the queued times up to the first plan's deadline: two walks
+        // of them find the batch time (the latest time within `m`) without
+        // ordering them, and one does when every plan within the first
+        // deadline is within `m` too (the usual case: reloads with the same
+        // slack), as the first walk found the latest of their times.
+        let within = plansWithin(queued, deadline: first.latest, walked: walked, found: &found, asQueued: &asQueued)
+        if within.latestTime <= within.earliestDeadline { return within.latestTime }
+        return latestPlan(queued, upTo: within.earliestDeadline)
+    }
+
+    /// The first plan greedy batching takes: the earliest queued one, unless
+    /// the free-reload cap may have moved it later since it was queued; then
+    /// the earliest of the plans behind the queued times, looked for again
+    /// from it until it is within the slack of where the walk began. Nil
+    /// when none is planned.
+    private static func firstPlan(_ queued: QueuedPlans, slack: Double, now: Double) -> (
+        time: Double, latest: Double
+    )? {
         let reloads = queued.reloads
         guard let position = reloads.pointee.minimumPosition else { return nil }
-        // The first plan: the earliest queued one, unless the free-reload
-        // cap may have moved it later since it was queued; then the earliest
-        // of the plans behind the queued times, looked for again from it
-        // until it is within the slack of where the walk began.
         let node = reloads.pointee.node(of: position)
         var first = (time: node.key, latest: node.latest)
         if node.underFreeCap {
@@ -1027,38 +1042,42 @@ struct SchedulerCore: ~Copyable, Sendable {
             }
             guard first.time < .infinity else { return nil }
         }
-        // Greedy batching takes the plans in order of time while each time is
-        // within every deadline taken. What it takes is every plan whose time
-        // is within `m`, the earliest deadline of the plans whose times are
-        // within the first plan's deadline: each plan it takes is within the
-        // deadlines of all it takes (a deadline is never before its own
-        // time), the first one left out is after their earliest deadline,
-        // and plans after that are after their own deadlines' minimum too.
-        // Every plan is at or after its queued time, so those plans are
-        // behind the queued times up to the first plan's deadline: two walks
-        // of them find the batch time (the latest time within `m`) without
-        // ordering them, and one does when every plan within the first
-        // deadline is within `m` too (the usual case: reloads with the same
-        // slack), as the first walk found the latest of their times.
-        let deadline = first.latest
+        return first
+    }
+
+    /// Over the plans whose times are within `deadline` (behind the keys up
+    /// to it): the earliest deadline and the latest time. The keys are
+    /// written to `walked` as far as it has room, `found` counting them
+    /// all; `asQueued` says whether every plan behind them was its queued
+    /// time (none under the free-reload cap).
+    private static func plansWithin(
+        _ queued: QueuedPlans, deadline: Double, walked: UnsafeMutableBufferPointer<KeyedPosition>,
+        found: inout Int, asQueued: inout Bool
+    ) -> (earliestDeadline: Double, latestTime: Double) {
         var m = Double.infinity
         var latestTime = -Double.infinity
-        var capped = node.underFreeCap
-        reloads.pointee.collectNodes(upTo: deadline) { position, node in
-            if found < walked.count {
-                walked[found] = KeyedPosition(key: node.key, position: Int32(truncatingIfNeeded: position))
+        var capped = false
+        var count = found
+        queued.reloads.pointee.collectNodes(upTo: deadline) { position, node in
+            if count < walked.count {
+                walked[count] = KeyedPosition(key: node.key, position: Int32(truncatingIfNeeded: position))
             }
-            found &+= 1
+            count &+= 1
             capped = capped || node.underFreeCap
             guard let plan = queued.plan(position, node), plan.time <= deadline else { return }
             m = min(m, plan.latest)
             latestTime = max(latestTime, plan.time)
         }
+        found = count
         asQueued = !capped
-        if latestTime <= m { return latestTime }
+        return (m, latestTime)
+    }
+
+    /// The latest time of the plans within `bound`.
+    private static func latestPlan(_ queued: QueuedPlans, upTo bound: Double) -> Double {
         var wake = -Double.infinity
-        reloads.pointee.collectNodes(upTo: m) { position, node in
-            if let plan = queued.plan(position, node), plan.time <= m { wake = max(wake, plan.time) }
+        queued.reloads.pointee.collectNodes(upTo: bound) { position, node in
+            if let plan = queued.plan(position, node), plan.time <= bound { wake = max(wake, plan.time) }
         }
         return wake
     }
@@ -1156,20 +1175,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             // not used are dropped after): an append per position asked
             // whether `due`'s buffer was shared, a call to the runtime for
             // about every reload issued.
-            let walkedCount = scratch.walkedCount
-            let start = due.count
-            due.append(contentsOf: repeatElement(0, count: walkedCount))
-            var end = start
-            due.withUnsafeMutableBufferPointer { due in
-                scratch.walked.withUnsafeBufferPointer { walked in
-                    for entry in walked[..<walkedCount] where entry.key <= now {
-                        due[end] = Int(entry.position)
-                        end += 1
-                    }
-                }
-            }
-            if end < due.count { due.removeLast(due.count - end) }
-            scratch.walksReused &+= 1
+            appendWalked(upTo: now, into: &due)
             return false
         }
         if earliestPlanHasNoSlack {
@@ -1210,6 +1216,26 @@ struct SchedulerCore: ~Copyable, Sendable {
             return later
         }
         return later ?? coalescedWake(now: now).map { now < $0 } ?? false
+    }
+
+    /// Appends to `due` the positions of the keys up to `now` that the last
+    /// batch-time walk kept (``batchIsLater(than:collecting:)`` when the walk
+    /// holds every one due).
+    private mutating func appendWalked(upTo now: Double, into due: inout [Int]) {
+        let walkedCount = scratch.walkedCount
+        let start = due.count
+        due.append(contentsOf: repeatElement(0, count: walkedCount))
+        var end = start
+        due.withUnsafeMutableBufferPointer { due in
+            scratch.walked.withUnsafeBufferPointer { walked in
+                for entry in walked[..<walkedCount] where entry.key <= now {
+                    due[end] = Int(entry.position)
+                    end += 1
+                }
+            }
+        }
+        if end < due.count { due.removeLast(due.count - end) }
+        scratch.walksReused &+= 1
     }
 
     mutating func dueReloads(at now: Double, limit: Int = .max) -> [ReloadBatch] {
@@ -1307,21 +1333,54 @@ struct SchedulerCore: ~Copyable, Sendable {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
             return false
         }
-        scratch.note(due.count)
-        if !scratch.keeps(capacity: instances.flightCapacity) {
-            // A burst's table of reloads in flight (every instance's first
-            // reload at start) is let go once none is in it.
-            instances.letGoOfFlights(keeping: max(64, due.count))
-        }
+        prepare(&due)
         guard !due.isEmpty else {
             scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
             return false
         }
-        // In the order of the instances, as the free-reload cap is consumed.
+        let grouped = due.withUnsafeMutableBufferPointer {
+            issue($0, all: true, at: now, limit: limit, asPlannedOnly: false, into: &tickets).grouped
+        }
+        scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
+        return grouped
+    }
+
+    /// The positions due collected: counted (for the scratch arrays' sizes),
+    /// a burst's table of reloads in flight let go once none is in it, and
+    /// put in the order of the instances, as the free-reload cap is consumed.
+    private mutating func prepare(_ due: inout [Int]) {
+        scratch.note(due.count)
+        if !scratch.keeps(capacity: instances.flightCapacity) {
+            instances.letGoOfFlights(keeping: max(64, due.count))
+        }
+        guard !due.isEmpty else { return }
         var bitmap = scratch.dueBitmap
         scratch.dueBitmap = []
         due.withUnsafeMutableBufferPointer { $0.sortDistinctPositions(below: instances.count, bitmap: &bitmap) }
         scratch.dueBitmap = bitmap
+    }
+
+    /// Issues the reloads of `due` (positions due at `now`, ascending), at
+    /// most `limit`, their tickets appended to `tickets` in that order;
+    /// the ones not issued are planned again, those past the limit left
+    /// queued as they are. `all`: `due` is every position queued by `now`
+    /// (the usual wakeup), so that when every one is issued the wheel's due
+    /// buckets are emptied at once. `asPlannedOnly`: stops before the first
+    /// reload that is not issued as planned (one made by every rule, which
+    /// may read and write the host-wide free-reload ledger), which is left
+    /// queued as the ones past the limit are. Returns how many were issued,
+    /// how many positions were looked at, and whether the reloads issued
+    /// are of more than one group (batch). Called once per wakeup, from
+    /// ``issueDue(at:limit:into:)`` and a shard's
+    /// ``issueShard(_:all:at:limit:asPlannedOnly:into:)``, and never
+    /// inlined, so that the loop is one copy, into which the calls every
+    /// reload makes are inlined (two copies of it had `issuePolicyReload`
+    /// left out of line: 27 more instructions per reload).
+    @inline(never)
+    private mutating func issue(
+        _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
+        into tickets: inout [ReloadTicket]
+    ) -> (issued: Int, examined: Int, grouped: Bool) {
         // Read ahead a small chunk at a time, a few chunks before the
         // issuing reaches it (``readAhead(_:aheadOf:readUpTo:forIssue:)``):
         // at 100,000 instances a wakeup's thousands of due instances, read
@@ -1343,13 +1402,14 @@ struct SchedulerCore: ~Copyable, Sendable {
         // counts' array filled at every wakeup cost the day of widgets,
         // whose wakeups issue a reload or two, 4 % more instructions.)
         let placeholder = ReloadTicket(position: 0, group: 0, serial: 0)
+        let start = tickets.count
         tickets.append(contentsOf: repeatElement(placeholder, count: due.count))
         var firstGroup: Int32 = -1
         var grouped = false
         // Through the buffers, written in place: each write to an array
         // itself asked whether its buffer was shared (the calls between
         // them hide that it never is).
-        due.withUnsafeMutableBufferPointer { due in
+        do {
             tickets.withUnsafeMutableBufferPointer { tickets in
                 for i in due.indices {
                     let p = due[i]
@@ -1396,30 +1456,32 @@ struct SchedulerCore: ~Copyable, Sendable {
                         serial = issuePolicyReload(
                             p, dueSince: dueSince, time: node.key, latest: node.latest, planned: planned, at: now)
                     } else {
+                        if asPlannedOnly {
+                            examined = i
+                            break
+                        }
                         guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
                         serial = ruled
                     }
                     let group = Int32(instances[info: p].group)
                     if firstGroup < 0 { firstGroup = group }
                     grouped = grouped || group != firstGroup
-                    tickets[issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
+                    tickets[start + issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
                     issued += 1
                     due[i] = ~p  // issued: in flight, nothing to plan until it completes
                 }
             }
         }
         tickets.removeLast(due.count - issued)
-        if issued == due.count {
+        if all && issued == due.count && examined == due.count {
             // Every due reload issued (the usual wakeup): the wheel's due
             // buckets are emptied at once, and each instance in flight has
             // no plan and no recheck (what `replan` would find).
-            due.withUnsafeMutableBufferPointer { due in
-                for i in due.indices {
-                    due[i] = ~due[i]
-                    setRecheck(due[i], .infinity)
-                }
-                reloads.removeAll(UnsafeBufferPointer(due), upTo: now)
+            for i in due.indices {
+                due[i] = ~due[i]
+                setRecheck(due[i], .infinity)
             }
+            reloads.removeAll(UnsafeBufferPointer(due), upTo: now)
         } else {
             for p in due[..<examined] {
                 if p < 0 {
@@ -1431,8 +1493,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                 }
             }
         }
-        scratch.due = scratch.keeps(capacity: due.capacity) ? due : []
-        return grouped
+        return (issued, examined, grouped)
     }
 
     /// Issues the reload of the instance at `p` due at `now` as every rule
@@ -1713,22 +1774,29 @@ struct SchedulerCore: ~Copyable, Sendable {
         for i in results.indices {
             readUpTo = readAhead(ahead, aheadOf: i, readUpTo: readUpTo, forIssue: false)
             guard let p = position(of: results[i].ticket) else { continue }
-            if taking {
-                var outcome = ReloadOutcome.timedOut
-                swap(&outcome, &results[i].outcome)
-                switch consume outcome {
-                case .success(let timeline): completeInline(at: p, with: timeline, at: time)
-                case let other: complete(at: p, with: other, at: time)
-                }
-            } else if case .success(let timeline) = results[i].outcome {
-                // A success's timeline taken out here, in place: passing the
-                // outcome on copied it once more.
-                complete(at: p, with: timeline, at: time)
-            } else {
-                complete(at: p, with: results[i].outcome, at: time)
-            }
+            complete(at: p, with: &results[i].outcome, taking: taking, at: time)
         }
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
+    }
+
+    /// The completion of the reload in flight at `p` with `outcome`, moved
+    /// out of it (a timed-out one left in its place) when `taking`.
+    @inline(__always)
+    private mutating func complete(at p: Int, with outcome: inout ReloadOutcome, taking: Bool, at time: Double) {
+        if taking {
+            var taken = ReloadOutcome.timedOut
+            swap(&taken, &outcome)
+            switch consume taken {
+            case .success(let timeline): completeInline(at: p, with: timeline, at: time)
+            case let other: complete(at: p, with: other, at: time)
+            }
+        } else if case .success(let timeline) = outcome {
+            // A success's timeline taken out here, in place: passing the
+            // outcome on copied it once more.
+            complete(at: p, with: timeline, at: time)
+        } else {
+            complete(at: p, with: outcome, at: time)
+        }
     }
 
     /// The position of the instance whose reload `ticket` names, nil when
@@ -2061,4 +2129,184 @@ struct SchedulerCore: ~Copyable, Sendable {
         observe(end)
         return all
     }
+}
+
+// MARK: A shard of a sharded engine
+
+/// What ``ShardSet`` asks of each of its cores: the batch time's parts,
+/// which it reduces over every shard (the batch time is the union's), and
+/// the issue split from the gate, so that the set decides when a batch is
+/// due and in which order the shards issue (every call that takes a time
+/// reaches every shard first, through ``observeTime(_:)``).
+extension SchedulerCore {
+    /// Moves `latestTime` forward to `time` (``observe(_:)``).
+    mutating func observeTime(_ time: Double) { observe(time) }
+
+    /// The earliest time queued in the reload queue (infinity: none).
+    var earliestQueuedReload: Double { reloads.minimumKey }
+
+    /// The earliest entry change queued (infinity: none).
+    var earliestEntryChange: Double { entryChanges.minimumKey }
+
+    /// How many groups (plugin and kind) this core has numbered.
+    var groupCount: Int { groupNames.count }
+
+    /// The plugin and kind of a group this core numbered.
+    func groupName(_ group: Int) -> (plugin: String, kind: String) {
+        (groupNames[group].plugin, groupNames[group].kind)
+    }
+
+    /// Takes the host-wide free-reload ledger as it is after another shard
+    /// recorded in it. Longer than this core's, it can only move plans
+    /// under its cap later: the queued times stay no later than the truth.
+    mutating func adoptFreeLedger(_ ledger: RollingLedger) { freeLedger = ledger }
+
+    /// Positions moved in another shard (an instance removed): the
+    /// tickets issued until now are looked for below the position given.
+    mutating func positionsMoved() { serialAtLastMove = issuedSerial }
+
+    /// This shard's first plan of greedy batching (``firstPlan(_:slack:now:)``).
+    mutating func batchFirst(now: Double) -> (time: Double, latest: Double)? {
+        guard reloads.minimumKey < .infinity else { return nil }
+        let slack = max(0, configuration.coalescingCap)
+        return withQueuedPlans(now: now) { Self.firstPlan($0, slack: slack, now: now) }
+    }
+
+    /// This shard's plans within `deadline` (``plansWithin(_:deadline:walked:found:asQueued:)``).
+    /// The keys walked are kept, as ``coalescedWake(now:)`` keeps them, for
+    /// ``acceptWake(_:)``.
+    mutating func batchWithin(deadline: Double, now: Double) -> (earliestDeadline: Double, latestTime: Double) {
+        scratch.walkedWake = .nan
+        var walked = scratch.walked
+        scratch.walked = []
+        var found = 0
+        var asQueued = false
+        let result = walked.withUnsafeMutableBufferPointer { walked in
+            withQueuedPlans(now: now) {
+                Self.plansWithin($0, deadline: deadline, walked: walked, found: &found, asQueued: &asQueued)
+            }
+        }
+        if !scratch.keeps(capacity: walked.capacity) {
+            walked = []
+        } else if found > walked.count {
+            let room = max(64, found + found / 2)
+            if scratch.keeps(capacity: room) {
+                walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room)
+            }
+        } else if asQueued {
+            scratch.walkedWake = -.infinity  // set by acceptWake
+            scratch.walkedChanges = reloads.changes
+            scratch.walkedCount = found
+        }
+        scratch.walked = walked
+        return result
+    }
+
+    /// This shard's latest plan within `bound` (``latestPlan(_:upTo:)``).
+    mutating func batchLatest(upTo bound: Double, now: Double) -> Double {
+        withQueuedPlans(now: now) { Self.latestPlan($0, upTo: bound) }
+    }
+
+    /// The batch time the set found over every shard: the keys
+    /// ``batchWithin(deadline:now:)`` walked (up to a deadline at or after
+    /// it) hold every reload of this shard due by then.
+    mutating func acceptWake(_ wake: Double) {
+        if scratch.walkedWake == -.infinity { scratch.walkedWake = wake }
+    }
+
+    /// Whether the last walk holds every reload of this shard due by `now`
+    /// (the set found `now` as the batch time, and the queue is as it was).
+    func walkHoldsDue(at now: Double) -> Bool {
+        now == scratch.walkedWake && reloads.changes == scratch.walkedChanges
+    }
+
+    /// This shard's positions queued by `now`, ascending, in `due`
+    /// (emptied first), from the last walk when it holds them. The set
+    /// has found the batch due (the gate is the union's).
+    mutating func collectDue(at now: Double, into due: inout [Int]) {
+        if !due.isEmpty { due.removeAll(keepingCapacity: true) }
+        if walkHoldsDue(at: now) {
+            appendWalked(upTo: now, into: &due)
+        } else {
+            reloads.collect(upTo: now, into: &due)
+        }
+        prepare(&due)
+    }
+
+    /// Issues the reloads of `due` (this shard's positions queued by `now`,
+    /// ascending), at most `limit`: ``issue(_:all:at:limit:asPlannedOnly:into:)``.
+    /// Returns how many were issued and how many positions were looked at.
+    mutating func issueShard(
+        _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
+        into tickets: inout [ReloadTicket]
+    ) -> (issued: Int, examined: Int) {
+        let result = issue(due, all: all, at: now, limit: limit, asPlannedOnly: asPlannedOnly, into: &tickets)
+        return (result.issued, result.examined)
+    }
+
+    /// `issued` (in the order of the instances) grouped by batch into
+    /// `tickets` (``groupByBatch(_:grouped:into:)``).
+    mutating func groupShard(_ issued: [ReloadTicket], into tickets: inout [ReloadTicket]) {
+        var grouped = false
+        if let first = issued.first?.group { grouped = issued.contains { $0.group != first } }
+        groupByBatch(issued, grouped: grouped, into: &tickets)
+    }
+
+    /// The decision of the reload in flight at `p` (``decision(at:)``).
+    func decision(atPosition p: Int) -> ReloadDecision { decision(at: p) }
+
+    /// Under a journal, keeps the whole core as it was at
+    /// ``beginJournal()`` from now on (``journalWhole()``): every shard
+    /// does so when one of them would, so that a rollback puts every shard
+    /// back to the same moment.
+    mutating func journalWholeNow() { journalWhole() }
+
+    /// Completes this shard's results among `results` (a ``ShardSet``'s
+    /// batch, its tickets the set's: the shard in the serial's low `bits`
+    /// bits, the global position mapped through `places`), taking their
+    /// outcomes; the others are left alone (another shard's thread takes
+    /// them). Read ahead as ``complete(_:taking:at:)`` reads.
+    mutating func completeShard(
+        _ results: UnsafeMutableBufferPointer<TicketCompletion>, shard: Int, bits: UInt64,
+        places: UnsafeBufferPointer<ShardPlace>, at time: Double
+    ) {
+        observe(time)
+        // No instance: no ticket of this shard names a reload in flight.
+        guard !instances.indices.isEmpty else { return }
+        var ahead = scratch.found
+        scratch.found = []
+        ahead.removeAll(keepingCapacity: true)
+        let mask = UInt64(1) << bits - 1
+        let mine = UInt64(shard)
+        let last = instances.count - 1
+        // This shard's tickets: the position to look below (exact unless
+        // positions moved since the issue) and the shard's own serial.
+        @inline(__always) func own(_ ticket: ReloadTicket) -> ReloadTicket? {
+            guard ticket.serial & mask == mine else { return nil }
+            let g = Int(ticket.position)
+            var local = last
+            if g >= 0 && g < places.count && places[g].shard == Int32(shard) { local = Int(places[g].local) }
+            return ReloadTicket(position: Int32(local), group: 0, serial: ticket.serial >> bits)
+        }
+        for i in results.indices {
+            if let ticket = own(results[i].ticket) { ahead.append(max(0, Int(ticket.position))) }
+        }
+        var readUpTo = 0
+        var j = 0
+        for i in results.indices {
+            guard let ticket = own(results[i].ticket) else { continue }
+            readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, forIssue: false)
+            j += 1
+            guard let p = position(of: ticket) else { continue }
+            complete(at: p, with: &results[i].outcome, taking: true, at: time)
+        }
+        scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
+    }
+
+    /// How many keys the last batch-time walk found (a wakeup's size, to
+    /// decide whether its parts are worth handing to other threads).
+    var walkedCount: Int { scratch.walkedCount }
+
+    /// ``readAheadComing()``, after a shard's wakeup.
+    mutating func readAheadComingReloads() { readAheadComing() }
 }

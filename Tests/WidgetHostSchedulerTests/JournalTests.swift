@@ -17,10 +17,11 @@ struct JournalTests {
         return .success(timeline([d.time, d.time + 900, d.time + 1800], policy))
     }
 
-    @Test("a random batch of changes, rolled back, leaves the scheduler as it was", arguments: 0..<40)
-    func rollingBackRestoresStateAndBehaviour(seed: UInt64) {
+    /// With the instances in one shard, and dealt out among three.
+    @Test("a random batch of changes, rolled back, leaves the scheduler as it was", arguments: 0..<40, [1, 3])
+    func rollingBackRestoresStateAndBehaviour(seed: UInt64, shards: Int) {
         var rng = SplitMix64(seed: seed)
-        var s = ReloadScheduler(configuration: testConfig(jitter: Bool.random(using: &rng) ? 120 : 0))
+        var s = ReloadScheduler(configuration: testConfig(jitter: Bool.random(using: &rng) ? 120 : 0), shards: shards)
         s.tracksTouched = true
         var ids: [String] = []
         for i in 0..<Int.random(in: 3...12, using: &rng) {

@@ -20,9 +20,13 @@ struct OracleComparison {
     var batches = 0
     var difference: String?
 
-    init(_ scenario: OracleScenario) {
+    /// `shards`: how many shards the shipped scheduler deals its
+    /// instances among (``ShardSet``): its answers must be one engine's.
+    init(_ scenario: OracleScenario, shards: Int = 1) {
         let c = scenario.configuration
-        var fast = ReloadScheduler(configuration: c)
+        var fast = ReloadScheduler(configuration: c, shards: shards)
+        // Two shards: every wakeup's parts on the shards' threads, however few.
+        if shards == 2 { fast.parallelMinimum = 1 }
         // Every batch and the coming reloads read ahead, however few (a
         // scenario has 1-10 instances).
         fast.readAheadMinimum = 1
@@ -277,6 +281,22 @@ struct OracleComparisonTests {
         // reloads and 193,000-211,000 wakeups (eight shards, 2026-11-27).
         #expect(reloads > 50_000 * ScenarioSeeds.scale)
         #expect(wakeups > 90_000 * ScenarioSeeds.scale)
+    }
+
+    /// The same with the instances dealt out among 2 and 3 shards: a
+    /// scenario's 1-10 instances, added and removed as it goes, so that
+    /// every shard holds some, some shards none, and a wakeup's batch
+    /// merges reloads of several shards.
+    @Test("the same at 2 and 3 shards", arguments: [2, 3])
+    func shardedSameAsScan(shards: Int) async {
+        var reloads = 0
+        let held = await checkScenarios(count: 300, of: OracleScenario.generator, shard: shards) { scenario in
+            let run = OracleComparison(scenario, shards: shards)
+            reloads += run.reloads
+            return run.difference
+        }
+        guard held else { return }
+        #expect(reloads > 35_000 * ScenarioSeeds.scale)
     }
 
     /// Scenarios the random ones found, kept as their seeds: the first

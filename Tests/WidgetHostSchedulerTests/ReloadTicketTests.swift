@@ -8,9 +8,10 @@ import WidgetHostModel
 /// scan on random scenarios; these check what a ticket names over time.
 @Suite("Reload tickets")
 struct ReloadTicketTests {
-    /// Six instances of two plugins and two kinds, all due at `t0`.
-    static func scheduler() -> ReloadScheduler {
-        var s = ReloadScheduler(configuration: testConfig())
+    /// Six instances of two plugins and two kinds, all due at `t0`, dealt
+    /// out among `shards` shards (a ticket names the same at any count).
+    static func scheduler(shards: Int) -> ReloadScheduler {
+        var s = ReloadScheduler(configuration: testConfig(), shards: shards)
         for i in 0..<6 {
             // Added in an order that is not the batches' order.
             s.add(instance("w\(i)", kind: "k\(1 - i % 2)", plugin: "p\(1 - i / 3)"), at: t0)
@@ -18,10 +19,10 @@ struct ReloadTicketTests {
         return s
     }
 
-    @Test("come grouped as dueReloads(at:) batches them, each with its decision")
-    func sameAsBatches() throws {
-        var byTicket = Self.scheduler()
-        var byDecision = Self.scheduler()
+    @Test("come grouped as dueReloads(at:) batches them, each with its decision", arguments: [1, 2, 3])
+    func sameAsBatches(shards: Int) throws {
+        var byTicket = Self.scheduler(shards: shards)
+        var byDecision = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         byTicket.dueReloads(at: t0, into: &tickets)
         let batches = byDecision.dueReloads(at: t0)
@@ -38,9 +39,9 @@ struct ReloadTicketTests {
         #expect(byTicket.state == byDecision.state)
     }
 
-    @Test("of counted policy reloads keep their records in the instances' lines, others in the table")
-    func policyReloadsKeptInTheLines() {
-        var s = Self.scheduler()
+    @Test("of counted policy reloads keep their records in the instances' lines, others in the table", arguments: [1, 2, 3])
+    func policyReloadsKeptInTheLines(shards: Int) {
+        var s = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         var now = t0
         // The first reloads (free: the instances were added) go to the table.
@@ -69,10 +70,10 @@ struct ReloadTicketTests {
         #expect(s.flightsInTable == 0 && (0..<6).allSatisfy { s.consecutiveFailures(at: $0) == 1 })
     }
 
-    @Test("complete the same as by id, and a ticket given twice is ignored")
-    func completeByTicket() {
-        var byTicket = Self.scheduler()
-        var byID = Self.scheduler()
+    @Test("complete the same as by id, and a ticket given twice is ignored", arguments: [1, 2, 3])
+    func completeByTicket(shards: Int) {
+        var byTicket = Self.scheduler(shards: shards)
+        var byID = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         var now = t0
         var spent: [ReloadTicket] = []
@@ -98,9 +99,9 @@ struct ReloadTicketTests {
         }
     }
 
-    @Test("follow their instance when an instance before it is removed")
-    func followRemoval() throws {
-        var s = Self.scheduler()
+    @Test("follow their instance when an instance before it is removed", arguments: [1, 2, 3])
+    func followRemoval(shards: Int) throws {
+        var s = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         s.dueReloads(at: t0, into: &tickets)
         let last = try #require(tickets.first { s.instance(of: $0)?.id == "w5" })
@@ -117,9 +118,9 @@ struct ReloadTicketTests {
         #expect(s.instanceState("w4")?.inFlight != nil)
     }
 
-    @Test("stay valid through a new configuration, naming the same batch")
-    func validThroughConfiguration() {
-        var s = Self.scheduler()
+    @Test("stay valid through a new configuration, naming the same batch", arguments: [1, 2, 3])
+    func validThroughConfiguration(shards: Int) {
+        var s = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         s.dueReloads(at: t0, into: &tickets)
         let before = tickets.map { (s.decision(for: $0)!, s.pluginAndKind(of: $0)!) }
@@ -140,9 +141,9 @@ struct ReloadTicketTests {
         for i in 1..<6 { #expect(s.instanceState("w\(i)")?.inFlight == nil, "w\(i)") }
     }
 
-    @Test("are void once the state is replaced or their issue rolled back")
-    func voidAfterReplaceAndRollBack() throws {
-        var s = Self.scheduler()
+    @Test("are void once the state is replaced or their issue rolled back", arguments: [1, 2, 3])
+    func voidAfterReplaceAndRollBack(shards: Int) throws {
+        var s = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
         s.dueReloads(at: t0, into: &tickets)
         let first = try #require(tickets.first)
@@ -153,7 +154,7 @@ struct ReloadTicketTests {
         s.complete(first, with: .timedOut, at: t0)
         #expect(s.instanceState("w0")?.consecutiveFailures == 0)
 
-        var j = Self.scheduler()
+        var j = Self.scheduler(shards: shards)
         j.beginJournal()
         j.dueReloads(at: t0, into: &tickets)
         let rolledBack = tickets

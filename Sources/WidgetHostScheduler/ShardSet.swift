@@ -1,0 +1,918 @@
+import WidgetHostModel
+
+/// The engine behind ``ReloadScheduler``: its instances dealt out among K
+/// ``SchedulerCore``s (*shards*), K from 1 to ``ShardSet/maximumShards``.
+/// With one shard every call goes straight to it, as it did before shards
+/// existed.
+///
+/// With more, the set keeps what one engine's answers depend on across
+/// instances, so that they are exactly one engine's for any K (the same
+/// positions, tickets, reloads, batches and reports; checked by running the
+/// oracle comparison and the property tests at K = 2 and 3):
+///
+/// * **Positions.** Global positions are dense, in the order instances
+///   were added; each names a shard and a position in it (``ShardPlace``),
+///   and each shard's positions map back. A shard's order is the global
+///   order restricted to it, so merging shards by global position keeps
+///   every order (status paging, `instanceIDs`, pushes, display changes).
+///   A removal moves later instances down, globally and in their shard.
+/// * **Host-wide state.** Every shard holds the same apps, configuration,
+///   time and free-reload ledger: host-wide events reach every shard, and
+///   every call that takes a time moves every shard's time first. Only
+///   issuing a free reload under the host-wide cap writes the ledger; a
+///   wakeup with such a reload due issues in global order, shard run by
+///   shard run, each run's ledger handed to the other shards after it (a
+///   longer ledger only moves their plans under the cap later, which a
+///   queued time allows). So does a wakeup with a `limit` below its due
+///   reloads: the first `limit` in global order.
+/// * **The batch time is the union's.** Greedy batching over every shard's
+///   plans reduces to minima and maxima over the shards: the first plan,
+///   then the earliest deadline and latest time within its deadline, then,
+///   when they disagree, the latest time within that deadline
+///   (``SchedulerCore/batchFirst(now:)`` and the two after it). The
+///   minimum of each shard's own batch time would be wrong: plans A =
+///   (0, deadline 10) and B = (5, 6), (6, 100) wake one engine at 6.
+/// * **Tickets.** A ticket's position is global, its group the set's (one
+///   per plugin and kind, numbered in the order first added, as one
+///   engine numbers them), and its serial the shard's serial with the
+///   shard's number in its low ``shardBits`` bits (unique in the
+///   scheduler's life, as before). A wakeup's tickets are merged by the
+///   groups' order, then global position: one engine's order.
+///
+/// Not copyable: ``clone()`` copies, as ``SchedulerCore`` does.
+struct ShardSet: ~Copyable, @unchecked Sendable {
+    /// The most shards a set holds: a ticket's serial keeps the shard in
+    /// its low ``shardBits`` bits.
+    static let maximumShards = 8
+    static let shardBits: UInt64 = 3
+
+    /// How many shards: 1 to ``maximumShards``.
+    let count: Int
+    /// The shards, `count` of them, owned by the set.
+    let cores: UnsafeMutablePointer<SchedulerCore>
+    /// By global position: the shard and the position in it (K > 1 only).
+    private var places: [ShardPlace] = []
+    /// Per shard, by its position: the global position (K > 1 only).
+    private var globals: [[Int32]]
+    /// The groups (plugin and kind) as one engine numbers them (K > 1 only).
+    private var groups = ShardGroups()
+    /// The positions and groups as they were at the first move under a
+    /// journal (an instance added or removed, the state replaced), put
+    /// back by ``rollBackJournal()``.
+    private var saved: (places: [ShardPlace], globals: [[Int32]], groups: ShardGroups)?
+    private var journaling = false
+    /// Per shard: what its part of a wakeup works on (K > 1).
+    private let lanes: UnsafeMutablePointer<ShardLane>
+    /// One thread per shard but the first (the caller's thread runs it),
+    /// started at the first wakeup large enough to share.
+    private var workers: [ShardWorker] = []
+    /// Below this many due reloads (or results) a wakeup's parts run on the
+    /// caller's thread, one shard after another: handing them over costs
+    /// more than they take.
+    var parallelMinimum = 256
+    /// Positions reused by ``takeDisplayChanges(into:causes:)``.
+    private var positions: [Int] = []
+
+    init(configuration: SchedulerConfiguration, state: SchedulerState, shards: Int) {
+        precondition(shards >= 1 && shards <= Self.maximumShards, "shards must be 1 to \(Self.maximumShards)")
+        count = shards
+        cores = .allocate(capacity: shards)
+        globals = Array(repeating: [], count: shards)
+        lanes = .allocate(capacity: shards)
+        if shards == 1 {
+            cores.initialize(to: SchedulerCore(configuration: configuration, state: state))
+        } else {
+            for (s, part) in split(state).enumerated() {
+                (cores + s).initialize(to: SchedulerCore(configuration: configuration, state: part))
+            }
+            numberGroups(of: state)
+        }
+        for s in 0..<shards { (lanes + s).initialize(to: ShardLane(core: cores + s, shard: s)) }
+    }
+
+    private init(cloning other: borrowing ShardSet) {
+        count = other.count
+        cores = .allocate(capacity: other.count)
+        for s in 0..<other.count { (cores + s).initialize(to: other.cores[s].clone()) }
+        places = other.places
+        globals = other.globals
+        groups = other.groups
+        saved = other.saved
+        journaling = other.journaling
+        parallelMinimum = other.parallelMinimum
+        lanes = .allocate(capacity: other.count)
+        for s in 0..<other.count { (lanes + s).initialize(to: ShardLane(core: cores + s, shard: s)) }
+    }
+
+    deinit {
+        for worker in workers { worker.stop() }
+        lanes.deinitialize(count: count)
+        lanes.deallocate()
+        cores.deinitialize(count: count)
+        cores.deallocate()
+    }
+
+    /// Runs `job` for every shard, shard 0 on this thread and each other on
+    /// its worker (started the first time), and returns when all are done;
+    /// with `parallel` false, one after another on this thread.
+    private mutating func everyShard(_ job: ShardJob, parallel: Bool) {
+        guard parallel else {
+            for s in 0..<count { job(UnsafeMutableRawPointer(lanes + s)) }
+            return
+        }
+        if workers.isEmpty { workers = (1..<count).map { _ in ShardWorker() } }
+        for s in 1..<count { workers[s - 1].post(job, UnsafeMutableRawPointer(lanes + s)) }
+        job(UnsafeMutableRawPointer(lanes))
+        for worker in workers { worker.wait() }
+    }
+
+    /// A copy of this set: every shard cloned.
+    func clone() -> ShardSet { ShardSet(cloning: self) }
+
+    // MARK: Positions and groups
+
+    /// `state`'s instances dealt out in turn, the places and back-maps
+    /// made; every part with the host-wide state.
+    private mutating func split(_ state: SchedulerState) -> [SchedulerState] {
+        var parts = (0..<count).map { _ in
+            var part = SchedulerState()
+            part.apps = state.apps
+            part.freeLedger = state.freeLedger
+            part.now = state.now
+            return part
+        }
+        places = []
+        places.reserveCapacity(state.instances.count)
+        globals = Array(repeating: [], count: count)
+        for (g, instance) in state.instances.enumerated() {
+            let s = g % count
+            places.append(ShardPlace(shard: Int32(s), local: Int32(parts[s].instances.count)))
+            globals[s].append(Int32(g))
+            parts[s].instances.append(instance)
+        }
+        return parts
+    }
+
+    /// The groups of `state`'s instances numbered in global order (as one
+    /// engine enters them), then each shard's numbers mapped to them.
+    private mutating func numberGroups(of state: SchedulerState) {
+        for instance in state.instances { _ = groups.number(plugin: instance.instance.plugin, kind: instance.instance.kind) }
+        for s in 0..<count { mapGroups(of: s) }
+    }
+
+    /// The set's number of each group shard `s` numbered since last asked.
+    private mutating func mapGroups(of s: Int) {
+        let numbered = cores[s].groupCount
+        while groups.ofShard[s].count < numbered {
+            let name = cores[s].groupName(groups.ofShard[s].count)
+            groups.ofShard[s].append(groups.number(plugin: name.plugin, kind: name.kind))
+        }
+    }
+
+    /// The shard and its position of the instance `id`.
+    private func find(_ id: String) -> (shard: Int, local: Int)? {
+        for s in 0..<count {
+            if let p = cores[s].instancePosition(of: id) { return (s, p) }
+        }
+        return nil
+    }
+
+    /// The shard and its position at global `position` (in range).
+    @inline(__always)
+    private func place(_ position: Int) -> (shard: Int, local: Int) {
+        let place = places[position]
+        return (Int(place.shard), Int(place.local))
+    }
+
+    /// Before positions move under a journal: the positions and groups
+    /// saved, and every shard keeps its whole self as it was (one engine
+    /// does, and its rollback then puts its time back to this moment too).
+    private mutating func willMove() {
+        guard journaling else { return }
+        if saved == nil { saved = (places, globals, groups) }
+        for s in 0..<count { cores[s].journalWholeNow() }
+    }
+
+    // MARK: Configuration and state
+
+    var configuration: SchedulerConfiguration {
+        get { cores[0].configuration }
+        set {
+            for s in 0..<count { cores[s].configuration = newValue }
+        }
+    }
+
+    var state: SchedulerState {
+        guard count > 1 else { return cores[0].state }
+        var state = SchedulerState()
+        state.instances = places.map { cores[Int($0.shard)].instanceState(at: Int($0.local)) }
+        state.apps = cores[0].apps
+        state.freeLedger = cores[0].freeLedger
+        state.now = cores[0].latestTime
+        return state
+    }
+
+    var apps: [String: AppState] { cores[0].apps }
+    var freeLedger: RollingLedger { cores[0].freeLedger }
+    var latestTime: Double? { cores[0].latestTime }
+
+    var touched: Set<String> {
+        guard count > 1 else { return cores[0].touched }
+        return (0..<count).reduce(into: Set<String>()) { $0.formUnion(cores[$1].touched) }
+    }
+
+    var tracksTouched: Bool {
+        get { cores[0].tracksTouched }
+        set {
+            for s in 0..<count { cores[s].tracksTouched = newValue }
+        }
+    }
+
+    var tracksDisplayChanges: Bool {
+        get { cores[0].tracksDisplayChanges }
+        set {
+            for s in 0..<count { cores[s].tracksDisplayChanges = newValue }
+        }
+    }
+
+    var readAheadMinimum: Int {
+        get { cores[0].readAheadMinimum }
+        set {
+            for s in 0..<count { cores[s].readAheadMinimum = newValue }
+        }
+    }
+
+    var comingReadAheadMinimum: Int {
+        get { cores[0].comingReadAheadMinimum }
+        set {
+            for s in 0..<count { cores[s].comingReadAheadMinimum = newValue }
+        }
+    }
+
+    var walksReused: Int { (0..<count).reduce(0) { $0 + cores[$1].walksReused } }
+
+    mutating func takeDisplayChanges(into positions: inout [Int], causes: DisplayChangeCauses) {
+        guard count > 1 else { return cores[0].takeDisplayChanges(into: &positions, causes: causes) }
+        let start = positions.count
+        for s in 0..<count {
+            var local = self.positions
+            local.removeAll(keepingCapacity: true)
+            cores[s].takeDisplayChanges(into: &local, causes: causes)
+            for p in local { positions.append(Int(globals[s][p])) }
+            self.positions = local
+        }
+        // Each shard's are once each: so are the set's, merged.
+        positions[start...].sort()
+    }
+
+    mutating func takeTouched() -> Set<String> {
+        guard count > 1 else { return cores[0].takeTouched() }
+        return (0..<count).reduce(into: Set<String>()) { $0.formUnion(cores[$1].takeTouched()) }
+    }
+
+    // MARK: Undo
+
+    mutating func beginJournal() {
+        for s in 0..<count { cores[s].beginJournal() }
+        journaling = true
+        saved = nil
+    }
+
+    var isJournaling: Bool { cores[0].isJournaling }
+
+    mutating func endJournal() {
+        for s in 0..<count { cores[s].endJournal() }
+        journaling = false
+        saved = nil
+    }
+
+    mutating func rollBackJournal() {
+        for s in 0..<count { cores[s].rollBackJournal() }
+        if let saved { (places, globals, groups) = saved }
+        journaling = false
+        saved = nil
+    }
+
+    func instanceStateBeforeJournal(_ id: String) -> InstanceState? {
+        for s in 0..<count {
+            if let state = cores[s].instanceStateBeforeJournal(id) { return state }
+        }
+        return nil
+    }
+
+    mutating func replaceState(_ newState: SchedulerState) {
+        guard count > 1 else { return cores[0].replaceState(newState) }
+        willMove()
+        for (s, part) in split(newState).enumerated() { cores[s].replaceState(part) }
+        numberGroups(of: newState)
+    }
+
+    // MARK: Instances
+
+    mutating func add(_ instance: WidgetInstance, at time: Double) -> Bool {
+        guard count > 1 else { return cores[0].add(instance, at: time) }
+        guard find(instance.id) == nil else { return false }
+        willMove()
+        observe(time)
+        var s = 0
+        for t in 1..<count where globals[t].count < globals[s].count { s = t }
+        guard cores[s].add(instance, at: time) else { return false }
+        places.append(ShardPlace(shard: Int32(s), local: Int32(globals[s].count)))
+        globals[s].append(Int32(places.count - 1))
+        mapGroups(of: s)
+        return true
+    }
+
+    mutating func remove(_ id: String) -> Bool {
+        guard count > 1 else { return cores[0].remove(id) }
+        guard let (s, local) = find(id) else { return false }
+        willMove()
+        guard cores[s].remove(id) else { return false }
+        let g = Int32(globals[s][local])
+        places.remove(at: Int(g))
+        globals[s].remove(at: local)
+        for t in 0..<count {
+            globals[t].withUnsafeMutableBufferPointer { back in
+                for i in back.indices where back[i] > g { back[i] -= 1 }
+            }
+            // Tickets of the other shards are looked for below the
+            // position given, as their global positions moved.
+            if t != s { cores[t].positionsMoved() }
+        }
+        for i in Int(g)..<places.count where places[i].shard == Int32(s) { places[i].local -= 1 }
+        return true
+    }
+
+    func instanceState(_ id: String) -> InstanceState? {
+        guard count > 1 else { return cores[0].instanceState(id) }
+        return find(id).map { cores[$0.shard].instanceState(at: $0.local) }
+    }
+
+    var instanceCount: Int { count > 1 ? places.count : cores[0].instanceCount }
+
+    func instancePosition(of id: String) -> Int? {
+        guard count > 1 else { return cores[0].instancePosition(of: id) }
+        return find(id).map { Int(globals[$0.shard][$0.local]) }
+    }
+
+    func instance(at position: Int) -> WidgetInstance {
+        guard count > 1 else { return cores[0].instance(at: position) }
+        let (s, p) = place(position)
+        return cores[s].instance(at: p)
+    }
+
+    func forEachInstance(_ body: (_ position: Int, _ instance: WidgetInstance) throws -> Void) rethrows {
+        guard count > 1 else { return try cores[0].forEachInstance(body) }
+        for position in places.indices { try body(position, instance(at: position)) }
+    }
+
+    func instanceCounts() -> InstanceCounts {
+        guard count > 1 else { return cores[0].instanceCounts() }
+        var counts = InstanceCounts()
+        for s in 0..<count {
+            let part = cores[s].instanceCounts()
+            counts.instances += part.instances
+            counts.visible += part.visible
+            counts.inFlight += part.inFlight
+            counts.failing += part.failing
+        }
+        return counts
+    }
+
+    func relevanceScores(at time: Double) -> [Double] {
+        guard count > 1 else { return cores[0].relevanceScores(at: time) }
+        var scores = [Double](repeating: 0, count: places.count)
+        for s in 0..<count {
+            for (p, score) in cores[s].relevanceScores(at: time).enumerated() { scores[Int(globals[s][p])] = score }
+        }
+        return scores
+    }
+
+    func instanceState(at position: Int) -> InstanceState {
+        guard count > 1 else { return cores[0].instanceState(at: position) }
+        let (s, p) = place(position)
+        return cores[s].instanceState(at: p)
+    }
+
+    func isVisible(at position: Int) -> Bool {
+        guard count > 1 else { return cores[0].isVisible(at: position) }
+        let (s, p) = place(position)
+        return cores[s].isVisible(at: p)
+    }
+
+    var flightsInTable: Int { (0..<count).reduce(0) { $0 + cores[$1].flightsInTable } }
+
+    func isInFlight(at position: Int) -> Bool {
+        guard count > 1 else { return cores[0].isInFlight(at: position) }
+        let (s, p) = place(position)
+        return cores[s].isInFlight(at: p)
+    }
+
+    func consecutiveFailures(at position: Int) -> Int {
+        guard count > 1 else { return cores[0].consecutiveFailures(at: position) }
+        let (s, p) = place(position)
+        return cores[s].consecutiveFailures(at: p)
+    }
+
+    mutating func reconfigure(_ id: String, as widget: WidgetInstance, at time: Double) -> Bool {
+        guard count > 1 else { return cores[0].reconfigure(id, as: widget, at: time) }
+        guard let (s, local) = find(id) else { return false }
+        let old = cores[s].instance(at: local)
+        if widget.id == id
+            && (old.app != widget.app || old.kind != widget.kind || old.plugin != widget.plugin
+                || old.usesLocation != widget.usesLocation)
+        {
+            // The shard replaces its state (one engine does): every shard
+            // keeps its whole self from here.
+            willMove()
+        }
+        let changed = cores[s].reconfigure(id, as: widget, at: time)
+        mapGroups(of: s)
+        return changed
+    }
+
+    var recordsAreInStep: Bool { (0..<count).allSatisfy { cores[$0].recordsAreInStep } }
+
+    var instanceIDs: [String] {
+        guard count > 1 else { return cores[0].instanceIDs }
+        var ids: [String] = []
+        ids.reserveCapacity(places.count)
+        forEachInstance { _, instance in ids.append(instance.id) }
+        return ids
+    }
+
+    func getCurrentConfigurations(app: String?) -> [WidgetInfo] {
+        guard count > 1 else { return cores[0].getCurrentConfigurations(app: app) }
+        var infos: [WidgetInfo] = []
+        forEachInstance { _, i in
+            guard app == nil || i.app == app else { return }
+            infos.append(
+                WidgetInfo(
+                    id: i.id, plugin: i.plugin, kind: i.kind, family: i.family, configuration: i.configuration,
+                    app: i.app))
+        }
+        return infos
+    }
+
+    // MARK: Events
+
+    /// Moves every shard's time to `time` (each shard's own call does so
+    /// only for itself).
+    private mutating func observe(_ time: Double) {
+        for s in 0..<count { cores[s].observeTime(time) }
+    }
+
+    mutating func handle(_ event: SchedulerEvent, at time: Double) {
+        guard count > 1 else { return cores[0].handle(event, at: time) }
+        observe(time)
+        switch event {
+        case .instanceShown(let id), .instanceHidden(let id), .appIntent(let id):
+            if let (s, _) = find(id) { cores[s].handle(event, at: time) }
+        case .appForeground, .appBackground, .sessionStarted, .sessionEnded, .systemChange,
+            .significantLocationChange, .reloadTimelines, .reloadAllTimelines, .push:
+            for s in 0..<count { cores[s].handle(event, at: time) }
+        }
+    }
+
+    mutating func push(kind: String, plugin: String?, at time: Double) -> [PushDecision] {
+        guard count > 1 else { return cores[0].push(kind: kind, plugin: plugin, at: time) }
+        observe(time)
+        var decisions: [(position: Int32, decision: PushDecision)] = []
+        for s in 0..<count {
+            for decision in cores[s].push(kind: kind, plugin: plugin, at: time) {
+                guard let p = cores[s].instancePosition(of: decision.instanceID) else { continue }
+                decisions.append((globals[s][p], decision))
+            }
+        }
+        return decisions.sorted { $0.position < $1.position }.map(\.decision)
+    }
+
+    func appCharge(_ app: String) -> ReloadCharge { cores[0].appCharge(app) }
+
+    mutating func endHold(of id: String, at time: Double) {
+        guard count > 1 else { return cores[0].endHold(of: id, at: time) }
+        observe(time)
+        if let (s, _) = find(id) { cores[s].endHold(of: id, at: time) }
+    }
+
+    // MARK: Reading one instance
+
+    /// `body` on the shard that holds `id`; nil when none does.
+    private func onShard<R>(of id: String, _ body: (borrowing SchedulerCore) -> R?) -> R? {
+        for s in 0..<count where cores[s].instancePosition(of: id) != nil { return body(cores[s]) }
+        return nil
+    }
+
+    func tier(of id: String, at time: Double) -> ViewTier? {
+        onShard(of: id) { $0.tier(of: id, at: time) }
+    }
+
+    func allowance(of id: String, at time: Double) -> Int? {
+        onShard(of: id) { $0.allowance(of: id, at: time) }
+    }
+
+    func policyDue(for timeline: TimelineRecord, instanceID: String, receivedAt time: Double) -> Double? {
+        cores[0].policyDue(for: timeline, instanceID: instanceID, receivedAt: time)
+    }
+
+    func plannedReload(of id: String, at time: Double) -> PlannedReload? {
+        onShard(of: id) { $0.plannedReload(of: id, at: time) }
+    }
+
+    func queuedReload(of id: String) -> (time: Double, latest: Double)? {
+        onShard(of: id) { $0.queuedReload(of: id) }
+    }
+
+    func displayedEntry(of id: String, at time: Double) -> EntryRecord? {
+        onShard(of: id) { $0.displayedEntry(of: id, at: time) }
+    }
+
+    func nextEntryChange(of id: String, after time: Double) -> Double? {
+        onShard(of: id) { $0.nextEntryChange(of: id, after: time) }
+    }
+
+    func relevanceScore(of id: String, at time: Double) -> Double {
+        onShard(of: id) { $0.relevanceScore(of: id, at: time) } ?? 0
+    }
+
+    func topOfStack(_ ids: [String], at time: Double) -> String? {
+        guard count > 1 else { return cores[0].topOfStack(ids, at: time) }
+        var best: (id: String, score: Double)?
+        for id in ids where find(id) != nil {
+            let score = relevanceScore(of: id, at: time)
+            if best == nil || score > best!.score { best = (id, score) }
+        }
+        return best?.id
+    }
+
+    func explain(_ id: String, at time: Double) -> ReloadExplanation? {
+        onShard(of: id) { $0.explain(id, at: time) }
+    }
+
+    // MARK: Driving
+
+    mutating func nextWakeup() -> Double? {
+        guard count > 1 else { return cores[0].nextWakeup() }
+        let latest = cores[0].latestTime
+        var entries = Double.infinity
+        for s in 0..<count { entries = min(entries, cores[s].earliestEntryChange) }
+        let result = min(batchTime(now: latest ?? -Double.greatestFiniteMagnitude) ?? .infinity, entries)
+        guard result.isFinite else { return nil }
+        return max(result, latest ?? result)
+    }
+
+    /// The batch time over every shard's plans (greedy batching of the
+    /// union; see the type's notes), each shard's walk kept for a
+    /// `dueReloads` at it. Nil when no reload is planned.
+    private mutating func batchTime(now: Double) -> Double? {
+        var first: (time: Double, latest: Double)?
+        for s in 0..<count {
+            if let f = cores[s].batchFirst(now: now), first.map({ f.time < $0.time }) ?? true { first = f }
+        }
+        guard let first else { return nil }
+        var m = Double.infinity
+        var latest = -Double.infinity
+        for s in 0..<count {
+            let within = cores[s].batchWithin(deadline: first.latest, now: now)
+            m = min(m, within.earliestDeadline)
+            latest = max(latest, within.latestTime)
+        }
+        var wake = latest
+        if latest > m {
+            wake = -.infinity
+            for s in 0..<count { wake = max(wake, cores[s].batchLatest(upTo: m, now: now)) }
+        }
+        for s in 0..<count { cores[s].acceptWake(wake) }
+        return wake
+    }
+
+    mutating func dueReloads(at now: Double, limit: Int) -> [ReloadBatch] {
+        guard count > 1 else { return cores[0].dueReloads(at: now, limit: limit) }
+        var tickets: [ReloadTicket] = []
+        dueReloads(at: now, limit: limit, into: &tickets)
+        var batches: [ReloadBatch] = []
+        for ticket in tickets {
+            let (s, p) = place(Int(ticket.position))
+            let decision = cores[s].decision(atPosition: p)
+            let name = groups.names[Int(ticket.group)]
+            if let last = batches.last, last.plugin == name.plugin && last.kind == name.kind {
+                batches[batches.count - 1].decisions.append(decision)
+            } else {
+                batches.append(ReloadBatch(plugin: name.plugin, kind: name.kind, time: now, decisions: [decision]))
+            }
+        }
+        return batches
+    }
+
+    mutating func dueReloads(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
+        guard count > 1 else { return cores[0].dueReloads(at: now, limit: limit, into: &tickets) }
+        if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
+        observe(now)
+        var anyQueued = false
+        for s in 0..<count where cores[s].earliestQueuedReload <= now { anyQueued = true }
+        defer {
+            for s in 0..<count { cores[s].readAheadComingReloads() }
+        }
+        guard anyQueued else { return }
+        // The gate is the union's: a wakeup before the batch time issues
+        // nothing. At the batch time `nextWakeup()` found, every shard's
+        // walk holds its due reloads, and the gate is passed.
+        if !(0..<count).allSatisfy({ cores[$0].walkHoldsDue(at: now) }) {
+            if let wake = batchTime(now: now), wake > now { return }
+        }
+        var total = 0
+        for s in 0..<count {
+            lanes[s].now = now
+            lanes[s].issued.removeAll(keepingCapacity: true)
+            lanes[s].next = 0
+        }
+        if limit == .max {
+            // Each shard collects its due reloads and issues those issued as
+            // planned, which read and write nothing host-wide, up to its
+            // first made by every rule (which may read and write the
+            // free-reload ledger); on every shard's thread when they are many.
+            let parallel = count > 1 && (0..<count).contains { cores[$0].walkedCount >= parallelMinimum / count }
+            everyShard(collectAndIssuePhase, parallel: parallel)
+            for s in 0..<count { total += lanes[s].due.count }
+        } else {
+            for s in 0..<count {
+                cores[s].collectDue(at: now, into: &lanes[s].due)
+                total += lanes[s].due.count
+            }
+            if total <= limit { everyShard(issuePhase, parallel: count > 1 && total >= parallelMinimum) }
+        }
+        guard total > 0 else { return }
+        // The rest in global order: what one engine issues after those,
+        // the ledger's writes in the same order.
+        issueInGlobalOrder(at: now, limit: limit)
+        merge(into: &tickets)
+    }
+
+    /// Issues the shards' due reloads not looked at yet (each lane's from
+    /// its `next`) in global order, a run of one shard's positions at a
+    /// time, at most `limit` in all with those issued before; after each
+    /// run that recorded a free reload under the cap, the ledger is handed
+    /// to the other shards.
+    private mutating func issueInGlobalOrder(at now: Double, limit: Int) {
+        var left = limit
+        for s in 0..<count { left -= lanes[s].issued.count }
+        while left > 0 {
+            // The shard whose next due position is the lowest globally, and
+            // how far its run goes (up to the others' next).
+            var s = -1
+            var lowest = Int32.max
+            var second = Int32.max
+            for t in 0..<count where lanes[t].next < lanes[t].due.count {
+                let g = globals[t][lanes[t].due[lanes[t].next]]
+                if g < lowest {
+                    second = lowest
+                    lowest = g
+                    s = t
+                } else if g < second {
+                    second = g
+                }
+            }
+            guard s >= 0 else { break }
+            let lane = lanes + s
+            let start = lane.pointee.next
+            var end = start
+            while end < lane.pointee.due.count && globals[s][lane.pointee.due[end]] < second { end += 1 }
+            let ledger = cores[s].freeLedger
+            // The shard's whole due list in one run: its due buckets may be emptied at once.
+            let all = start == 0 && end == lane.pointee.due.count
+            let issued = lane.pointee.due.withUnsafeMutableBufferPointer { due in
+                cores[s].issueShard(
+                    UnsafeMutableBufferPointer(rebasing: due[start..<end]), all: all, at: now, limit: left,
+                    asPlannedOnly: false, into: &lane.pointee.issued
+                ).issued
+            }
+            left -= issued
+            lane.pointee.next = end
+            if cores[s].freeLedger != ledger {
+                let changed = cores[s].freeLedger
+                for t in 0..<count where t != s { cores[t].adoptFreeLedger(changed) }
+            }
+        }
+    }
+
+    /// The shards' issued tickets, each shard's grouped by batch, merged
+    /// into `tickets`: by the groups' order, then global position; each
+    /// made the set's (global position, the set's group, the serial with
+    /// its shard).
+    private mutating func merge(into tickets: inout [ReloadTicket]) {
+        for s in 0..<count {
+            lanes[s].grouped.removeAll(keepingCapacity: true)
+            cores[s].groupShard(lanes[s].issued, into: &lanes[s].grouped)
+            lanes[s].next = 0
+        }
+        while true {
+            var best = -1
+            var bestKey = UInt64.max
+            for s in 0..<count where lanes[s].next < lanes[s].grouped.count {
+                let ticket = lanes[s].grouped[lanes[s].next]
+                let group = groups.ofShard[s][Int(ticket.group)]
+                let key = UInt64(groups.ranks[Int(group)]) << 32 | UInt64(globals[s][Int(ticket.position)])
+                if key < bestKey {
+                    bestKey = key
+                    best = s
+                }
+            }
+            guard best >= 0 else { break }
+            let ticket = lanes[best].grouped[lanes[best].next]
+            lanes[best].next += 1
+            tickets.append(
+                ReloadTicket(
+                    position: globals[best][Int(ticket.position)], group: groups.ofShard[best][Int(ticket.group)],
+                    serial: ticket.serial << Self.shardBits | UInt64(best)))
+        }
+    }
+
+    // MARK: Completing
+
+    /// The shard of a set's ticket and the shard's own ticket: its serial,
+    /// and a position at or above the instance's in the shard (exact unless
+    /// positions moved since it was issued; the shard then looks below it).
+    private func shardTicket(_ ticket: ReloadTicket) -> (shard: Int, ticket: ReloadTicket)? {
+        let s = Int(ticket.serial & (1 << Self.shardBits - 1))
+        let serial = ticket.serial >> Self.shardBits
+        guard s < count, serial > 0, ticket.position >= 0 else { return nil }
+        let g = Int(ticket.position)
+        var local = globals[s].count - 1
+        if g < places.count, places[g].shard == Int32(s) { local = Int(places[g].local) }
+        return (s, ReloadTicket(position: Int32(local), group: 0, serial: serial))
+    }
+
+    mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
+        guard count > 1 else { return cores[0].complete(id, with: outcome, at: time) }
+        observe(time)
+        if let (s, _) = find(id) { cores[s].complete(id, with: outcome, at: time) }
+    }
+
+    mutating func complete(_ completions: [ReloadCompletion], at time: Double) {
+        guard count > 1 else { return cores[0].complete(completions, at: time) }
+        guard !completions.isEmpty else { return }
+        observe(time)
+        var parts = (0..<count).map { _ in [ReloadCompletion]() }
+        for completion in completions {
+            if let (s, _) = find(completion.instanceID) { parts[s].append(completion) }
+        }
+        for s in 0..<count where !parts[s].isEmpty { cores[s].complete(parts[s], at: time) }
+    }
+
+    mutating func complete(_ ticket: ReloadTicket, with outcome: ReloadOutcome, at time: Double) {
+        guard count > 1 else { return cores[0].complete(ticket, with: outcome, at: time) }
+        observe(time)
+        if let (s, own) = shardTicket(ticket) { cores[s].complete(own, with: outcome, at: time) }
+    }
+
+    mutating func complete(_ results: [TicketCompletion], at time: Double) {
+        guard count > 1 else { return cores[0].complete(results, at: time) }
+        var results = results
+        complete(taking: &results, at: time)
+    }
+
+    mutating func complete(taking results: inout [TicketCompletion], at time: Double) {
+        guard count > 1 else { return cores[0].complete(taking: &results, at: time) }
+        guard !results.isEmpty else { return }
+        observe(time)
+        results.withUnsafeMutableBufferPointer { results in
+            places.withUnsafeBufferPointer { places in
+                for s in 0..<count {
+                    lanes[s].results = results
+                    lanes[s].places = places
+                    lanes[s].now = time
+                }
+                everyShard(completePhase, parallel: results.count >= parallelMinimum)
+                for s in 0..<count {
+                    lanes[s].results = UnsafeMutableBufferPointer(start: nil, count: 0)
+                    lanes[s].places = UnsafeBufferPointer(start: nil, count: 0)
+                }
+            }
+        }
+        results.removeAll(keepingCapacity: true)
+    }
+
+    func instance(of ticket: ReloadTicket) -> WidgetInstance? {
+        guard count > 1 else { return cores[0].instance(of: ticket) }
+        return shardTicket(ticket).flatMap { cores[$0.shard].instance(of: $0.ticket) }
+    }
+
+    func decision(for ticket: ReloadTicket) -> ReloadDecision? {
+        guard count > 1 else { return cores[0].decision(for: ticket) }
+        return shardTicket(ticket).flatMap { cores[$0.shard].decision(for: $0.ticket) }
+    }
+
+    func pluginAndKind(of ticket: ReloadTicket) -> (plugin: String, kind: String)? {
+        guard count > 1 else { return cores[0].pluginAndKind(of: ticket) }
+        guard ticket.group >= 0 && Int(ticket.group) < groups.names.count else { return nil }
+        return groups.names[Int(ticket.group)]
+    }
+
+    mutating func run(until end: Double, clock: VirtualClock, provider: (ReloadDecision) -> ReloadOutcome)
+        -> [ReloadDecision]
+    {
+        guard count > 1 else { return cores[0].run(until: end, clock: clock, provider: provider) }
+        var all: [ReloadDecision] = []
+        var previous = -Double.infinity
+        while let wake = nextWakeup(), wake <= end {
+            clock.advance(to: wake)
+            let now = clock.now()
+            let batches = dueReloads(at: now, limit: .max)
+            if batches.isEmpty && now <= previous { break }  // defensive: no progress possible
+            previous = now
+            for batch in batches {
+                for decision in batch.decisions {
+                    all.append(decision)
+                    complete(decision.instanceID, with: provider(decision), at: now)
+                }
+            }
+        }
+        clock.advance(to: end)
+        observe(end)
+        return all
+    }
+}
+
+/// Where an instance of a ``ShardSet`` is: its shard and its position there.
+struct ShardPlace: Sendable, Equatable {
+    var shard: Int32
+    var local: Int32
+}
+
+/// A ``ShardSet``'s groups: one per plugin and kind, numbered in the order
+/// first added, ranked in the order of plugin and kind (the batches' order),
+/// and each shard's own numbers mapped to them.
+struct ShardGroups: Sendable {
+    private var numbers: [String: Int32] = [:]
+    private(set) var names: [(plugin: String, kind: String)] = []
+    /// Each group's place in the order of plugin and kind, by number.
+    private(set) var ranks: [Int32] = []
+    /// Per shard, by the shard's group number: the set's.
+    var ofShard: [[Int32]] = Array(repeating: [], count: ShardSet.maximumShards)
+
+    /// The number of the group of `plugin` and `kind`, given one if new.
+    mutating func number(plugin: String, kind: String) -> Int32 {
+        let key = plugin + "\u{0}" + kind
+        if let number = numbers[key] { return number }
+        let number = Int32(names.count)
+        numbers[key] = number
+        names.append((plugin, kind))
+        // Groups are few and rarely new: rank them all again.
+        let order = names.indices.sorted { (names[$0].plugin, names[$0].kind) < (names[$1].plugin, names[$1].kind) }
+        ranks = Array(repeating: 0, count: names.count)
+        for (rank, g) in order.enumerated() { ranks[g] = Int32(rank) }
+        return number
+    }
+}
+
+/// One shard's part of a ``ShardSet``'s wakeup: its core, its buffers
+/// (kept from wakeup to wakeup), and what a phase reads (the time, a
+/// batch's results and the places). A phase on a shard's thread touches
+/// its lane and its core only.
+struct ShardLane {
+    let core: UnsafeMutablePointer<SchedulerCore>
+    let shard: Int
+    /// Its positions due at `now`, ascending, and the first not issued yet.
+    var due: [Int] = []
+    var next = 0
+    /// Its tickets issued, in its order, then grouped by batch.
+    var issued: [ReloadTicket] = []
+    var grouped: [ReloadTicket] = []
+    var now = 0.0
+    var results = UnsafeMutableBufferPointer<TicketCompletion>(start: nil, count: 0)
+    var places = UnsafeBufferPointer<ShardPlace>(start: nil, count: 0)
+
+    init(core: UnsafeMutablePointer<SchedulerCore>, shard: Int) {
+        self.core = core
+        self.shard = shard
+    }
+}
+
+/// A shard's collecting and issuing at a wakeup with no limit: its due
+/// reloads collected, those issued as planned issued, up to the first made
+/// by every rule (`next`).
+private let collectAndIssuePhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.core.pointee.collectDue(at: lane.pointee.now, into: &lane.pointee.due)
+    issuePhase(raw)
+}
+
+/// A shard's issuing of its due reloads issued as planned (collected
+/// already), up to the first made by every rule (`next`).
+private let issuePhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    let now = lane.pointee.now
+    lane.pointee.next = lane.pointee.due.withUnsafeMutableBufferPointer { due in
+        lane.pointee.core.pointee.issueShard(
+            due, all: true, at: now, limit: .max, asPlannedOnly: true, into: &lane.pointee.issued
+        ).examined
+    }
+}
+
+/// A shard's completing of its results in a batch.
+private let completePhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.core.pointee.completeShard(
+        lane.pointee.results, shard: lane.pointee.shard, bits: ShardSet.shardBits, places: lane.pointee.places,
+        at: lane.pointee.now)
+}
