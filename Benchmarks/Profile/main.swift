@@ -42,14 +42,15 @@ if let unknown = CommandLine.arguments.dropFirst().first(where: {
 }
 // --engine=K: the shipped scheduler with its instances dealt out among K
 // shards of its own (ReloadScheduler(shards:), one engine's answers).
-let engineShards = CommandLine.arguments.first { $0.hasPrefix("--engine=") }.map { option in
-    guard let k = Int(option.dropFirst("--engine=".count)), k >= 1, k <= 8 else {
-        FileHandle.standardError.write(
-            Data("scheduler-profile: --engine=K needs a whole K from 1 to 8 (found '\(option)')\n".utf8))
-        exit(2)
-    }
-    return k
-} ?? 1
+let engineShards =
+    CommandLine.arguments.first { $0.hasPrefix("--engine=") }.map { option in
+        guard let k = Int(option.dropFirst("--engine=".count)), k >= 1, k <= 8 else {
+            FileHandle.standardError.write(
+                Data("scheduler-profile: --engine=K needs a whole K from 1 to 8 (found '\(option)')\n".utf8))
+            exit(2)
+        }
+        return k
+    } ?? 1
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let instances = arguments.first ?? 100_000
 // Counts of at least one: the rates and the bytes per instance divide by them.

@@ -132,6 +132,13 @@ public struct ReloadScheduler: Sendable {
         box = EngineBox(ShardSet(configuration: configuration, state: state, shards: shards))
     }
 
+    /// A scheduler whose shards take runs of `run` positions in turn (the
+    /// tests deal out every instance in turn, `run` 1, so that a few
+    /// instances reach every shard).
+    init(configuration: SchedulerConfiguration, shards: Int, run: Int) {
+        box = EngineBox(ShardSet(configuration: configuration, state: SchedulerState(), shards: shards, run: run))
+    }
+
     /// How many shards the instances are dealt out among.
     public var shardCount: Int { engine.count }
 

@@ -70,3 +70,39 @@ public struct TicketCompletion: Sendable, Hashable {
         self.outcome = outcome
     }
 }
+
+extension ReloadTicket {
+    /// Appends `issued` (in the order of the instances) to `tickets`
+    /// grouped by batch, the batches in the order of their plugin and kind
+    /// (`ranks`: each group's place in that order, by group number): a
+    /// counting sort by rank, which keeps the instances' order within each
+    /// batch. `grouped`: they are of more than one group (else they are
+    /// appended as they are, the usual case). `counts` is scratch.
+    static func appendGrouped(
+        _ issued: [ReloadTicket], grouped: Bool, ranks: [Int32], counts: inout [Int], to tickets: inout [ReloadTicket]
+    ) {
+        guard !issued.isEmpty else { return }
+        guard grouped else {
+            tickets.append(contentsOf: issued)
+            return
+        }
+        counts.removeAll(keepingCapacity: true)
+        counts.append(contentsOf: repeatElement(0, count: ranks.count + 1))
+        let start = tickets.count
+        // Room for the batches, each ticket written over after: copied
+        // from `issued` in one move, where as many copies of one ticket
+        // took some ten instructions each.
+        tickets.append(contentsOf: issued)
+        counts.withUnsafeMutableBufferPointer { counts in
+            for ticket in issued { counts[Int(ranks[Int(ticket.group)]) + 1] += 1 }
+            for r in 1..<counts.count { counts[r] += counts[r - 1] }
+            tickets.withUnsafeMutableBufferPointer { out in
+                for ticket in issued {
+                    let rank = Int(ranks[Int(ticket.group)])
+                    out[start + counts[rank]] = ticket
+                    counts[rank] += 1
+                }
+            }
+        }
+    }
+}

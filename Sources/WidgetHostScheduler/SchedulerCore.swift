@@ -1365,12 +1365,12 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// the ones not issued are planned again, those past the limit left
     /// queued as they are. `all`: `due` is every position queued by `now`
     /// (the usual wakeup), so that when every one is issued the wheel's due
-    /// buckets are emptied at once. `asPlannedOnly`: stops before the first
-    /// reload that is not issued as planned (one made by every rule, which
-    /// may read and write the host-wide free-reload ledger), which is left
-    /// queued as the ones past the limit are. Returns how many were issued,
-    /// how many positions were looked at, and whether the reloads issued
-    /// are of more than one group (batch). Called once per wakeup, from
+    /// buckets are emptied at once. `asPlannedOnly` (with no limit): the
+    /// reloads not issued as planned (made by every rule, which may read
+    /// and write the host-wide free-reload ledger) are left queued as they
+    /// are, their positions moved to the front of `due`, in order. Returns
+    /// how many were issued, how many were left so, and whether the reloads
+    /// issued are of more than one group (batch). Called once per wakeup, from
     /// ``issueDue(at:limit:into:)`` and a shard's
     /// ``issueShard(_:all:at:limit:asPlannedOnly:into:)``, and never
     /// inlined, so that the loop is one copy, into which the calls every
@@ -1380,7 +1380,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     private mutating func issue(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
         into tickets: inout [ReloadTicket]
-    ) -> (issued: Int, examined: Int, grouped: Bool) {
+    ) -> (issued: Int, left: Int, grouped: Bool) {
         // Read ahead a small chunk at a time, a few chunks before the
         // issuing reaches it (``readAhead(_:aheadOf:readUpTo:forIssue:)``):
         // at 100,000 instances a wakeup's thousands of due instances, read
@@ -1394,6 +1394,8 @@ struct SchedulerCore: ~Copyable, Sendable {
         // them again at every call made a storm of N due reloads, issued
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
+        // With `asPlannedOnly`: the positions left for the rules.
+        var left = 0
         // The tickets written in place, one slot per due reload (the slots
         // not used are dropped after), noting whether they are of more than
         // one group as they are: an append asked whether the array's buffer
@@ -1456,10 +1458,9 @@ struct SchedulerCore: ~Copyable, Sendable {
                         serial = issuePolicyReload(
                             p, dueSince: dueSince, time: node.key, latest: node.latest, planned: planned, at: now)
                     } else {
-                        if asPlannedOnly {
-                            examined = i
-                            break
-                        }
+                        // Left queued as it is, for the set to issue in
+                        // global order (moved to the front of `due` below).
+                        if asPlannedOnly { continue }
                         guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
                         serial = ruled
                     }
@@ -1473,7 +1474,7 @@ struct SchedulerCore: ~Copyable, Sendable {
             }
         }
         tickets.removeLast(due.count - issued)
-        if all && issued == due.count && examined == due.count {
+        if all && issued == due.count {
             // Every due reload issued (the usual wakeup): the wheel's due
             // buckets are emptied at once, and each instance in flight has
             // no plan and no recheck (what `replan` would find).
@@ -1483,17 +1484,21 @@ struct SchedulerCore: ~Copyable, Sendable {
             }
             reloads.removeAll(UnsafeBufferPointer(due), upTo: now)
         } else {
-            for p in due[..<examined] {
+            for i in 0..<examined {
+                let p = due[i]
                 if p < 0 {
                     // What `replan` would find for an instance in flight: no plan, no recheck.
                     reloads.set(~p, to: .infinity)
                     setRecheck(~p, .infinity)
+                } else if asPlannedOnly {
+                    due[left] = p  // (over a position already seen to)
+                    left += 1
                 } else {
                     replan(p)
                 }
             }
         }
-        return (issued, examined, grouped)
+        return (issued, left, grouped)
     }
 
     /// Issues the reload of the instance at `p` due at `now` as every rule
@@ -1514,36 +1519,11 @@ struct SchedulerCore: ~Copyable, Sendable {
     }
 
     /// `issued` (in the order of the instances) grouped by batch into
-    /// `tickets`, the batches in the order of their plugin and kind: a
-    /// counting sort by the groups' ranks, which keeps the instances' order
-    /// within each batch; `grouped`: they are of more than one group.
+    /// `tickets` (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``).
     private mutating func groupByBatch(_ issued: [ReloadTicket], grouped: Bool, into tickets: inout [ReloadTicket]) {
-        guard !issued.isEmpty else { return }
-        // One batch, the usual case (a wakeup's reloads of one plugin and kind).
-        guard grouped else {
-            tickets.append(contentsOf: issued)
-            return
-        }
         var counts = scratch.rankCounts
         scratch.rankCounts = []
-        counts.removeAll(keepingCapacity: true)
-        counts.append(contentsOf: repeatElement(0, count: groupRanks.count + 1))
-        let start = tickets.count
-        // Room for the batches, each ticket written over after: copied
-        // from `issued` in one move, where as many copies of one ticket
-        // took some ten instructions each.
-        tickets.append(contentsOf: issued)
-        counts.withUnsafeMutableBufferPointer { counts in
-            for ticket in issued { counts[Int(groupRanks[Int(ticket.group)]) + 1] += 1 }
-            for r in 1..<counts.count { counts[r] += counts[r - 1] }
-            tickets.withUnsafeMutableBufferPointer { out in
-                for ticket in issued {
-                    let rank = Int(groupRanks[Int(ticket.group)])
-                    out[start + counts[rank]] = ticket
-                    counts[rank] += 1
-                }
-            }
-        }
+        ReloadTicket.appendGrouped(issued, grouped: grouped, ranks: groupRanks, counts: &counts, to: &tickets)
         scratch.rankCounts = counts
     }
 
@@ -2235,21 +2215,14 @@ extension SchedulerCore {
 
     /// Issues the reloads of `due` (this shard's positions queued by `now`,
     /// ascending), at most `limit`: ``issue(_:all:at:limit:asPlannedOnly:into:)``.
-    /// Returns how many were issued and how many positions were looked at.
+    /// Returns how many were issued and how many were left for the rules
+    /// (moved to the front of `due`).
     mutating func issueShard(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
         into tickets: inout [ReloadTicket]
-    ) -> (issued: Int, examined: Int) {
+    ) -> (issued: Int, left: Int) {
         let result = issue(due, all: all, at: now, limit: limit, asPlannedOnly: asPlannedOnly, into: &tickets)
-        return (result.issued, result.examined)
-    }
-
-    /// `issued` (in the order of the instances) grouped by batch into
-    /// `tickets` (``groupByBatch(_:grouped:into:)``).
-    mutating func groupShard(_ issued: [ReloadTicket], into tickets: inout [ReloadTicket]) {
-        var grouped = false
-        if let first = issued.first?.group { grouped = issued.contains { $0.group != first } }
-        groupByBatch(issued, grouped: grouped, into: &tickets)
+        return (result.issued, result.left)
     }
 
     /// The decision of the reload in flight at `p` (``decision(at:)``).
@@ -2262,13 +2235,17 @@ extension SchedulerCore {
     mutating func journalWholeNow() { journalWhole() }
 
     /// Completes this shard's results among `results` (a ``ShardSet``'s
-    /// batch, its tickets the set's: the shard in the serial's low `bits`
-    /// bits, the global position mapped through `places`), taking their
-    /// outcomes; the others are left alone (another shard's thread takes
-    /// them). Read ahead as ``complete(_:taking:at:)`` reads.
+    /// batch, its tickets the set's: the shard's own serial in the bits
+    /// above the low `bits`), those at `indices`, taking their outcomes;
+    /// another shard's thread takes the others meanwhile. A ticket's
+    /// position here is that of `recent`'s serials (the last wakeup's, by
+    /// serial), else the global one mapped through `places` (at or above
+    /// it: the instance is looked for below it when positions moved). Read
+    /// ahead as ``complete(_:taking:at:)`` reads.
     mutating func completeShard(
-        _ results: UnsafeMutableBufferPointer<TicketCompletion>, shard: Int, bits: UInt64,
-        places: UnsafeBufferPointer<ShardPlace>, at time: Double
+        _ results: UnsafeMutableBufferPointer<TicketCompletion>, indices: UnsafeBufferPointer<Int32>, shard: Int,
+        bits: UInt64, places: UnsafeBufferPointer<ShardPlace>,
+        recent: (base: UInt64, locals: UnsafeBufferPointer<Int32>), at time: Double
     ) {
         observe(time)
         // No instance: no ticket of this shard names a reload in flight.
@@ -2276,28 +2253,28 @@ extension SchedulerCore {
         var ahead = scratch.found
         scratch.found = []
         ahead.removeAll(keepingCapacity: true)
-        let mask = UInt64(1) << bits - 1
-        let mine = UInt64(shard)
-        let last = instances.count - 1
-        // This shard's tickets: the position to look below (exact unless
-        // positions moved since the issue) and the shard's own serial.
-        @inline(__always) func own(_ ticket: ReloadTicket) -> ReloadTicket? {
-            guard ticket.serial & mask == mine else { return nil }
+        let last = Int32(instances.count - 1)
+        // The shard's own ticket of a set's ticket.
+        @inline(__always) func own(_ ticket: ReloadTicket) -> ReloadTicket {
+            let serial = ticket.serial >> bits
+            let k = serial &- recent.base
+            if k < UInt64(recent.locals.count) {
+                return ReloadTicket(position: recent.locals[Int(k)], group: 0, serial: serial)
+            }
             let g = Int(ticket.position)
             var local = last
-            if g >= 0 && g < places.count && places[g].shard == Int32(shard) { local = Int(places[g].local) }
-            return ReloadTicket(position: Int32(local), group: 0, serial: ticket.serial >> bits)
+            if g >= 0 && g < places.count && places[g].shard == Int32(shard) { local = places[g].local }
+            return ReloadTicket(position: local, group: 0, serial: serial)
         }
-        for i in results.indices {
-            if let ticket = own(results[i].ticket) { ahead.append(max(0, Int(ticket.position))) }
+        ahead.append(contentsOf: repeatElement(0, count: indices.count))
+        ahead.withUnsafeMutableBufferPointer { ahead in
+            for j in indices.indices { ahead[j] = max(0, Int(own(results[Int(indices[j])].ticket).position)) }
         }
         var readUpTo = 0
-        var j = 0
-        for i in results.indices {
-            guard let ticket = own(results[i].ticket) else { continue }
+        for j in indices.indices {
+            let i = Int(indices[j])
             readUpTo = readAhead(ahead, aheadOf: j, readUpTo: readUpTo, forIssue: false)
-            j += 1
-            guard let p = position(of: ticket) else { continue }
+            guard let p = position(of: own(results[i].ticket)) else { continue }
             complete(at: p, with: &results[i].outcome, taking: true, at: time)
         }
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []

@@ -48,6 +48,9 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     /// How many shards: 1 to ``maximumShards``.
     let count: Int
+    /// How many consecutive positions go to one shard before the next
+    /// (``shard(forPosition:)``).
+    let run: Int
     /// The shards, `count` of them, owned by the set.
     let cores: UnsafeMutablePointer<SchedulerCore>
     /// By global position: the shard and the position in it (K > 1 only).
@@ -64,7 +67,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     /// Per shard: what its part of a wakeup works on (K > 1).
     private let lanes: UnsafeMutablePointer<ShardLane>
     /// One thread per shard but the first (the caller's thread runs it),
-    /// started at the first wakeup large enough to share.
+    /// taken from the process's pool at the first wakeup large enough to
+    /// share, given back when the set ends.
     private var workers: [ShardWorker] = []
     /// Below this many due reloads (or results) a wakeup's parts run on the
     /// caller's thread, one shard after another: handing them over costs
@@ -72,10 +76,15 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     var parallelMinimum = 256
     /// Positions reused by ``takeDisplayChanges(into:causes:)``.
     private var positions: [Int] = []
+    /// A wakeup's tickets merged in global order, and the counts of their
+    /// grouping (reused).
+    private var merged: [ReloadTicket] = []
+    private var rankCounts: [Int] = []
 
-    init(configuration: SchedulerConfiguration, state: SchedulerState, shards: Int) {
+    init(configuration: SchedulerConfiguration, state: SchedulerState, shards: Int, run: Int = 64) {
         precondition(shards >= 1 && shards <= Self.maximumShards, "shards must be 1 to \(Self.maximumShards)")
         count = shards
+        self.run = max(1, run)
         cores = .allocate(capacity: shards)
         globals = Array(repeating: [], count: shards)
         lanes = .allocate(capacity: shards)
@@ -92,6 +101,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     private init(cloning other: borrowing ShardSet) {
         count = other.count
+        run = other.run
         cores = .allocate(capacity: other.count)
         for s in 0..<other.count { (cores + s).initialize(to: other.cores[s].clone()) }
         places = other.places
@@ -105,11 +115,19 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     }
 
     deinit {
-        for worker in workers { worker.stop() }
+        ShardWorkerPool.shared.give(workers)
         lanes.deinitialize(count: count)
         lanes.deallocate()
         cores.deinitialize(count: count)
         cores.deallocate()
+    }
+
+    /// Whether the last batch-time walk found at least ``parallelMinimum``
+    /// reloads over every shard: the size of a wakeup, known before it.
+    private var isLarge: Bool {
+        var walked = 0
+        for s in 0..<count { walked += cores[s].walkedCount }
+        return walked >= parallelMinimum
     }
 
     /// Runs `job` for every shard, shard 0 on this thread and each other on
@@ -120,7 +138,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             for s in 0..<count { job(UnsafeMutableRawPointer(lanes + s)) }
             return
         }
-        if workers.isEmpty { workers = (1..<count).map { _ in ShardWorker() } }
+        if workers.isEmpty { workers = ShardWorkerPool.shared.take(count - 1) }
         for s in 1..<count { workers[s - 1].post(job, UnsafeMutableRawPointer(lanes + s)) }
         job(UnsafeMutableRawPointer(lanes))
         for worker in workers { worker.wait() }
@@ -131,8 +149,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     // MARK: Positions and groups
 
-    /// `state`'s instances dealt out in turn, the places and back-maps
-    /// made; every part with the host-wide state.
+    /// `state`'s instances dealt out (``shard(forPosition:)``), the places
+    /// and back-maps made; every part with the host-wide state.
     private mutating func split(_ state: SchedulerState) -> [SchedulerState] {
         var parts = (0..<count).map { _ in
             var part = SchedulerState()
@@ -145,7 +163,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         places.reserveCapacity(state.instances.count)
         globals = Array(repeating: [], count: count)
         for (g, instance) in state.instances.enumerated() {
-            let s = g % count
+            let s = shard(forPosition: g)
             places.append(ShardPlace(shard: Int32(s), local: Int32(parts[s].instances.count)))
             globals[s].append(Int32(g))
             parts[s].instances.append(instance)
@@ -153,10 +171,19 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         return parts
     }
 
+    /// The shard an instance added at global `position` goes to: runs of
+    /// ``run`` positions dealt out in turn, so that a batch's results of
+    /// one shard lie together (each shard's thread takes its own out of
+    /// the batch: results of two shards in one cache line would have both
+    /// threads write it).
+    private func shard(forPosition position: Int) -> Int { position / run % count }
+
     /// The groups of `state`'s instances numbered in global order (as one
     /// engine enters them), then each shard's numbers mapped to them.
     private mutating func numberGroups(of state: SchedulerState) {
-        for instance in state.instances { _ = groups.number(plugin: instance.instance.plugin, kind: instance.instance.kind) }
+        for instance in state.instances {
+            _ = groups.number(plugin: instance.instance.plugin, kind: instance.instance.kind)
+        }
         for s in 0..<count { mapGroups(of: s) }
     }
 
@@ -314,8 +341,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         guard find(instance.id) == nil else { return false }
         willMove()
         observe(time)
-        var s = 0
-        for t in 1..<count where globals[t].count < globals[s].count { s = t }
+        let s = shard(forPosition: places.count)
         guard cores[s].add(instance, at: time) else { return false }
         places.append(ShardPlace(shard: Int32(s), local: Int32(globals[s].count)))
         globals[s].append(Int32(places.count - 1))
@@ -573,9 +599,15 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         var m = Double.infinity
         var latest = -Double.infinity
         for s in 0..<count {
-            let within = cores[s].batchWithin(deadline: first.latest, now: now)
-            m = min(m, within.earliestDeadline)
-            latest = max(latest, within.latestTime)
+            lanes[s].now = now
+            lanes[s].deadline = first.latest
+        }
+        // The walk over every shard's plans within the first deadline: on
+        // every shard's thread when the last one found many.
+        everyShard(withinPhase, parallel: count > 1 && isLarge)
+        for s in 0..<count {
+            m = min(m, lanes[s].within.earliestDeadline)
+            latest = max(latest, lanes[s].within.latestTime)
         }
         var wake = latest
         if latest > m {
@@ -620,28 +652,26 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         if !(0..<count).allSatisfy({ cores[$0].walkHoldsDue(at: now) }) {
             if let wake = batchTime(now: now), wake > now { return }
         }
-        var total = 0
         for s in 0..<count {
             lanes[s].now = now
             lanes[s].issued.removeAll(keepingCapacity: true)
             lanes[s].next = 0
         }
+        // Each shard issues its due reloads issued as planned, which read
+        // and write nothing host-wide, on every shard's thread when they
+        // are many; those made by every rule (which may read and write the
+        // free-reload ledger) are left in its lane. With a limit, only when
+        // every due reload is within it.
         if limit == .max {
-            // Each shard collects its due reloads and issues those issued as
-            // planned, which read and write nothing host-wide, up to its
-            // first made by every rule (which may read and write the
-            // free-reload ledger); on every shard's thread when they are many.
-            let parallel = count > 1 && (0..<count).contains { cores[$0].walkedCount >= parallelMinimum / count }
-            everyShard(collectAndIssuePhase, parallel: parallel)
-            for s in 0..<count { total += lanes[s].due.count }
+            everyShard(collectAndIssuePhase, parallel: count > 1 && isLarge)
         } else {
+            var total = 0
             for s in 0..<count {
                 cores[s].collectDue(at: now, into: &lanes[s].due)
                 total += lanes[s].due.count
             }
             if total <= limit { everyShard(issuePhase, parallel: count > 1 && total >= parallelMinimum) }
         }
-        guard total > 0 else { return }
         // The rest in global order: what one engine issues after those,
         // the ledger's writes in the same order.
         issueInGlobalOrder(at: now, limit: limit)
@@ -695,36 +725,77 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// The shards' issued tickets, each shard's grouped by batch, merged
-    /// into `tickets`: by the groups' order, then global position; each
-    /// made the set's (global position, the set's group, the serial with
-    /// its shard).
+    /// The shards' issued tickets made the set's (global position, the
+    /// set's group, the serial with its shard), merged by global position
+    /// (each shard's are in its order, which is the global order), then
+    /// grouped by batch into `tickets`: one engine's order.
     private mutating func merge(into tickets: inout [ReloadTicket]) {
+        var merged = self.merged
+        merged.removeAll(keepingCapacity: true)
+        var firstGroup: Int32 = -1
+        var grouped = false
         for s in 0..<count {
-            lanes[s].grouped.removeAll(keepingCapacity: true)
-            cores[s].groupShard(lanes[s].issued, into: &lanes[s].grouped)
-            lanes[s].next = 0
+            let lane = lanes + s
+            lane.pointee.next = 0
+            // Its tickets' positions in the shard, by serial (the shard
+            // numbers its issues one after another): a batch's completion
+            // finds each there, not in the global places (a miss each).
+            lane.pointee.locals.removeAll(keepingCapacity: true)
+            lane.pointee.serialBase = lane.pointee.issued.first?.serial ?? 0
+            var inOrder = true
+            var previous: Int32 = -1
+            for ticket in lane.pointee.issued {
+                lane.pointee.locals.append(ticket.position)
+                inOrder = inOrder && ticket.position > previous
+                previous = ticket.position
+            }
+            // Issued as planned first, then by the rules: in the shard's
+            // order again (each part is).
+            if !inOrder { lane.pointee.issued.sort { $0.position < $1.position } }
+            globals[s].withUnsafeBufferPointer { back in
+                groups.ofShard[s].withUnsafeBufferPointer { ofShard in
+                    lane.pointee.issued.withUnsafeMutableBufferPointer { issued in
+                        for i in issued.indices {
+                            let ticket = issued[i]
+                            let group = ofShard[Int(ticket.group)]
+                            if firstGroup < 0 { firstGroup = group }
+                            grouped = grouped || group != firstGroup
+                            issued[i] = ReloadTicket(
+                                position: back[Int(ticket.position)], group: group,
+                                serial: ticket.serial << Self.shardBits | UInt64(s))
+                        }
+                    }
+                }
+            }
         }
+        // K sorted runs merged: the one with the lowest next position first.
         while true {
             var best = -1
-            var bestKey = UInt64.max
-            for s in 0..<count where lanes[s].next < lanes[s].grouped.count {
-                let ticket = lanes[s].grouped[lanes[s].next]
-                let group = groups.ofShard[s][Int(ticket.group)]
-                let key = UInt64(groups.ranks[Int(group)]) << 32 | UInt64(globals[s][Int(ticket.position)])
-                if key < bestKey {
-                    bestKey = key
+            var lowest = Int32.max
+            for s in 0..<count where lanes[s].next < lanes[s].issued.count {
+                let position = lanes[s].issued[lanes[s].next].position
+                if position < lowest {
+                    lowest = position
                     best = s
                 }
             }
             guard best >= 0 else { break }
-            let ticket = lanes[best].grouped[lanes[best].next]
-            lanes[best].next += 1
-            tickets.append(
-                ReloadTicket(
-                    position: globals[best][Int(ticket.position)], group: groups.ofShard[best][Int(ticket.group)],
-                    serial: ticket.serial << Self.shardBits | UInt64(best)))
+            // Its run up to the others' next position, in one append.
+            var second = Int32.max
+            for s in 0..<count where s != best && lanes[s].next < lanes[s].issued.count {
+                second = min(second, lanes[s].issued[lanes[s].next].position)
+            }
+            let lane = lanes + best
+            let start = lane.pointee.next
+            var end = start
+            lane.pointee.issued.withUnsafeBufferPointer { issued in
+                while end < issued.count && issued[end].position < second { end += 1 }
+                merged.append(contentsOf: issued[start..<end])
+            }
+            lane.pointee.next = end
         }
+        ReloadTicket.appendGrouped(merged, grouped: grouped, ranks: groups.ranks, counts: &rankCounts, to: &tickets)
+        self.merged = merged
     }
 
     // MARK: Completing
@@ -776,6 +847,15 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         guard !results.isEmpty else { return }
         observe(time)
         results.withUnsafeMutableBufferPointer { results in
+            // Each shard's results found first, by their serials' low bits:
+            // each shard's thread then reads and writes its own only (two
+            // threads on the lines of one array made each wait for the other).
+            for s in 0..<count { lanes[s].indices.removeAll(keepingCapacity: true) }
+            let mask = UInt64(1) << Self.shardBits - 1
+            for i in results.indices {
+                let s = Int(results[i].ticket.serial & mask)
+                if s < count { lanes[s].indices.append(Int32(i)) }
+            }
             places.withUnsafeBufferPointer { places in
                 for s in 0..<count {
                     lanes[s].results = results
@@ -875,12 +955,20 @@ struct ShardLane {
     /// Its positions due at `now`, ascending, and the first not issued yet.
     var due: [Int] = []
     var next = 0
-    /// Its tickets issued, in its order, then grouped by batch.
+    /// Its tickets issued, in its order.
     var issued: [ReloadTicket] = []
-    var grouped: [ReloadTicket] = []
     var now = 0.0
     var results = UnsafeMutableBufferPointer<TicketCompletion>(start: nil, count: 0)
+    /// Where its own results are in `results`.
+    var indices: [Int32] = []
     var places = UnsafeBufferPointer<ShardPlace>(start: nil, count: 0)
+    /// The shard's serial of its first ticket of the last wakeup, and the
+    /// position of each of that wakeup's tickets, by serial.
+    var serialBase: UInt64 = 0
+    var locals: [Int32] = []
+    /// The batch-time walk's deadline, and what it found.
+    var deadline = 0.0
+    var within = (earliestDeadline: Double.infinity, latestTime: -Double.infinity)
 
     init(core: UnsafeMutablePointer<SchedulerCore>, shard: Int) {
         self.core = core
@@ -889,8 +977,7 @@ struct ShardLane {
 }
 
 /// A shard's collecting and issuing at a wakeup with no limit: its due
-/// reloads collected, those issued as planned issued, up to the first made
-/// by every rule (`next`).
+/// reloads collected, those issued as planned issued (``issuePhase``).
 private let collectAndIssuePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     lane.pointee.core.pointee.collectDue(at: lane.pointee.now, into: &lane.pointee.due)
@@ -898,21 +985,33 @@ private let collectAndIssuePhase: ShardJob = { raw in
 }
 
 /// A shard's issuing of its due reloads issued as planned (collected
-/// already), up to the first made by every rule (`next`).
+/// already); those made by every rule left in `due`, for the set to issue
+/// in global order.
 private let issuePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     let now = lane.pointee.now
-    lane.pointee.next = lane.pointee.due.withUnsafeMutableBufferPointer { due in
+    let left = lane.pointee.due.withUnsafeMutableBufferPointer { due in
         lane.pointee.core.pointee.issueShard(
             due, all: true, at: now, limit: .max, asPlannedOnly: true, into: &lane.pointee.issued
-        ).examined
+        ).left
     }
+    lane.pointee.due.removeLast(lane.pointee.due.count - left)
+}
+
+/// A shard's walk of its plans within the batch's first deadline.
+private let withinPhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.within = lane.pointee.core.pointee.batchWithin(deadline: lane.pointee.deadline, now: lane.pointee.now)
 }
 
 /// A shard's completing of its results in a batch.
 private let completePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
-    lane.pointee.core.pointee.completeShard(
-        lane.pointee.results, shard: lane.pointee.shard, bits: ShardSet.shardBits, places: lane.pointee.places,
-        at: lane.pointee.now)
+    lane.pointee.locals.withUnsafeBufferPointer { locals in
+        lane.pointee.indices.withUnsafeBufferPointer { indices in
+            lane.pointee.core.pointee.completeShard(
+                lane.pointee.results, indices: indices, shard: lane.pointee.shard, bits: ShardSet.shardBits,
+                places: lane.pointee.places, recent: (lane.pointee.serialBase, locals), at: lane.pointee.now)
+        }
+    }
 }

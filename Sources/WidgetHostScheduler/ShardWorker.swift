@@ -30,10 +30,11 @@ final class ShardWorker: @unchecked Sendable {
     private var context: UnsafeMutableRawPointer?
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private let wake: UnsafeMutablePointer<pthread_cond_t>
-    /// Spin turns before parking (about 100-200 µs on this project's VM).
+    /// Spin turns before parking (about 1-2 ms on this project's VM: longer
+    /// than a wakeup of 100,000 instances takes between its parts).
     private let spins: Int
 
-    init(spins: Int = 100_000) {
+    init(spins: Int = 2_000_000) {
         self.spins = spins
         lock = .allocate(capacity: 1)
         wake = .allocate(capacity: 1)
@@ -75,7 +76,7 @@ final class ShardWorker: @unchecked Sendable {
         while done.load(ordering: .acquiring) != target {
             // On a busy machine the worker may be off its core: let it in.
             turns += 1
-            if turns % 4_096 == 0 { sched_yield() }
+            if turns % 256 == 0 { sched_yield() }
         }
     }
 
@@ -111,5 +112,33 @@ final class ShardWorker: @unchecked Sendable {
             if let job, let context { job(context) }
             done.store(seen, ordering: .releasing)
         }
+    }
+}
+
+/// The shard workers of the process: a ``ShardSet`` takes the threads it
+/// needs at its first wakeup large enough to share, and gives them back
+/// when it ends, so that a copy of a scheduler (a journal's copy, a copy
+/// taken to compare) does not start threads of its own each time. Idle
+/// workers are parked.
+final class ShardWorkerPool: Sendable {
+    static let shared = ShardWorkerPool()
+
+    private let idle = Mutex<[ShardWorker]>([])
+
+    /// `count` workers, idle ones first, new ones started for the rest.
+    func take(_ count: Int) -> [ShardWorker] {
+        var workers = idle.withLock { idle in
+            var taken: [ShardWorker] = []
+            while taken.count < count, let worker = idle.popLast() { taken.append(worker) }
+            return taken
+        }
+        while workers.count < count { workers.append(ShardWorker()) }
+        return workers
+    }
+
+    /// Takes `workers` back, idle (none of them running a job).
+    func give(_ workers: [ShardWorker]) {
+        guard !workers.isEmpty else { return }
+        idle.withLock { $0.append(contentsOf: workers) }
     }
 }

@@ -21,7 +21,8 @@ struct JournalTests {
     @Test("a random batch of changes, rolled back, leaves the scheduler as it was", arguments: 0..<40, [1, 3])
     func rollingBackRestoresStateAndBehaviour(seed: UInt64, shards: Int) {
         var rng = SplitMix64(seed: seed)
-        var s = ReloadScheduler(configuration: testConfig(jitter: Bool.random(using: &rng) ? 120 : 0), shards: shards)
+        var s = ReloadScheduler(
+            configuration: testConfig(jitter: Bool.random(using: &rng) ? 120 : 0), shards: shards, run: 1)
         s.tracksTouched = true
         var ids: [String] = []
         for i in 0..<Int.random(in: 3...12, using: &rng) {

@@ -24,7 +24,7 @@ struct OracleComparison {
     /// instances among (``ShardSet``): its answers must be one engine's.
     init(_ scenario: OracleScenario, shards: Int = 1) {
         let c = scenario.configuration
-        var fast = ReloadScheduler(configuration: c, shards: shards)
+        var fast = ReloadScheduler(configuration: c, shards: shards, run: 1)
         // Two shards: every wakeup's parts on the shards' threads, however few.
         if shards == 2 { fast.parallelMinimum = 1 }
         // Every batch and the coming reloads read ahead, however few (a
@@ -287,16 +287,20 @@ struct OracleComparisonTests {
     /// scenario's 1-10 instances, added and removed as it goes, so that
     /// every shard holds some, some shards none, and a wakeup's batch
     /// merges reloads of several shards.
+    /// Two shards run every wakeup's parts on the shards' threads, three
+    /// on the caller's (a handoff per part makes two shards' scenarios
+    /// several times slower on a busy machine: fewer of them).
     @Test("the same at 2 and 3 shards", arguments: [2, 3])
     func shardedSameAsScan(shards: Int) async {
         var reloads = 0
-        let held = await checkScenarios(count: 300, of: OracleScenario.generator, shard: shards) { scenario in
+        let count = shards == 2 ? 100 : 300
+        let held = await checkScenarios(count: count, of: OracleScenario.generator, shard: shards) { scenario in
             let run = OracleComparison(scenario, shards: shards)
             reloads += run.reloads
             return run.difference
         }
         guard held else { return }
-        #expect(reloads > 35_000 * ScenarioSeeds.scale)
+        #expect(reloads > 100 * count * ScenarioSeeds.scale)
     }
 
     /// Scenarios the random ones found, kept as their seeds: the first

@@ -11,7 +11,7 @@ struct ReloadTicketTests {
     /// Six instances of two plugins and two kinds, all due at `t0`, dealt
     /// out among `shards` shards (a ticket names the same at any count).
     static func scheduler(shards: Int) -> ReloadScheduler {
-        var s = ReloadScheduler(configuration: testConfig(), shards: shards)
+        var s = ReloadScheduler(configuration: testConfig(), shards: shards, run: 1)
         for i in 0..<6 {
             // Added in an order that is not the batches' order.
             s.add(instance("w\(i)", kind: "k\(1 - i % 2)", plugin: "p\(1 - i / 3)"), at: t0)
@@ -39,7 +39,9 @@ struct ReloadTicketTests {
         #expect(byTicket.state == byDecision.state)
     }
 
-    @Test("of counted policy reloads keep their records in the instances' lines, others in the table", arguments: [1, 2, 3])
+    @Test(
+        "of counted policy reloads keep their records in the instances' lines, others in the table",
+        arguments: [1, 2, 3])
     func policyReloadsKeptInTheLines(shards: Int) {
         var s = Self.scheduler(shards: shards)
         var tickets: [ReloadTicket] = []
