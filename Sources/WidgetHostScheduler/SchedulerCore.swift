@@ -1368,7 +1368,10 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// buckets are emptied at once. `asPlannedOnly` (with no limit): the
     /// reloads not issued as planned (made by every rule, which may read
     /// and write the host-wide free-reload ledger) are left queued as they
-    /// are, their positions moved to the front of `due`, in order. Returns
+    /// are, their positions moved to the front of `due`, in order;
+    /// `leavesNotIssued`: so are the reloads not due after all, to be
+    /// planned again by the caller (``replan(_:)``) after the wakeup's
+    /// last issue, as one engine plans them after its whole wakeup. Returns
     /// how many were issued, how many were left so, and whether the reloads
     /// issued are of more than one group (batch). Called once per wakeup, from
     /// ``issueDue(at:limit:into:)`` and a shard's
@@ -1379,7 +1382,7 @@ struct SchedulerCore: ~Copyable, Sendable {
     @inline(never)
     private mutating func issue(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
-        into tickets: inout [ReloadTicket]
+        leavesNotIssued: Bool = false, into tickets: inout [ReloadTicket]
     ) -> (issued: Int, left: Int, grouped: Bool) {
         // Read ahead a small chunk at a time, a few chunks before the
         // issuing reaches it (``readAhead(_:aheadOf:readUpTo:forIssue:)``):
@@ -1490,7 +1493,7 @@ struct SchedulerCore: ~Copyable, Sendable {
                     // What `replan` would find for an instance in flight: no plan, no recheck.
                     reloads.set(~p, to: .infinity)
                     setRecheck(~p, .infinity)
-                } else if asPlannedOnly {
+                } else if asPlannedOnly || leavesNotIssued {
                     due[left] = p  // (over a position already seen to)
                     left += 1
                 } else {
@@ -2219,10 +2222,18 @@ extension SchedulerCore {
     /// (moved to the front of `due`).
     mutating func issueShard(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
-        into tickets: inout [ReloadTicket]
+        leavesNotIssued: Bool = false, into tickets: inout [ReloadTicket]
     ) -> (issued: Int, left: Int) {
-        let result = issue(due, all: all, at: now, limit: limit, asPlannedOnly: asPlannedOnly, into: &tickets)
+        let result = issue(
+            due, all: all, at: now, limit: limit, asPlannedOnly: asPlannedOnly, leavesNotIssued: leavesNotIssued,
+            into: &tickets)
         return (result.issued, result.left)
+    }
+
+    /// Plans the instances at `positions` again (those a wakeup's issue
+    /// left, ``issueShard(_:all:at:limit:asPlannedOnly:leavesNotIssued:into:)``).
+    mutating func replan(positions: [Int]) {
+        for p in positions { replan(p) }
     }
 
     /// The decision of the reload in flight at `p` (``decision(at:)``).
@@ -2253,7 +2264,7 @@ extension SchedulerCore {
         var ahead = scratch.found
         scratch.found = []
         ahead.removeAll(keepingCapacity: true)
-        let last = Int32(instances.count - 1)
+        let count = instances.count
         // The shard's own ticket of a set's ticket.
         @inline(__always) func own(_ ticket: ReloadTicket) -> ReloadTicket {
             let serial = ticket.serial >> bits
@@ -2261,14 +2272,17 @@ extension SchedulerCore {
             if k < UInt64(recent.locals.count) {
                 return ReloadTicket(position: recent.locals[Int(k)], group: 0, serial: serial)
             }
-            let g = Int(ticket.position)
-            var local = last
-            if g >= 0 && g < places.count && places[g].shard == Int32(shard) { local = places[g].local }
+            let local = ShardPlace.local(below: Int(ticket.position), in: places, shard: Int32(shard))
             return ReloadTicket(position: local, group: 0, serial: serial)
         }
+        // The positions as issued, to read ahead (one no longer there, after
+        // a removal or a rollback, read as position 0: a wasted read).
         ahead.append(contentsOf: repeatElement(0, count: indices.count))
         ahead.withUnsafeMutableBufferPointer { ahead in
-            for j in indices.indices { ahead[j] = max(0, Int(own(results[Int(indices[j])].ticket).position)) }
+            for j in indices.indices {
+                let p = Int(own(results[Int(indices[j])].ticket).position)
+                ahead[j] = p >= 0 && p < count ? p : 0
+            }
         }
         var readUpTo = 0
         for j in indices.indices {

@@ -139,9 +139,22 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             return
         }
         if workers.isEmpty { workers = ShardWorkerPool.shared.take(count - 1) }
+        // Copies sharing this set (a non-mutating `nextWakeup()` on two
+        // threads) must not post to one worker at once: the second runs
+        // its shards on its own thread.
+        var claimed = 0
+        while claimed < workers.count && workers[claimed].claim() { claimed += 1 }
+        guard claimed == workers.count else {
+            for worker in workers[..<claimed] { worker.release() }
+            for s in 0..<count { job(UnsafeMutableRawPointer(lanes + s)) }
+            return
+        }
         for s in 1..<count { workers[s - 1].post(job, UnsafeMutableRawPointer(lanes + s)) }
         job(UnsafeMutableRawPointer(lanes))
-        for worker in workers { worker.wait() }
+        for worker in workers {
+            worker.wait()
+            worker.release()
+        }
     }
 
     /// A copy of this set: every shard cloned.
@@ -444,15 +457,20 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         guard count > 1 else { return cores[0].reconfigure(id, as: widget, at: time) }
         guard let (s, local) = find(id) else { return false }
         let old = cores[s].instance(at: local)
-        if widget.id == id
+        let replaces =
+            widget.id == id
             && (old.app != widget.app || old.kind != widget.kind || old.plugin != widget.plugin
                 || old.usesLocation != widget.usesLocation)
-        {
-            // The shard replaces its state (one engine does): every shard
-            // keeps its whole self from here.
-            willMove()
-        }
+        // The shard replaces its state (one engine replaces its whole
+        // state): every shard keeps its whole self from here.
+        if replaces { willMove() }
         let changed = cores[s].reconfigure(id, as: widget, at: time)
+        if changed && replaces {
+            // As one engine's replaced state: every reload in flight
+            // elsewhere is no longer its ticket's, every position planned
+            // and entered again (display changes included).
+            for t in 0..<count where t != s { cores[t].replaceState(cores[t].state) }
+        }
         mapGroups(of: s)
         return changed
     }
@@ -525,6 +543,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     /// `body` on the shard that holds `id`; nil when none does.
     private func onShard<R>(of id: String, _ body: (borrowing SchedulerCore) -> R?) -> R? {
+        guard count > 1 else { return body(cores[0]) }
         for s in 0..<count where cores[s].instancePosition(of: id) != nil { return body(cores[s]) }
         return nil
     }
@@ -685,7 +704,13 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     /// to the other shards.
     private mutating func issueInGlobalOrder(at now: Double, limit: Int) {
         var left = limit
-        for s in 0..<count { left -= lanes[s].issued.count }
+        for s in 0..<count {
+            left -= lanes[s].issued.count
+            lanes[s].replan.removeAll(keepingCapacity: true)
+        }
+        defer {
+            for s in 0..<count where !lanes[s].replan.isEmpty { cores[s].replan(positions: lanes[s].replan) }
+        }
         while left > 0 {
             // The shard whose next due position is the lowest globally, and
             // how far its run goes (up to the others' next).
@@ -710,12 +735,15 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             let ledger = cores[s].freeLedger
             // The shard's whole due list in one run: its due buckets may be emptied at once.
             let all = start == 0 && end == lane.pointee.due.count
-            let issued = lane.pointee.due.withUnsafeMutableBufferPointer { due in
+            let result = lane.pointee.due.withUnsafeMutableBufferPointer { due in
                 cores[s].issueShard(
                     UnsafeMutableBufferPointer(rebasing: due[start..<end]), all: all, at: now, limit: left,
-                    asPlannedOnly: false, into: &lane.pointee.issued
-                ).issued
+                    asPlannedOnly: false, leavesNotIssued: true, into: &lane.pointee.issued)
             }
+            let issued = result.issued
+            // Those not due after all are planned again after the last run
+            // (with the ledger as the whole wakeup leaves it).
+            lane.pointee.replan.append(contentsOf: lane.pointee.due[start..<start + result.left])
             left -= issued
             lane.pointee.next = end
             if cores[s].freeLedger != ledger {
@@ -807,10 +835,10 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         let s = Int(ticket.serial & (1 << Self.shardBits - 1))
         let serial = ticket.serial >> Self.shardBits
         guard s < count, serial > 0, ticket.position >= 0 else { return nil }
-        let g = Int(ticket.position)
-        var local = globals[s].count - 1
-        if g < places.count, places[g].shard == Int32(s) { local = Int(places[g].local) }
-        return (s, ReloadTicket(position: Int32(local), group: 0, serial: serial))
+        let local = places.withUnsafeBufferPointer {
+            ShardPlace.local(below: Int(ticket.position), in: $0, shard: Int32(s))
+        }
+        return (s, ReloadTicket(position: local, group: 0, serial: serial))
     }
 
     mutating func complete(_ id: String, with outcome: ReloadOutcome, at time: Double) {
@@ -917,6 +945,17 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 struct ShardPlace: Sendable, Equatable {
     var shard: Int32
     var local: Int32
+
+    /// The position in `shard` of the instance issued at global `position`,
+    /// or one above it: removals move an instance down, never up, and a
+    /// shard's order is the global order restricted to it, so the first
+    /// place of the shard at or below `position` is at or above the
+    /// instance (exact unless positions moved since). -1 when there is none.
+    static func local(below position: Int, in places: UnsafeBufferPointer<ShardPlace>, shard: Int32) -> Int32 {
+        var g = min(position, places.count - 1)
+        while g >= 0 && places[g].shard != shard { g -= 1 }
+        return g >= 0 ? places[g].local : -1
+    }
 }
 
 /// A ``ShardSet``'s groups: one per plugin and kind, numbered in the order
@@ -957,6 +996,8 @@ struct ShardLane {
     var next = 0
     /// Its tickets issued, in its order.
     var issued: [ReloadTicket] = []
+    /// Its positions not due after all, to plan again after the wakeup.
+    var replan: [Int] = []
     var now = 0.0
     var results = UnsafeMutableBufferPointer<TicketCompletion>(start: nil, count: 0)
     /// Where its own results are in `results`.

@@ -24,6 +24,8 @@ final class ShardWorker: @unchecked Sendable {
     private let done = Atomic<Int>(0)
     private let sleeping = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Held by the poster from ``claim()`` to ``release()``.
+    private let claimed = Atomic<Bool>(false)
     /// The job and its pointer, written before `posted` is raised (which
     /// publishes them) and read after the worker sees it raised.
     private var job: ShardJob?
@@ -59,6 +61,17 @@ final class ShardWorker: @unchecked Sendable {
         pthread_mutex_destroy(lock)
         wake.deallocate()
         lock.deallocate()
+    }
+
+    /// Whether this caller now holds the worker (none did): only its holder
+    /// posts to it, and releases it after.
+    func claim() -> Bool {
+        claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+    }
+
+    /// Lets go of this caller's claim.
+    func release() {
+        claimed.store(false, ordering: .releasing)
     }
 
     /// Runs `job(context)` on the worker's thread; ``wait()`` for it.

@@ -153,6 +153,15 @@ let benchmarks: @Sendable () -> Void = {
             ) {
                 ReloadScheduler()
             }
+            // The same with the instances dealt out among two shards of
+            // the scheduler (ReloadScheduler(shards: 2), one engine's
+            // answers), a wakeup's parts on both cores.
+            eventsBenchmark(
+                "ReloadScheduler with 2 shards events in samples of 1 M, \(count) instances", count: count,
+                warmUp: steadyState, scaling: .mega
+            ) {
+                ReloadScheduler(shards: 2)
+            }
         }
         Benchmark(
             "ReloadScheduler memory, \(count) instances",

@@ -1,0 +1,98 @@
+import Testing
+import WidgetHostModel
+
+@testable import WidgetHostScheduler
+
+/// A scheduler whose instances are dealt out among shards (``ShardSet``)
+/// answers as one engine does. The oracle comparison checks that over
+/// random scenarios; these check the moves it does not make: a
+/// reconfiguration that replaces the state, tickets completed after their
+/// wakeup was rolled back or their instances removed.
+@Suite("Sharded scheduler: one engine's answers")
+struct ShardSetTests {
+    /// Six instances of two plugins and two kinds, all due at `t0`, dealt
+    /// out one at a time (`run` 1) so that every shard holds some; every
+    /// part of a wakeup on the shards' threads.
+    static func scheduler(shards: Int) -> ReloadScheduler {
+        var s = ReloadScheduler(configuration: testConfig(), shards: shards, run: 1)
+        s.parallelMinimum = 1
+        s.tracksDisplayChanges = true
+        for i in 0..<6 { s.add(instance("w\(i)", kind: "k\(i % 2)", plugin: "p\(i / 3)"), at: t0) }
+        return s
+    }
+
+    @Test("a reconfiguration that changes an instance's kind voids every reload in flight", arguments: [2, 3])
+    func reconfigurationReplacesEveryShard(shards: Int) {
+        var one = Self.scheduler(shards: 1)
+        var many = Self.scheduler(shards: shards)
+        var oneTickets: [ReloadTicket] = []
+        var manyTickets: [ReloadTicket] = []
+        one.dueReloads(at: t0, into: &oneTickets)
+        many.dueReloads(at: t0, into: &manyTickets)
+        var changes: [Int] = []
+        one.takeDisplayChanges(into: &changes)
+        many.takeDisplayChanges(into: &changes)
+        let reconfigured = (
+            one.reconfigure("w1", as: instance("w1", kind: "k9", plugin: "p0"), at: t0 + 60),
+            many.reconfigure("w1", as: instance("w1", kind: "k9", plugin: "p0"), at: t0 + 60)
+        )
+        #expect(reconfigured == (true, true))
+        // One engine replaced its state: no ticket names a reload in flight.
+        for (a, b) in zip(oneTickets, manyTickets) {
+            #expect(one.decision(for: a) == nil)
+            #expect(many.decision(for: b) == nil)
+        }
+        var oneChanges: [Int] = []
+        var manyChanges: [Int] = []
+        one.takeDisplayChanges(into: &oneChanges)
+        many.takeDisplayChanges(into: &manyChanges)
+        #expect(oneChanges == manyChanges)
+        one.complete(oneTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }, at: t0 + 60)
+        many.complete(manyTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }, at: t0 + 60)
+        #expect(one.state == many.state)
+        let oneDay = drive(&one, until: t0 + day, JournalTests.answer)
+        let manyDay = drive(&many, until: t0 + day, JournalTests.answer)
+        #expect(oneDay == manyDay)
+        #expect(one.state == many.state)
+    }
+
+    @Test("tickets of a rolled-back wakeup, or of removed instances, complete nothing", arguments: [2, 3])
+    func voidTicketsCompleteNothing(shards: Int) {
+        var one = Self.scheduler(shards: 1)
+        var many = Self.scheduler(shards: shards)
+        for index in 0..<2 {
+            var oneTickets: [ReloadTicket] = []
+            var manyTickets: [ReloadTicket] = []
+            if index == 0 {
+                // Instances added and issued under a journal, then rolled back.
+                one.beginJournal()
+                many.beginJournal()
+                for i in 6..<9 {
+                    one.add(instance("w\(i)"), at: t0)
+                    many.add(instance("w\(i)"), at: t0)
+                }
+                one.dueReloads(at: t0, into: &oneTickets)
+                many.dueReloads(at: t0, into: &manyTickets)
+                one.rollBackJournal()
+                many.rollBackJournal()
+            } else {
+                // Issued, then the last instances removed (in every shard).
+                one.dueReloads(at: one.nextWakeup() ?? t0, into: &oneTickets)
+                many.dueReloads(at: many.nextWakeup() ?? t0, into: &manyTickets)
+                for id in ["w5", "w4", "w3"] {
+                    one.remove(id)
+                    many.remove(id)
+                }
+            }
+            var oneResults = oneTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }
+            var manyResults = manyTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }
+            one.complete(taking: &oneResults, at: t0 + 60)
+            many.complete(taking: &manyResults, at: t0 + 60)
+            #expect(one.state == many.state, "case \(index)")
+        }
+        let oneDay = drive(&one, until: t0 + day, JournalTests.answer)
+        let manyDay = drive(&many, until: t0 + day, JournalTests.answer)
+        #expect(oneDay == manyDay)
+        #expect(one.state == many.state)
+    }
+}
