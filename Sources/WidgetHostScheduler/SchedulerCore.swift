@@ -1775,7 +1775,6 @@ struct SchedulerCore: ~Copyable, Sendable {
         scratch.found = scratch.keeps(capacity: ahead.capacity) ? ahead : []
     }
 
-
     /// The position of the instance whose reload `ticket` names, nil when
     /// that reload is not in flight (completed, rolled back, the instance
     /// removed, the state replaced). Inlined: called from `mutating`
