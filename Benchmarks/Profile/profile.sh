@@ -20,6 +20,10 @@
 # cores), in the order one, K, K, one, and prints the means and their ratio
 # (not under --callgrind, which collects nothing of it):
 #   Benchmarks/Profile/profile.sh INSTANCES EVENTS [WARM-UP SECONDS] --shards=K
+# With --engine=K, the scheduler it drives deals its instances out among K
+# shards of its own (ReloadScheduler(shards: K), one engine's answers, a
+# wakeup's parts on K threads); alternate K=1 and K=2 runs to compare:
+#   Benchmarks/Profile/profile.sh INSTANCES EVENTS [WARM-UP SECONDS] --engine=K [--split]
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
