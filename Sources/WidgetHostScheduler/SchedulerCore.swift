@@ -964,14 +964,30 @@ struct SchedulerCore: ~Copyable, Sendable {
         guard reloads.minimumKey < .infinity else { return nil }
         if earliestPlanHasNoSlack { return reloads.minimumKey }
         let slack = max(0, configuration.coalescingCap)
+        return keepingWalk(
+            now: now, wake: { $0 },
+            walk: { queued, walked, found, asQueued in
+                Self.coalescedWake(queued, slack: slack, now: now, walked: walked, found: &found, asQueued: &asQueued)
+            })
+    }
+
+    /// Runs `walk` over the queue with the scratch buffer of walked keys
+    /// (it writes them as far as the buffer has room, counts them all in
+    /// `found`, and says whether every plan behind them was its queued
+    /// time), then keeps them for a `dueReloads` at `wake(result)`
+    /// (``batchIsLater(than:collecting:)`` takes its due instances from
+    /// them), or makes the buffer larger for next time when they did not
+    /// fit.
+    private mutating func keepingWalk<R>(
+        now: Double, wake: (R) -> Double?,
+        walk: (QueuedPlans, UnsafeMutableBufferPointer<KeyedPosition>, inout Int, inout Bool) -> R
+    ) -> R {
         var walked = scratch.walked
         scratch.walked = []
         var found = 0
         var asQueued = false
-        let wake = walked.withUnsafeMutableBufferPointer { walked in
-            withQueuedPlans(now: now) {
-                Self.coalescedWake($0, slack: slack, now: now, walked: walked, found: &found, asQueued: &asQueued)
-            }
+        let result = walked.withUnsafeMutableBufferPointer { walked in
+            withQueuedPlans(now: now) { walk($0, walked, &found, &asQueued) }
         }
         if !scratch.keeps(capacity: walked.capacity) {
             walked = []
@@ -982,13 +998,13 @@ struct SchedulerCore: ~Copyable, Sendable {
             if scratch.keeps(capacity: room) {
                 walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room)
             }
-        } else if asQueued, let wake {
+        } else if asQueued, let wake = wake(result) {
             scratch.walkedWake = wake
             scratch.walkedChanges = reloads.changes
             scratch.walkedCount = found
         }
         scratch.walked = walked
-        return wake
+        return result
     }
 
     /// The batch time (``coalescedWake(now:)``). The keys up to the first
@@ -2080,31 +2096,6 @@ struct SchedulerCore: ~Copyable, Sendable {
                 from: time, limit: configuration.pushAllowance, window: configuration.budgetWindow))
     }
 
-    // MARK: Virtual driving
-
-    @discardableResult
-    mutating func run(
-        until end: Double, clock: VirtualClock, provider: (ReloadDecision) -> ReloadOutcome
-    ) -> [ReloadDecision] {
-        var all: [ReloadDecision] = []
-        var previous = -Double.infinity
-        while let wake = nextWakeup(), wake <= end {
-            clock.advance(to: wake)
-            let now = clock.now()
-            let batches = dueReloads(at: now)
-            if batches.isEmpty && now <= previous { break }  // defensive: no progress possible
-            previous = now
-            for batch in batches {
-                for decision in batch.decisions {
-                    all.append(decision)
-                    complete(decision.instanceID, with: provider(decision), at: now)
-                }
-            }
-        }
-        clock.advance(to: end)
-        observe(end)
-        return all
-    }
 }
 
 // MARK: A shard of a sharded engine
@@ -2153,29 +2144,12 @@ extension SchedulerCore {
     /// ``acceptWake(_:)``.
     mutating func batchWithin(deadline: Double, now: Double) -> (earliestDeadline: Double, latestTime: Double) {
         scratch.walkedWake = .nan
-        var walked = scratch.walked
-        scratch.walked = []
-        var found = 0
-        var asQueued = false
-        let result = walked.withUnsafeMutableBufferPointer { walked in
-            withQueuedPlans(now: now) {
-                Self.plansWithin($0, deadline: deadline, walked: walked, found: &found, asQueued: &asQueued)
-            }
-        }
-        if !scratch.keeps(capacity: walked.capacity) {
-            walked = []
-        } else if found > walked.count {
-            let room = max(64, found + found / 2)
-            if scratch.keeps(capacity: room) {
-                walked = Array(repeating: KeyedPosition(key: 0, position: 0), count: room)
-            }
-        } else if asQueued {
-            scratch.walkedWake = -.infinity  // set by acceptWake
-            scratch.walkedChanges = reloads.changes
-            scratch.walkedCount = found
-        }
-        scratch.walked = walked
-        return result
+        // Kept with no batch time yet (-infinity): set by acceptWake.
+        return keepingWalk(
+            now: now, wake: { _ in -.infinity },
+            walk: { queued, walked, found, asQueued in
+                Self.plansWithin(queued, deadline: deadline, walked: walked, found: &found, asQueued: &asQueued)
+            })
     }
 
     /// This shard's latest plan within `bound` (``latestPlan(_:upTo:)``).

@@ -919,7 +919,6 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     mutating func run(until end: Double, clock: VirtualClock, provider: (ReloadDecision) -> ReloadOutcome)
         -> [ReloadDecision]
     {
-        guard count > 1 else { return cores[0].run(until: end, clock: clock, provider: provider) }
         var all: [ReloadDecision] = []
         var previous = -Double.infinity
         while let wake = nextWakeup(), wake <= end {
