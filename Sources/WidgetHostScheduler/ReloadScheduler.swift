@@ -424,6 +424,11 @@ public struct ReloadScheduler: Sendable {
     /// of the next reload batch, or the next entry change, whichever is first.
     /// Never earlier than the latest time the scheduler was told about. Nil
     /// when nothing is scheduled.
+    ///
+    /// It keeps what its walk of the queue found for the `dueReloads` that
+    /// follows, in the state it reads in place: copies that share their
+    /// state (none changed since the copy) must not ask it on two threads
+    /// at once. A driver keeps one scheduler and asks it from one thread.
     public func nextWakeup() -> Double? {
         // Through the pointer: a read, though the core's call is `mutating`.
         box.engine.pointee.nextWakeup()

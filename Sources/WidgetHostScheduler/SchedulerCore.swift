@@ -1386,12 +1386,13 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// and write the host-wide free-reload ledger) are left queued as they
     /// are, their positions moved to the front of `due`, in order;
     /// `leavesNotIssued`: so are the reloads not due after all, to be
-    /// planned again by the caller (``replan(_:)``) after the wakeup's
-    /// last issue, as one engine plans them after its whole wakeup. Returns
+    /// planned again by the caller (``replan(positions:)``) after the
+    /// wakeup's last issue, as one engine plans them after its whole
+    /// wakeup. Returns
     /// how many were issued, how many were left so, and whether the reloads
     /// issued are of more than one group (batch). Called once per wakeup, from
     /// ``issueDue(at:limit:into:)`` and a shard's
-    /// ``issueShard(_:all:at:limit:asPlannedOnly:into:)``, and never
+    /// ``issueShard(_:all:at:limit:asPlannedOnly:leavesNotIssued:into:)``, and never
     /// inlined, so that the loop is one copy, into which the calls every
     /// reload makes are inlined (two copies of it had `issuePolicyReload`
     /// left out of line: 27 more instructions per reload).
@@ -2185,8 +2186,9 @@ extension SchedulerCore {
 
     /// Issues the reloads of `due` (this shard's positions queued by `now`,
     /// ascending), at most `limit`: ``issue(_:all:at:limit:asPlannedOnly:into:)``.
-    /// Returns how many were issued and how many were left for the rules
-    /// (moved to the front of `due`).
+    /// Returns how many were issued and how many were left (moved to the
+    /// front of `due`): for the rules, with `asPlannedOnly`; not due after
+    /// all, with `leavesNotIssued`.
     mutating func issueShard(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
         leavesNotIssued: Bool = false, into tickets: inout [ReloadTicket]

@@ -139,9 +139,11 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             return
         }
         if workers.isEmpty { workers = ShardWorkerPool.shared.take(count - 1) }
-        // Copies sharing this set (a non-mutating `nextWakeup()` on two
-        // threads) must not post to one worker at once: the second runs
-        // its shards on its own thread.
+        // Two posters must never share a worker (each would wait for the
+        // other's job): a caller that finds one taken runs its shards on
+        // its own thread. (Copies sharing this set, asking `nextWakeup()`
+        // on two threads at once, still write the same scratch, as one
+        // engine's copies always did: `nextWakeup()` says so.)
         var claimed = 0
         while claimed < workers.count && workers[claimed].claim() { claimed += 1 }
         guard claimed == workers.count else {

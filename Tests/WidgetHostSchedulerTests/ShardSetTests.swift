@@ -95,4 +95,44 @@ struct ShardSetTests {
         #expect(oneDay == manyDay)
         #expect(one.state == many.state)
     }
+
+    @Test("an older wakeup's tickets complete their instances after removals in another shard", arguments: [2, 3])
+    func olderTicketsAfterRemovals(shards: Int) {
+        var one = Self.scheduler(shards: 1)
+        var many = Self.scheduler(shards: shards)
+        var oneOlder: [ReloadTicket] = []
+        var manyOlder: [ReloadTicket] = []
+        one.dueReloads(at: t0, into: &oneOlder)
+        many.dueReloads(at: t0, into: &manyOlder)
+        // A later wakeup's tickets (instances added since) are the last
+        // ones issued: the older ones are found through the global places.
+        var oneLater: [ReloadTicket] = []
+        var manyLater: [ReloadTicket] = []
+        for i in 6..<9 {
+            one.add(instance("w\(i)"), at: t0 + 60)
+            many.add(instance("w\(i)"), at: t0 + 60)
+        }
+        one.dueReloads(at: t0 + 60, into: &oneLater)
+        many.dueReloads(at: t0 + 60, into: &manyLater)
+        // Removed below the others, in the first shard: every later
+        // instance moves down, in every shard's global positions.
+        for id in ["w0", "w2"] {
+            one.remove(id)
+            many.remove(id)
+        }
+        let outcome = ReloadOutcome.success(timeline([t0 + 60], .after(t0 + 3_600)))
+        // Each older ticket names the same instance as one engine's (w0's and w2's none).
+        #expect(oneOlder.count == manyOlder.count)
+        for (a, b) in zip(oneOlder, manyOlder) { #expect(one.instance(of: a)?.id == many.instance(of: b)?.id) }
+        #expect(manyOlder.compactMap { many.instance(of: $0)?.id }.count == 4)
+        var oneResults = (oneOlder + oneLater).map { TicketCompletion(ticket: $0, outcome: outcome) }
+        var manyResults = (manyOlder + manyLater).map { TicketCompletion(ticket: $0, outcome: outcome) }
+        one.complete(taking: &oneResults, at: t0 + 60)
+        many.complete(taking: &manyResults, at: t0 + 60)
+        #expect(one.state == many.state)
+        for i in [1, 3, 4, 5, 6, 7, 8] {
+            #expect(many.instanceState("w\(i)")?.inFlight == nil, "w\(i)")
+            #expect(many.instanceState("w\(i)")?.timeline?.policy == .after(t0 + 3_600), "w\(i)")
+        }
+    }
 }
