@@ -1388,9 +1388,9 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// `leavesNotIssued`: so are the reloads not due after all, to be
     /// planned again by the caller (``replan(positions:)``) after the
     /// wakeup's last issue, as one engine plans them after its whole
-    /// wakeup. Returns
-    /// how many were issued, how many were left so, and whether the reloads
-    /// issued are of more than one group (batch). Called once per wakeup, from
+    /// wakeup. Returns how many were issued, how many were left so, and
+    /// whether the reloads issued are of more than one group (batch).
+    /// Called once per wakeup, from
     /// ``issueDue(at:limit:into:)`` and a shard's
     /// ``issueShard(_:all:at:limit:asPlannedOnly:leavesNotIssued:into:)``, and never
     /// inlined, so that the loop is one copy, into which the calls every
@@ -1414,7 +1414,7 @@ struct SchedulerCore: ~Copyable, Sendable {
         // them again at every call made a storm of N due reloads, issued
         // `limit` at a time, cost N²/limit plans.
         var examined = due.count
-        // With `asPlannedOnly`: the positions left for the rules.
+        // With `asPlannedOnly` or `leavesNotIssued`: the positions left.
         var left = 0
         // The tickets written in place, one slot per due reload (the slots
         // not used are dropped after), noting whether they are of more than
@@ -1431,66 +1431,64 @@ struct SchedulerCore: ~Copyable, Sendable {
         // Through the buffers, written in place: each write to an array
         // itself asked whether its buffer was shared (the calls between
         // them hide that it never is).
-        do {
-            tickets.withUnsafeMutableBufferPointer { tickets in
-                for i in due.indices {
-                    let p = due[i]
-                    guard issued < limit else {
-                        examined = i
-                        break
-                    }
-                    if readsAhead {
-                        readUpTo = readAhead(
-                            UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
-                    }
-                    let steady = self.steady
-                    let charge = appCharges[instances[info: p].app]
-                    // Only a reload issued has its plan made (with its trigger). A
-                    // plain policy reload, trusted as queued (not under the free
-                    // cap, no recheck queued), is the plan made when it was queued:
-                    // no event has changed it since (each one plans its instances
-                    // again), and its budget reads the same viewing tier at `now` as
-                    // at its time when no whole hour and no end of learning lies
-                    // between them; so it is not made again. Nor is a policy
-                    // reload held by the budget alone until its queued time (an
-                    // instance shown all day past its learning period): its tier,
-                    // and so its budget, have not changed since it was planned,
-                    // and the rules would find the same plan, deferred from its
-                    // policy's due time.
-                    let node = reloads.node(of: p)
-                    let trusted = !node.underFreeCap && !instances[info: p].hasRecheck && charge == .counted
-                    var dueSince = node.key
-                    var planned: Deferral?
-                    let asPlanned: Bool
-                    if trusted && node.plainPolicy {
-                        asPlanned = now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
-                    } else if trusted && node.heldPolicy {
-                        dueSince = instances[hot: p].storedPolicyDue
-                        planned = Deferral(from: dueSince, until: node.key, cause: .budget)
-                        asPlanned = true
-                    } else {
-                        asPlanned = false
-                    }
-                    let serial: UInt64
-                    if asPlanned {
-                        // Its in-flight record made at once, from one call
-                        // (inlined here): no plan with a trigger to copy.
-                        serial = issuePolicyReload(
-                            p, dueSince: dueSince, time: node.key, latest: node.latest, planned: planned, at: now)
-                    } else {
-                        // Left queued as it is, for the set to issue in
-                        // global order (moved to the front of `due` below).
-                        if asPlannedOnly { continue }
-                        guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
-                        serial = ruled
-                    }
-                    let group = Int32(instances[info: p].group)
-                    if firstGroup < 0 { firstGroup = group }
-                    grouped = grouped || group != firstGroup
-                    tickets[start + issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
-                    issued += 1
-                    due[i] = ~p  // issued: in flight, nothing to plan until it completes
+        tickets.withUnsafeMutableBufferPointer { tickets in
+            for i in due.indices {
+                let p = due[i]
+                guard issued < limit else {
+                    examined = i
+                    break
                 }
+                if readsAhead {
+                    readUpTo = readAhead(
+                        UnsafeBufferPointer(due), aheadOf: i, readUpTo: readUpTo, forIssue: true)
+                }
+                let steady = self.steady
+                let charge = appCharges[instances[info: p].app]
+                // Only a reload issued has its plan made (with its trigger). A
+                // plain policy reload, trusted as queued (not under the free
+                // cap, no recheck queued), is the plan made when it was queued:
+                // no event has changed it since (each one plans its instances
+                // again), and its budget reads the same viewing tier at `now` as
+                // at its time when no whole hour and no end of learning lies
+                // between them; so it is not made again. Nor is a policy
+                // reload held by the budget alone until its queued time (an
+                // instance shown all day past its learning period): its tier,
+                // and so its budget, have not changed since it was planned,
+                // and the rules would find the same plan, deferred from its
+                // policy's due time.
+                let node = reloads.node(of: p)
+                let trusted = !node.underFreeCap && !instances[info: p].hasRecheck && charge == .counted
+                var dueSince = node.key
+                var planned: Deferral?
+                let asPlanned: Bool
+                if trusted && node.plainPolicy {
+                    asPlanned = now < steady.tierBoundary(after: node.key, addedAt: instances[hot: p].addedAt)
+                } else if trusted && node.heldPolicy {
+                    dueSince = instances[hot: p].storedPolicyDue
+                    planned = Deferral(from: dueSince, until: node.key, cause: .budget)
+                    asPlanned = true
+                } else {
+                    asPlanned = false
+                }
+                let serial: UInt64
+                if asPlanned {
+                    // Its in-flight record made at once, from one call
+                    // (inlined here): no plan with a trigger to copy.
+                    serial = issuePolicyReload(
+                        p, dueSince: dueSince, time: node.key, latest: node.latest, planned: planned, at: now)
+                } else {
+                    // Left queued as it is, for the set to issue in
+                    // global order (moved to the front of `due` below).
+                    if asPlannedOnly { continue }
+                    guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
+                    serial = ruled
+                }
+                let group = Int32(instances[info: p].group)
+                if firstGroup < 0 { firstGroup = group }
+                grouped = grouped || group != firstGroup
+                tickets[start + issued] = ReloadTicket(position: Int32(p), group: group, serial: serial)
+                issued += 1
+                due[i] = ~p  // issued: in flight, nothing to plan until it completes
             }
         }
         tickets.removeLast(due.count - issued)

@@ -63,7 +63,6 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     /// journal (an instance added or removed, the state replaced), put
     /// back by ``rollBackJournal()``.
     private var saved: (places: [ShardPlace], globals: [[Int32]], groups: ShardGroups)?
-    private var journaling = false
     /// Per shard: what its part of a wakeup works on (K > 1).
     private let lanes: UnsafeMutablePointer<ShardLane>
     /// One thread per shard but the first (the caller's thread runs it),
@@ -108,7 +107,6 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         globals = other.globals
         groups = other.groups
         saved = other.saved
-        journaling = other.journaling
         parallelMinimum = other.parallelMinimum
         lanes = .allocate(capacity: other.count)
         for s in 0..<other.count { (lanes + s).initialize(to: ShardLane(core: cores + s, shard: s)) }
@@ -131,14 +129,24 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     }
 
     /// Runs `job` for every shard, shard 0 on this thread and each other on
-    /// its worker (started the first time), and returns when all are done;
-    /// with `parallel` false, one after another on this thread.
+    /// its worker (taken the first time), and returns when all are done;
+    /// with `parallel` false, or without the workers, one after another on
+    /// this thread.
     private mutating func everyShard(_ job: ShardJob, parallel: Bool) {
         guard parallel else {
             for s in 0..<count { job(UnsafeMutableRawPointer(lanes + s)) }
             return
         }
         if workers.isEmpty { workers = ShardWorkerPool.shared.take(count - 1) }
+        guard workers.count == count - 1 else {
+            // The system would not start a thread (a host's limit, not an
+            // error of the scheduler's): this wakeup on this thread, and
+            // the threads asked for again at the next.
+            ShardWorkerPool.shared.give(workers)
+            workers = []
+            for s in 0..<count { job(UnsafeMutableRawPointer(lanes + s)) }
+            return
+        }
         // Two posters must never share a worker (each would wait for the
         // other's job): a caller that finds one taken runs its shards on
         // its own thread. (Copies sharing this set, asking `nextWakeup()`
@@ -230,7 +238,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     /// saved, and every shard keeps its whole self as it was (one engine
     /// does, and its rollback then puts its time back to this moment too).
     private mutating func willMove() {
-        guard journaling else { return }
+        guard cores[0].isJournaling else { return }
         if saved == nil { saved = (places, globals, groups) }
         for s in 0..<count { cores[s].journalWholeNow() }
     }
@@ -316,7 +324,6 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     mutating func beginJournal() {
         for s in 0..<count { cores[s].beginJournal() }
-        journaling = true
         saved = nil
     }
 
@@ -324,14 +331,12 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     mutating func endJournal() {
         for s in 0..<count { cores[s].endJournal() }
-        journaling = false
         saved = nil
     }
 
     mutating func rollBackJournal() {
         for s in 0..<count { cores[s].rollBackJournal() }
         if let saved { (places, globals, groups) = saved }
-        journaling = false
         saved = nil
     }
 

@@ -36,14 +36,16 @@ final class ShardWorker: @unchecked Sendable {
     /// than a wakeup of 100,000 instances takes between its parts).
     private let spins: Int
 
-    init(spins: Int = 2_000_000) {
+    /// A worker on a thread of its own; nil when the system would not start
+    /// the thread (its limit of threads or memory reached).
+    init?(spins: Int = 2_000_000) {
         self.spins = spins
         lock = .allocate(capacity: 1)
         wake = .allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
         pthread_cond_init(wake, nil)
         var thread = pthread_t()
-        let me = Unmanaged.passRetained(self).toOpaque()
+        let me = Unmanaged.passRetained(self)
         let created = pthread_create(
             &thread, nil,
             { raw in
@@ -51,8 +53,11 @@ final class ShardWorker: @unchecked Sendable {
                 let worker = Unmanaged<ShardWorker>.fromOpaque(raw).takeRetainedValue()
                 worker.loop()
                 return nil
-            }, me)
-        precondition(created == 0, "a shard's thread could not be started (pthread_create: \(created))")
+            }, me.toOpaque())
+        guard created == 0 else {
+            me.release()
+            return nil
+        }
         pthread_detach(thread)
     }
 
@@ -138,14 +143,15 @@ final class ShardWorkerPool: Sendable {
 
     private let idle = Mutex<[ShardWorker]>([])
 
-    /// `count` workers, idle ones first, new ones started for the rest.
+    /// `count` workers, idle ones first, new ones started for the rest;
+    /// fewer when the system would not start a thread.
     func take(_ count: Int) -> [ShardWorker] {
         var workers = idle.withLock { idle in
             var taken: [ShardWorker] = []
             while taken.count < count, let worker = idle.popLast() { taken.append(worker) }
             return taken
         }
-        while workers.count < count { workers.append(ShardWorker()) }
+        while workers.count < count, let worker = ShardWorker() { workers.append(worker) }
         return workers
     }
 

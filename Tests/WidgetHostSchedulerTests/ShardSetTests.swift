@@ -29,6 +29,7 @@ struct ShardSetTests {
         var manyTickets: [ReloadTicket] = []
         one.dueReloads(at: t0, into: &oneTickets)
         many.dueReloads(at: t0, into: &manyTickets)
+        #expect(oneTickets.count == 6 && manyTickets.count == 6)
         var changes: [Int] = []
         one.takeDisplayChanges(into: &changes)
         many.takeDisplayChanges(into: &changes)
@@ -84,6 +85,7 @@ struct ShardSetTests {
                     many.remove(id)
                 }
             }
+            #expect(!manyTickets.isEmpty && manyTickets.count == oneTickets.count, "case \(index)")
             var oneResults = oneTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }
             var manyResults = manyTickets.map { TicketCompletion(ticket: $0, outcome: .timedOut) }
             one.complete(taking: &oneResults, at: t0 + 60)
@@ -114,6 +116,7 @@ struct ShardSetTests {
         }
         one.dueReloads(at: t0 + 60, into: &oneLater)
         many.dueReloads(at: t0 + 60, into: &manyLater)
+        #expect(manyOlder.count == 6 && manyLater.count == 3)
         // Removed below the others, in the first shard: every later
         // instance moves down, in every shard's global positions.
         for id in ["w0", "w2"] {
