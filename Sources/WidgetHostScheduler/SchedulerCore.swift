@@ -2111,6 +2111,9 @@ extension SchedulerCore {
     /// The earliest time queued in the reload queue (infinity: none).
     var earliestQueuedReload: Double { reloads.minimumKey }
 
+    /// The earliest recheck queued (infinity: none).
+    var earliestRecheck: Double { rechecks.minimumKey }
+
     /// The earliest entry change queued (infinity: none).
     var earliestEntryChange: Double { entryChanges.minimumKey }
 

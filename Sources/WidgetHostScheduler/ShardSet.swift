@@ -665,11 +665,19 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     mutating func dueReloads(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
         guard count > 1 else { return cores[0].dueReloads(at: now, limit: limit, into: &tickets) }
         if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
-        observe(now)
+        // Each shard's time moved on (its rechecks and entry changes due by
+        // now), on every shard's thread when a recheck is due and the
+        // wakeup is large.
+        let observing = (0..<count).contains { cores[$0].earliestRecheck <= now }
+        for s in 0..<count { lanes[s].now = now }
+        everyShard(observePhase, parallel: count > 1 && observing && isLarge)
         var anyQueued = false
         for s in 0..<count where cores[s].earliestQueuedReload <= now { anyQueued = true }
+        // What comes next read ahead after every wakeup: by each shard's
+        // thread in its last part of an issuing wakeup, else here.
+        var readsComingAhead = true
         defer {
-            for s in 0..<count { cores[s].readAheadComingReloads() }
+            if readsComingAhead { for s in 0..<count { cores[s].readAheadComingReloads() } }
         }
         guard anyQueued else { return }
         // The gate is the union's: a wakeup before the batch time issues
@@ -688,19 +696,35 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         // are many; those made by every rule (which may read and write the
         // free-reload ledger) are left in its lane. With a limit, only when
         // every due reload is within it.
+        let parallel: Bool
         if limit == .max {
-            everyShard(collectAndIssuePhase, parallel: count > 1 && isLarge)
+            parallel = count > 1 && isLarge
+            everyShard(collectAndIssuePhase, parallel: parallel)
         } else {
             var total = 0
             for s in 0..<count {
                 cores[s].collectDue(at: now, into: &lanes[s].due)
                 total += lanes[s].due.count
             }
-            if total <= limit { everyShard(issuePhase, parallel: count > 1 && total >= parallelMinimum) }
+            parallel = count > 1 && total >= parallelMinimum
+            if total <= limit { everyShard(issuePhase, parallel: parallel) }
         }
         // The rest in global order: what one engine issues after those,
         // the ledger's writes in the same order.
+        for s in 0..<count { lanes[s].planned = lanes[s].issued.count }
         issueInGlobalOrder(at: now, limit: limit)
+        // Each shard's tickets made the set's, on its thread (its lane
+        // holds its maps meanwhile: a swap, no copy), then merged.
+        for s in 0..<count {
+            swap(&lanes[s].globals, &globals[s])
+            swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
+        }
+        everyShard(finishPhase, parallel: parallel)
+        for s in 0..<count {
+            swap(&lanes[s].globals, &globals[s])
+            swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
+        }
+        readsComingAhead = false
         merge(into: &tickets)
     }
 
@@ -760,77 +784,51 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// The shards' issued tickets made the set's (global position, the
-    /// set's group, the serial with its shard), merged by global position
-    /// (each shard's are in its order, which is the global order), then
-    /// grouped by batch into `tickets`: one engine's order.
+    /// The shards' tickets, the set's already (``ShardLane/finish()``),
+    /// merged by global position (each shard's are in its order, which is
+    /// the global order), then grouped by batch into `tickets`: one
+    /// engine's order.
     private mutating func merge(into tickets: inout [ReloadTicket]) {
-        var merged = self.merged
-        merged.removeAll(keepingCapacity: true)
         var firstGroup: Int32 = -1
         var grouped = false
-        for s in 0..<count {
-            let lane = lanes + s
-            lane.pointee.next = 0
-            // Its tickets' positions in the shard, by serial (the shard
-            // numbers its issues one after another): a batch's completion
-            // finds each there, not in the global places (a miss each).
-            lane.pointee.locals.removeAll(keepingCapacity: true)
-            lane.pointee.serialBase = lane.pointee.issued.first?.serial ?? 0
-            var inOrder = true
-            var previous: Int32 = -1
-            for ticket in lane.pointee.issued {
-                lane.pointee.locals.append(ticket.position)
-                inOrder = inOrder && ticket.position > previous
-                previous = ticket.position
-            }
-            // Issued as planned first, then by the rules: in the shard's
-            // order again (each part is).
-            if !inOrder { lane.pointee.issued.sort { $0.position < $1.position } }
-            globals[s].withUnsafeBufferPointer { back in
-                groups.ofShard[s].withUnsafeBufferPointer { ofShard in
-                    lane.pointee.issued.withUnsafeMutableBufferPointer { issued in
-                        for i in issued.indices {
-                            let ticket = issued[i]
-                            let group = ofShard[Int(ticket.group)]
-                            if firstGroup < 0 { firstGroup = group }
-                            grouped = grouped || group != firstGroup
-                            issued[i] = ReloadTicket(
-                                position: back[Int(ticket.position)], group: group,
-                                serial: ticket.serial << Self.shardBits | UInt64(s))
+        var total = 0
+        for s in 0..<count where !lanes[s].issued.isEmpty {
+            if firstGroup < 0 { firstGroup = lanes[s].firstGroup }
+            grouped = grouped || lanes[s].grouped || lanes[s].firstGroup != firstGroup
+            total += lanes[s].issued.count
+        }
+        guard total > 0 else { return }
+        // Of one group (the usual case): merged into `tickets` itself
+        // (empty: taken whole, and given back).
+        var merged: [ReloadTicket] = []
+        if grouped { swap(&merged, &self.merged) } else { swap(&merged, &tickets) }
+        merged.removeAll(keepingCapacity: true)
+        merged.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
+        withUnsafeTemporaryAllocation(of: (next: Int, count: Int).self, capacity: count) { heads in
+            for s in 0..<count { heads[s] = (0, lanes[s].issued.count) }
+            merged.withUnsafeMutableBufferPointer { out in
+                // The lowest next position of any shard, one ticket at a time.
+                for i in 0..<total {
+                    var best = -1
+                    var lowest = Int32.max
+                    for s in 0..<count where heads[s].next < heads[s].count {
+                        let position = lanes[s].issued[heads[s].next].position
+                        if position < lowest {
+                            lowest = position
+                            best = s
                         }
                     }
+                    out[i] = lanes[best].issued[heads[best].next]
+                    heads[best].next += 1
                 }
             }
         }
-        // K sorted runs merged: the one with the lowest next position first.
-        while true {
-            var best = -1
-            var lowest = Int32.max
-            for s in 0..<count where lanes[s].next < lanes[s].issued.count {
-                let position = lanes[s].issued[lanes[s].next].position
-                if position < lowest {
-                    lowest = position
-                    best = s
-                }
-            }
-            guard best >= 0 else { break }
-            // Its run up to the others' next position, in one append.
-            var second = Int32.max
-            for s in 0..<count where s != best && lanes[s].next < lanes[s].issued.count {
-                second = min(second, lanes[s].issued[lanes[s].next].position)
-            }
-            let lane = lanes + best
-            let start = lane.pointee.next
-            var end = start
-            lane.pointee.issued.withUnsafeBufferPointer { issued in
-                while end < issued.count && issued[end].position < second { end += 1 }
-                merged.append(contentsOf: issued[start..<end])
-            }
-            lane.pointee.next = end
+        if grouped {
+            ReloadTicket.appendGrouped(merged, grouped: true, ranks: groups.ranks, counts: &rankCounts, to: &tickets)
+            swap(&merged, &self.merged)
+        } else {
+            swap(&merged, &tickets)
         }
-        ReloadTicket.appendGrouped(merged, grouped: grouped, ranks: groups.ranks, counts: &rankCounts, to: &tickets)
-        self.merged = merged
     }
 
     // MARK: Completing
@@ -880,17 +878,11 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     mutating func complete(taking results: inout [TicketCompletion], at time: Double) {
         guard count > 1 else { return cores[0].complete(taking: &results, at: time) }
         guard !results.isEmpty else { return }
-        observe(time)
+        // Each shard's thread moves its time on, finds its own results by
+        // their serials' low bits, and completes them, reading and writing
+        // its own only (two threads on the lines of one array made each
+        // wait for the other).
         results.withUnsafeMutableBufferPointer { results in
-            // Each shard's results found first, by their serials' low bits:
-            // each shard's thread then reads and writes its own only (two
-            // threads on the lines of one array made each wait for the other).
-            for s in 0..<count { lanes[s].indices.removeAll(keepingCapacity: true) }
-            let mask = UInt64(1) << Self.shardBits - 1
-            for i in results.indices {
-                let s = Int(results[i].ticket.serial & mask)
-                if s < count { lanes[s].indices.append(Int32(i)) }
-            }
             places.withUnsafeBufferPointer { places in
                 for s in 0..<count {
                     lanes[s].results = results
@@ -1000,8 +992,22 @@ struct ShardLane {
     /// Its positions due at `now`, ascending, and the first not issued yet.
     var due: [Int] = []
     var next = 0
-    /// Its tickets issued, in its order.
+    /// Its tickets issued, in its order: those issued as planned (the
+    /// first `planned`), then those issued in global order; after
+    /// ``finish()``, the set's tickets, in the global order.
     var issued: [ReloadTicket] = []
+    var planned = 0
+    /// After ``finish()``: the set's group of its first ticket, and
+    /// whether its tickets are of more than one group.
+    var firstGroup: Int32 = -1
+    var grouped = false
+    /// Scratch for ``finish()``.
+    var sorted: [ReloadTicket] = []
+    /// What ``finish()`` reads, the set's own maps lent for the phase: the
+    /// set's global position of each of the shard's, and the set's group
+    /// of each of the shard's groups.
+    var globals: [Int32] = []
+    var groupsOfShard: [Int32] = []
     /// Its positions not due after all, to plan again after the wakeup.
     var replan: [Int] = []
     var now = 0.0
@@ -1021,6 +1027,69 @@ struct ShardLane {
         self.core = core
         self.shard = shard
     }
+
+    /// The wakeup's tickets made the set's, in global order: each one's
+    /// position in the shard kept first, by serial (the shard numbers its
+    /// issues one after another: a batch's completion finds each there,
+    /// not in the global places, a miss each); those issued as planned and
+    /// those issued in global order merged (each part is in order); then
+    /// the global position, the set's group, and the serial with the shard
+    /// in its low ``ShardSet/shardBits`` bits.
+    mutating func finish() {
+        locals.removeAll(keepingCapacity: true)
+        serialBase = issued.first?.serial ?? 0
+        for ticket in issued { locals.append(ticket.position) }
+        if planned > 0 && planned < issued.count && issued[planned - 1].position > issued[planned].position {
+            sorted.removeAll(keepingCapacity: true)
+            var a = 0
+            var b = planned
+            while a < planned || b < issued.count {
+                if b == issued.count || (a < planned && issued[a].position < issued[b].position) {
+                    sorted.append(issued[a])
+                    a += 1
+                } else {
+                    sorted.append(issued[b])
+                    b += 1
+                }
+            }
+            swap(&sorted, &issued)
+        }
+        var first: Int32 = -1
+        var grouped = false
+        let shard = UInt64(self.shard)
+        globals.withUnsafeBufferPointer { globals in
+            groupsOfShard.withUnsafeBufferPointer { groupsOfShard in
+                issued.withUnsafeMutableBufferPointer { issued in
+                    for i in issued.indices {
+                        let ticket = issued[i]
+                        let group = groupsOfShard[Int(ticket.group)]
+                        if first < 0 { first = group }
+                        grouped = grouped || group != first
+                        issued[i] = ReloadTicket(
+                            position: globals[Int(ticket.position)], group: group,
+                            serial: ticket.serial << ShardSet.shardBits | shard)
+                    }
+                }
+            }
+        }
+        firstGroup = first
+        self.grouped = grouped
+    }
+}
+
+/// A shard's time moved on to its lane's `now` (its rechecks and entry
+/// changes due by then).
+private let observePhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.core.pointee.observeTime(lane.pointee.now)
+}
+
+/// A shard's end of an issuing wakeup: its tickets made the set's
+/// (``ShardLane/finish()``), and what comes next read ahead on its thread.
+private let finishPhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.finish()
+    lane.pointee.core.pointee.readAheadComingReloads()
 }
 
 /// A shard's collecting and issuing at a wakeup with no limit: its due
@@ -1054,6 +1123,14 @@ private let withinPhase: ShardJob = { raw in
 /// A shard's completing of its results in a batch.
 private let completePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    // Its own results found first, by their serials' low bits.
+    lane.pointee.indices.removeAll(keepingCapacity: true)
+    let mask = UInt64(1) << ShardSet.shardBits - 1
+    let shard = UInt64(lane.pointee.shard)
+    let results = lane.pointee.results
+    for i in results.indices where results[i].ticket.serial & mask == shard {
+        lane.pointee.indices.append(Int32(i))
+    }
     lane.pointee.locals.withUnsafeBufferPointer { locals in
         lane.pointee.indices.withUnsafeBufferPointer { indices in
             lane.pointee.core.pointee.completeShard(
