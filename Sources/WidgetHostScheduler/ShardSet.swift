@@ -75,10 +75,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     var parallelMinimum = 256
     /// Positions reused by ``takeDisplayChanges(into:causes:)``.
     private var positions: [Int] = []
-    /// A wakeup's tickets merged in global order, and the counts of their
-    /// grouping (reused).
-    private var merged: [ReloadTicket] = []
-    private var rankCounts: [Int] = []
+    /// Where each group's batch starts in a wakeup's tickets (reused).
+    private var groupStarts: [Int] = []
 
     init(configuration: SchedulerConfiguration, state: SchedulerState, shards: Int, run: Int = 64) {
         precondition(shards >= 1 && shards <= Self.maximumShards, "shards must be 1 to \(Self.maximumShards)")
@@ -718,6 +716,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         for s in 0..<count {
             swap(&lanes[s].globals, &globals[s])
             swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
+            lanes[s].groupCount = groups.names.count
         }
         everyShard(finishPhase, parallel: parallel)
         for s in 0..<count {
@@ -786,8 +785,10 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     /// The shards' tickets, the set's already (``ShardLane/finish()``),
     /// merged by global position (each shard's are in its order, which is
-    /// the global order), then grouped by batch into `tickets`: one
-    /// engine's order.
+    /// the global order) straight into their batches' places in `tickets`
+    /// (emptied first): the batches in the order of their plugin and kind,
+    /// each in global order, as one engine groups them
+    /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``).
     private mutating func merge(into tickets: inout [ReloadTicket]) {
         var firstGroup: Int32 = -1
         var grouped = false
@@ -798,36 +799,69 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             total += lanes[s].issued.count
         }
         guard total > 0 else { return }
-        // Of one group (the usual case): merged into `tickets` itself
-        // (empty: taken whole, and given back).
-        var merged: [ReloadTicket] = []
-        if grouped { swap(&merged, &self.merged) } else { swap(&merged, &tickets) }
-        merged.removeAll(keepingCapacity: true)
-        merged.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
-        withUnsafeTemporaryAllocation(of: (next: Int, count: Int).self, capacity: count) { heads in
-            for s in 0..<count { heads[s] = (0, lanes[s].issued.count) }
-            merged.withUnsafeMutableBufferPointer { out in
-                // The lowest next position of any shard, one ticket at a time.
-                for i in 0..<total {
-                    var best = -1
-                    var lowest = Int32.max
-                    for s in 0..<count where heads[s].next < heads[s].count {
-                        let position = lanes[s].issued[heads[s].next].position
-                        if position < lowest {
-                            lowest = position
-                            best = s
+        // Where each group's batch starts: its tickets counted by each
+        // shard, the groups in the order of their plugin and kind.
+        var starts = groupStarts
+        starts.removeAll(keepingCapacity: true)
+        starts.append(contentsOf: repeatElement(0, count: groups.names.count))
+        if grouped {
+            var byRank = starts
+            for s in 0..<count {
+                for (g, n) in lanes[s].groupCounts.enumerated() { byRank[Int(groups.ranks[g])] += n }
+            }
+            var start = 0
+            for r in byRank.indices {
+                let n = byRank[r]
+                byRank[r] = start
+                start += n
+            }
+            for g in starts.indices { starts[g] = byRank[Int(groups.ranks[g])] }
+        }
+        tickets.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
+        let lanes = self.lanes
+        let count = self.count
+        tickets.withUnsafeMutableBufferPointer { out in
+            starts.withUnsafeMutableBufferPointer { starts in
+                withUnsafeTemporaryAllocation(of: UnsafeBufferPointer<ReloadTicket>.self, capacity: count) { runs in
+                    // Each lane's tickets lent for the merge.
+                    func lend(_ s: Int) {
+                        guard s < count else { return Self.merge(runs, into: out, starts: starts) }
+                        lanes[s].issued.withUnsafeBufferPointer { issued in
+                            runs[s] = issued
+                            lend(s + 1)
                         }
                     }
-                    out[i] = lanes[best].issued[heads[best].next]
-                    heads[best].next += 1
+                    lend(0)
                 }
             }
         }
-        if grouped {
-            ReloadTicket.appendGrouped(merged, grouped: true, ranks: groups.ranks, counts: &rankCounts, to: &tickets)
-            swap(&merged, &self.merged)
-        } else {
-            swap(&merged, &tickets)
+        groupStarts = starts
+    }
+
+    /// `runs` (each in ascending position, the positions distinct) merged
+    /// into `out`, each ticket at the next place of its group (`starts`,
+    /// by group, moved on as they are taken): the lowest next position of
+    /// any run, one ticket at a time (a run's end reads as the highest).
+    private static func merge(
+        _ runs: UnsafeMutableBufferPointer<UnsafeBufferPointer<ReloadTicket>>,
+        into out: UnsafeMutableBufferPointer<ReloadTicket>, starts: UnsafeMutableBufferPointer<Int>
+    ) {
+        var total = 0
+        for run in runs { total += run.count }
+        withUnsafeTemporaryAllocation(of: (next: Int, position: Int32).self, capacity: runs.count) { heads in
+            for s in runs.indices { heads[s] = (0, runs[s].first?.position ?? .max) }
+            for _ in 0..<total {
+                // Chosen without a branch (a select): which run is next is a
+                // coin toss at every ticket, a branch mispredicted half the time.
+                var best = 0
+                for s in 1..<runs.count { best = heads[s].position < heads[best].position ? s : best }
+                let next = heads[best].next
+                let ticket = runs[best][next]
+                let g = Int(ticket.group)
+                out[starts[g]] = ticket
+                starts[g] += 1
+                heads[best] = (next + 1, next + 1 < runs[best].count ? runs[best][next + 1].position : .max)
+            }
         }
     }
 
@@ -1001,6 +1035,8 @@ struct ShardLane {
     /// whether its tickets are of more than one group.
     var firstGroup: Int32 = -1
     var grouped = false
+    /// After ``finish()``: its tickets counted by the set's group.
+    var groupCounts: [Int] = []
     /// Scratch for ``finish()``.
     var sorted: [ReloadTicket] = []
     /// What ``finish()`` reads, the set's own maps lent for the phase: the
@@ -1008,6 +1044,8 @@ struct ShardLane {
     /// of each of the shard's groups.
     var globals: [Int32] = []
     var groupsOfShard: [Int32] = []
+    /// How many groups the set has numbered.
+    var groupCount = 0
     /// Its positions not due after all, to plan again after the wakeup.
     var replan: [Int] = []
     var now = 0.0
@@ -1057,17 +1095,22 @@ struct ShardLane {
         var first: Int32 = -1
         var grouped = false
         let shard = UInt64(self.shard)
+        groupCounts.removeAll(keepingCapacity: true)
+        groupCounts.append(contentsOf: repeatElement(0, count: groupCount))
         globals.withUnsafeBufferPointer { globals in
             groupsOfShard.withUnsafeBufferPointer { groupsOfShard in
-                issued.withUnsafeMutableBufferPointer { issued in
-                    for i in issued.indices {
-                        let ticket = issued[i]
-                        let group = groupsOfShard[Int(ticket.group)]
-                        if first < 0 { first = group }
-                        grouped = grouped || group != first
-                        issued[i] = ReloadTicket(
-                            position: globals[Int(ticket.position)], group: group,
-                            serial: ticket.serial << ShardSet.shardBits | shard)
+                groupCounts.withUnsafeMutableBufferPointer { counts in
+                    issued.withUnsafeMutableBufferPointer { issued in
+                        for i in issued.indices {
+                            let ticket = issued[i]
+                            let group = groupsOfShard[Int(ticket.group)]
+                            if first < 0 { first = group }
+                            grouped = grouped || group != first
+                            counts[Int(group)] += 1
+                            issued[i] = ReloadTicket(
+                                position: globals[Int(ticket.position)], group: group,
+                                serial: ticket.serial << ShardSet.shardBits | shard)
+                        }
                     }
                 }
             }
