@@ -31,7 +31,15 @@ struct DashboardTests {
         instances.append(
             #"{ "id": "evil", "plugin": "hostile", "kind": "test.hostile", "app": "t", "configuration": { "canary": "\#(canary.url)" } }"#
         )
-        instances.append(#"{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t" }"#)
+        // tick's entries come `spacing` seconds apart: wide enough that a
+        // page drawn late on a loaded machine (CI runs this test beside the
+        // fuzzers and the shard tests) still sees a reloaded timeline's next
+        // entry become current (2 s ran out three times in a row once,
+        // stop 61's CI, the test taking 361 s).
+        let spacing = 8.0
+        instances.append(
+            #"{ "id": "tick", "plugin": "ticking", "kind": "test.fixture", "app": "t", "configuration": { "spacing": \#(Int(spacing)) } }"#
+        )
         let configuration = """
             {
               "plugins": [{ "name": "ticking", "path": "\(Dashboard.ticking)" },
@@ -94,7 +102,7 @@ struct DashboardTests {
                       [...section.querySelectorAll('article.card')].every((card, index) =>
                         card.dataset.rank === String(index + 1) && card.dataset.family === section.dataset.family));
                     """) as? Bool == true)
-            // tick's first timeline lifts it to the top for the 2 s its
+            // tick's first timeline lifts it to the top for the 8 s its
             // relevant entry is current (entry 1 of 3), so a busy machine may
             // find it there: it is at the bottom again once entry 2 is. The
             // wait is the test's usual 60 s: under a full suite's load (a
@@ -109,11 +117,11 @@ struct DashboardTests {
                 new MutationObserver(() => window.whTops.push(list.firstElementChild.id)).observe(list, { childList: true });
                 """)
 
-            // A reload shows up live: a new timeline (entries 2 s apart from the call's now).
+            // A reload shows up live: a new timeline (entries `spacing` apart from the call's now).
             let entryDate = "return parseFloat(document.getElementById('w-tick').dataset.entryDate || '0')"
             // Then the next entry becomes current at its date, without a reload.
             // A busy machine may first draw the new timeline at its last entry
-            // (4 s after the call), with no entry after it: reload again then.
+            // (2 × spacing after the call), with no entry after it: reload again then.
             var advanced = false
             for _ in 0..<3 where !advanced {
                 let before = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
@@ -121,7 +129,8 @@ struct DashboardTests {
                 try #require(reload.status == 0, "\(reload.output)")
                 try #require(try await browser.waitUntil("\(entryDate) > \(before)"), "the reload was not shown")
                 let reloaded = (try await browser.run(entryDate) as? NSNumber)?.doubleValue ?? 0
-                advanced = try await browser.waitUntil("\(entryDate) >= \(reloaded + 1.5)", timeout: 12)
+                advanced = try await browser.waitUntil(
+                    "\(entryDate) >= \(reloaded + spacing / 2)", timeout: 2 * spacing + 20)
             }
             #expect(advanced, "no reloaded timeline's next entry was shown at its date in three tries")
             // That entry is relevant (score 50): tick went to the top of its stack, live.
