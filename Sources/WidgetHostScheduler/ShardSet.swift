@@ -37,7 +37,9 @@ import WidgetHostModel
 ///   engine numbers them), and its serial the shard's serial with the
 ///   shard's number in its low ``shardBits`` bits (unique in the
 ///   scheduler's life, as before). A wakeup's tickets are merged by the
-///   groups' order, then global position: one engine's order.
+///   groups' order, then global position: one engine's order. Each shard's
+///   thread puts its own in that order; with two shards each thread then
+///   merges half of them (``ShardRun``).
 ///
 /// Not copyable: ``clone()`` copies, as ``SchedulerCore`` does.
 struct ShardSet: ~Copyable, @unchecked Sendable {
@@ -75,8 +77,6 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     var parallelMinimum = 256
     /// Positions reused by ``takeDisplayChanges(into:causes:)``.
     private var positions: [Int] = []
-    /// Where each group's batch starts in a wakeup's tickets (reused).
-    private var groupStarts: [Int] = []
 
     init(configuration: SchedulerConfiguration, state: SchedulerState, shards: Int, run: Int = 64) {
         precondition(shards >= 1 && shards <= Self.maximumShards, "shards must be 1 to \(Self.maximumShards)")
@@ -716,7 +716,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         for s in 0..<count {
             swap(&lanes[s].globals, &globals[s])
             swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
-            lanes[s].groupCount = groups.names.count
+            lanes[s].ranks = groups.ranks
         }
         everyShard(finishPhase, parallel: parallel)
         for s in 0..<count {
@@ -724,7 +724,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
         }
         readsComingAhead = false
-        merge(into: &tickets)
+        merge(into: &tickets, parallel: parallel)
     }
 
     /// Issues the shards' due reloads not looked at yet (each lane's from
@@ -783,84 +783,49 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// The shards' tickets, the set's already (``ShardLane/finish()``),
-    /// merged by global position (each shard's are in its order, which is
-    /// the global order) straight into their batches' places in `tickets`
+    /// The shards' tickets, the set's already and each shard's in its
+    /// batches' order (``ShardLane/finish()``), merged into `tickets`
     /// (emptied first): the batches in the order of their plugin and kind,
     /// each in global order, as one engine groups them
-    /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``).
-    private mutating func merge(into tickets: inout [ReloadTicket]) {
-        var firstGroup: Int32 = -1
-        var grouped = false
+    /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``). With
+    /// two shards and `parallel`, each thread merges half of them.
+    private mutating func merge(into tickets: inout [ReloadTicket], parallel: Bool) {
         var total = 0
-        for s in 0..<count where !lanes[s].issued.isEmpty {
-            if firstGroup < 0 { firstGroup = lanes[s].firstGroup }
-            grouped = grouped || lanes[s].grouped || lanes[s].firstGroup != firstGroup
-            total += lanes[s].issued.count
-        }
+        for s in 0..<count { total += lanes[s].issued.count }
         guard total > 0 else { return }
-        // Where each group's batch starts: its tickets counted by each
-        // shard, the groups in the order of their plugin and kind.
-        var starts = groupStarts
-        starts.removeAll(keepingCapacity: true)
-        starts.append(contentsOf: repeatElement(0, count: groups.names.count))
-        if grouped {
-            var byRank = starts
-            for s in 0..<count {
-                for (g, n) in lanes[s].groupCounts.enumerated() { byRank[Int(groups.ranks[g])] += n }
-            }
-            var start = 0
-            for r in byRank.indices {
-                let n = byRank[r]
-                byRank[r] = start
-                start += n
-            }
-            for g in starts.indices { starts[g] = byRank[Int(groups.ranks[g])] }
-        }
         tickets.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
         let lanes = self.lanes
         let count = self.count
+        let halves = parallel && count == 2
         tickets.withUnsafeMutableBufferPointer { out in
-            starts.withUnsafeMutableBufferPointer { starts in
-                withUnsafeTemporaryAllocation(of: UnsafeBufferPointer<ReloadTicket>.self, capacity: count) { runs in
-                    // Each lane's tickets lent for the merge.
-                    func lend(_ s: Int) {
-                        guard s < count else { return Self.merge(runs, into: out, starts: starts) }
+            withUnsafeTemporaryAllocation(of: ShardRun.self, capacity: count) { runs in
+                // Each lane's tickets and batches' ends lent for the merge
+                // (read by both threads, written by none meanwhile).
+                func lend(_ s: Int) {
+                    if s < count {
                         lanes[s].issued.withUnsafeBufferPointer { issued in
-                            runs[s] = issued
-                            lend(s + 1)
+                            lanes[s].rankEnds.withUnsafeBufferPointer { ends in
+                                runs[s] = ShardRun(tickets: issued, ends: ends)
+                                lend(s + 1)
+                            }
                         }
+                    } else if !halves {
+                        ShardRun.merge(runs, into: out.baseAddress!)
+                    } else {
+                        // Where the first half ends in each run: the
+                        // merge's path cut at the middle ticket.
+                        let middle = lanes[0].ranks.withUnsafeBufferPointer { ranks in
+                            ShardRun.cut(runs[0], runs[1], at: total / 2, ranks: ranks)
+                        }
+                        let whole = (a: runs[0].tickets.count, b: runs[1].tickets.count)
+                        lanes[0].span = ShardSpan(
+                            a: runs[0], b: runs[1], from: (0, 0), to: middle, out: out.baseAddress!)
+                        lanes[1].span = ShardSpan(
+                            a: runs[0], b: runs[1], from: middle, to: whole, out: out.baseAddress!)
+                        everyShard(mergePhase, parallel: true)
                     }
-                    lend(0)
                 }
-            }
-        }
-        groupStarts = starts
-    }
-
-    /// `runs` (each in ascending position, the positions distinct) merged
-    /// into `out`, each ticket at the next place of its group (`starts`,
-    /// by group, moved on as they are taken): the lowest next position of
-    /// any run, one ticket at a time (a run's end reads as the highest).
-    private static func merge(
-        _ runs: UnsafeMutableBufferPointer<UnsafeBufferPointer<ReloadTicket>>,
-        into out: UnsafeMutableBufferPointer<ReloadTicket>, starts: UnsafeMutableBufferPointer<Int>
-    ) {
-        var total = 0
-        for run in runs { total += run.count }
-        withUnsafeTemporaryAllocation(of: (next: Int, position: Int32).self, capacity: runs.count) { heads in
-            for s in runs.indices { heads[s] = (0, runs[s].first?.position ?? .max) }
-            for _ in 0..<total {
-                // Chosen without a branch (a select): which run is next is a
-                // coin toss at every ticket, a branch mispredicted half the time.
-                var best = 0
-                for s in 1..<runs.count { best = heads[s].position < heads[best].position ? s : best }
-                let next = heads[best].next
-                let ticket = runs[best][next]
-                let g = Int(ticket.group)
-                out[starts[g]] = ticket
-                starts[g] += 1
-                heads[best] = (next + 1, next + 1 < runs[best].count ? runs[best][next + 1].position : .max)
+                lend(0)
             }
         }
     }
@@ -1028,15 +993,17 @@ struct ShardLane {
     var next = 0
     /// Its tickets issued, in its order: those issued as planned (the
     /// first `planned`), then those issued in global order; after
-    /// ``finish()``, the set's tickets, in the global order.
+    /// ``finish()``, the set's tickets in their batches' order (by the
+    /// rank of their plugin and kind, then in global order).
     var issued: [ReloadTicket] = []
     var planned = 0
     /// After ``finish()``: the set's group of its first ticket, and
     /// whether its tickets are of more than one group.
     var firstGroup: Int32 = -1
     var grouped = false
-    /// After ``finish()``: its tickets counted by the set's group.
-    var groupCounts: [Int] = []
+    /// After ``finish()``: where each rank's batch ends in `issued`, by
+    /// rank (one more, the last the count).
+    var rankEnds: [Int] = []
     /// Scratch for ``finish()``.
     var sorted: [ReloadTicket] = []
     /// What ``finish()`` reads, the set's own maps lent for the phase: the
@@ -1044,8 +1011,10 @@ struct ShardLane {
     /// of each of the shard's groups.
     var globals: [Int32] = []
     var groupsOfShard: [Int32] = []
-    /// How many groups the set has numbered.
-    var groupCount = 0
+    /// The set's ranks of its groups, lent for ``finish()`` and the merge.
+    var ranks: [Int32] = []
+    /// Its half of the set's merge, with two shards (``mergePhase``).
+    var span: ShardSpan?
     /// Its positions not due after all, to plan again after the wakeup.
     var replan: [Int] = []
     var now = 0.0
@@ -1066,13 +1035,16 @@ struct ShardLane {
         self.shard = shard
     }
 
-    /// The wakeup's tickets made the set's, in global order: each one's
-    /// position in the shard kept first, by serial (the shard numbers its
-    /// issues one after another: a batch's completion finds each there,
+    /// The wakeup's tickets made the set's, in their batches' order: each
+    /// one's position in the shard kept first, by serial (the shard numbers
+    /// its issues one after another: a batch's completion finds each there,
     /// not in the global places, a miss each); those issued as planned and
     /// those issued in global order merged (each part is in order); then
     /// the global position, the set's group, and the serial with the shard
-    /// in its low ``ShardSet/shardBits`` bits.
+    /// in its low ``ShardSet/shardBits`` bits; then grouped by batch with
+    /// the counting sort one engine uses
+    /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``), each
+    /// rank's end kept for the set's merge.
     mutating func finish() {
         locals.removeAll(keepingCapacity: true)
         serialBase = issued.first?.serial ?? 0
@@ -1095,29 +1067,147 @@ struct ShardLane {
         var first: Int32 = -1
         var grouped = false
         let shard = UInt64(self.shard)
-        groupCounts.removeAll(keepingCapacity: true)
-        groupCounts.append(contentsOf: repeatElement(0, count: groupCount))
         globals.withUnsafeBufferPointer { globals in
             groupsOfShard.withUnsafeBufferPointer { groupsOfShard in
-                groupCounts.withUnsafeMutableBufferPointer { counts in
-                    issued.withUnsafeMutableBufferPointer { issued in
-                        for i in issued.indices {
-                            let ticket = issued[i]
-                            let group = groupsOfShard[Int(ticket.group)]
-                            if first < 0 { first = group }
-                            grouped = grouped || group != first
-                            counts[Int(group)] += 1
-                            issued[i] = ReloadTicket(
-                                position: globals[Int(ticket.position)], group: group,
-                                serial: ticket.serial << ShardSet.shardBits | shard)
-                        }
+                issued.withUnsafeMutableBufferPointer { issued in
+                    for i in issued.indices {
+                        let ticket = issued[i]
+                        let group = groupsOfShard[Int(ticket.group)]
+                        if first < 0 { first = group }
+                        grouped = grouped || group != first
+                        issued[i] = ReloadTicket(
+                            position: globals[Int(ticket.position)], group: group,
+                            serial: ticket.serial << ShardSet.shardBits | shard)
                     }
                 }
             }
         }
-        firstGroup = first
-        self.grouped = grouped
+        if grouped {
+            sorted.removeAll(keepingCapacity: true)
+            ReloadTicket.appendGrouped(issued, grouped: true, ranks: ranks, counts: &rankEnds, to: &sorted)
+            swap(&sorted, &issued)
+        } else {
+            // One batch (or none): every rank's end before it 0, from it the count.
+            let rank = first < 0 ? 0 : Int(ranks[Int(first)])
+            rankEnds.removeAll(keepingCapacity: true)
+            rankEnds.append(contentsOf: repeatElement(0, count: rank))
+            rankEnds.append(contentsOf: repeatElement(issued.count, count: ranks.count + 1 - rank))
+        }
     }
+}
+
+/// A shard's tickets of a wakeup, in their batches' order, lent for the
+/// set's merge: where each rank's batch ends (by rank; one more, the count).
+struct ShardRun {
+    var tickets: UnsafeBufferPointer<ReloadTicket>
+    var ends: UnsafeBufferPointer<Int>
+
+    /// `runs` merged into `out` (room for all): rank by rank, the lowest
+    /// next position of any run's batch of that rank, one ticket at a time.
+    static func merge(_ runs: UnsafeMutableBufferPointer<ShardRun>, into out: UnsafeMutablePointer<ReloadTicket>) {
+        if runs.count == 2 {
+            let whole = (a: runs[0].tickets.count, b: runs[1].tickets.count)
+            return merge(runs[0], runs[1], from: (0, 0), to: whole, into: out)
+        }
+        var o = out
+        withUnsafeTemporaryAllocation(of: (next: Int, end: Int, position: Int32).self, capacity: runs.count) { heads in
+            for s in runs.indices { heads[s] = (0, 0, .max) }
+            for r in 0..<runs[0].ends.count - 1 {
+                var left = 0
+                for s in runs.indices {
+                    let (next, _, _) = heads[s]
+                    let end = runs[s].ends[r]
+                    heads[s] = (next, end, next < end ? runs[s].tickets[next].position : .max)
+                    left += end - next
+                }
+                for _ in 0..<left {
+                    // Chosen without a branch (a select): which run is next
+                    // is a coin toss at every ticket.
+                    var best = 0
+                    for s in 1..<runs.count { best = heads[s].position < heads[best].position ? s : best }
+                    let (next, end, _) = heads[best]
+                    o.pointee = runs[best].tickets[next]
+                    o += 1
+                    heads[best] = (next + 1, end, next + 1 < end ? runs[best].tickets[next + 1].position : .max)
+                }
+            }
+        }
+    }
+
+    /// `a` and `b` merged from the cut `from` (how many of each come before
+    /// it) to the cut `to` into `out` at `from.a + from.b` on: rank by rank,
+    /// the lower position first.
+    static func merge(
+        _ a: ShardRun, _ b: ShardRun, from: (a: Int, b: Int), to: (a: Int, b: Int),
+        into out: UnsafeMutablePointer<ReloadTicket>
+    ) {
+        var i = from.a
+        var j = from.b
+        var o = out + (from.a + from.b)
+        for r in 0..<a.ends.count - 1 where i < to.a || j < to.b {
+            let endA = max(i, min(a.ends[r], to.a))
+            let endB = max(j, min(b.ends[r], to.b))
+            while i < endA && j < endB {
+                // A select, not a branch: which run is next is a coin toss.
+                let x = a.tickets[i]
+                let y = b.tickets[j]
+                let first = x.position < y.position
+                o.pointee = first ? x : y
+                o += 1
+                i &+= first ? 1 : 0
+                j &+= first ? 0 : 1
+            }
+            while i < endA {
+                o.pointee = a.tickets[i]
+                o += 1
+                i += 1
+            }
+            while j < endB {
+                o.pointee = b.tickets[j]
+                o += 1
+                j += 1
+            }
+        }
+    }
+
+    /// How many of `a`'s and of `b`'s tickets come among the first `h` of
+    /// their merge (in the order of rank, then position): a binary search
+    /// on the merge's path.
+    static func cut(_ a: ShardRun, _ b: ShardRun, at h: Int, ranks: UnsafeBufferPointer<Int32>) -> (a: Int, b: Int) {
+        func key(_ ticket: ReloadTicket) -> Int64 {
+            Int64(ranks[Int(ticket.group)]) << 32 | Int64(ticket.position)
+        }
+        var low = max(0, h - b.tickets.count)
+        var high = min(h, a.tickets.count)
+        while low < high {
+            let middle = (low + high) / 2
+            // a's ticket there comes before b's last of the first h: more
+            // of a's are among them.
+            if key(a.tickets[middle]) < key(b.tickets[h - middle - 1]) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return (low, h - low)
+    }
+}
+
+/// One thread's half of a two-shard merge (``ShardRun/merge(_:_:from:to:into:)``).
+struct ShardSpan {
+    var a: ShardRun
+    var b: ShardRun
+    var from: (a: Int, b: Int)
+    var to: (a: Int, b: Int)
+    var out: UnsafeMutablePointer<ReloadTicket>
+}
+
+/// A shard's half of the set's merge of a wakeup's tickets, with two shards.
+private let mergePhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    guard let span = lane.pointee.span else { return }
+    ShardRun.merge(span.a, span.b, from: span.from, to: span.to, into: span.out)
+    lane.pointee.span = nil
 }
 
 /// A shard's time moved on to its lane's `now` (its rechecks and entry
