@@ -635,8 +635,12 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         }
         var wake = latest
         if latest > m {
+            // The latest plan within that earliest deadline, on every
+            // shard's thread when the walk was.
+            for s in 0..<count { lanes[s].deadline = m }
+            everyShard(latestPhase, parallel: count > 1 && isLarge)
             wake = -.infinity
-            for s in 0..<count { wake = max(wake, cores[s].batchLatest(upTo: m, now: now)) }
+            for s in 0..<count { wake = max(wake, lanes[s].latest) }
         }
         for s in 0..<count { cores[s].acceptWake(wake) }
         return wake
@@ -1029,6 +1033,9 @@ struct ShardLane {
     /// The batch-time walk's deadline, and what it found.
     var deadline = 0.0
     var within = (earliestDeadline: Double.infinity, latestTime: -Double.infinity)
+    /// The shard's latest plan within the set's earliest deadline (asked
+    /// at `deadline` when the walk's answers disagree).
+    var latest = -Double.infinity
 
     init(core: UnsafeMutablePointer<SchedulerCore>, shard: Int) {
         self.core = core
@@ -1251,6 +1258,12 @@ private let issuePhase: ShardJob = { raw in
 private let withinPhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     lane.pointee.within = lane.pointee.core.pointee.batchWithin(deadline: lane.pointee.deadline, now: lane.pointee.now)
+}
+
+/// A shard's latest plan within its lane's deadline (the set's earliest).
+private let latestPhase: ShardJob = { raw in
+    let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    lane.pointee.latest = lane.pointee.core.pointee.batchLatest(upTo: lane.pointee.deadline, now: lane.pointee.now)
 }
 
 /// A shard's completing of its results in a batch.
