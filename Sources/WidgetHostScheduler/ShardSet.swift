@@ -636,7 +636,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         var wake = latest
         if latest > m {
             // The latest plan within that earliest deadline, on every
-            // shard's thread when the walk was.
+            // shard's thread when the wakeup is large.
             for s in 0..<count { lanes[s].deadline = m }
             everyShard(latestPhase, parallel: count > 1 && isLarge)
             wake = -.infinity
@@ -788,8 +788,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     }
 
     /// The shards' tickets, the set's already and each shard's in its
-    /// batches' order (``ShardLane/finish()``), merged into `tickets`
-    /// (emptied first): the batches in the order of their plugin and kind,
+    /// batches' order (``ShardLane/finish()``), appended to `tickets`
+    /// merged: the batches in the order of their plugin and kind,
     /// each in global order, as one engine groups them
     /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``). With
     /// two shards and `parallel`, each thread merges half of them.
@@ -797,16 +797,23 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         var total = 0
         for s in 0..<count { total += lanes[s].issued.count }
         guard total > 0 else { return }
+        let start = tickets.count
         tickets.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
         let lanes = self.lanes
         let count = self.count
-        let halves = parallel && count == 2
-        tickets.withUnsafeMutableBufferPointer { out in
+        // Two threads when two shards' workers are there (asked for at
+        // this wakeup's earlier parts, not again here).
+        let halves = parallel && count == 2 && !workers.isEmpty
+        tickets.withUnsafeMutableBufferPointer { tickets in
+            let out = tickets.baseAddress! + start
             withUnsafeTemporaryAllocation(of: ShardRun.self, capacity: count) { runs in
                 // Each lane's tickets and batches' ends lent for the merge
                 // (read by both threads, written by none meanwhile).
                 func lend(_ s: Int) {
                     if s < count {
+                        // Its tickets made the set's and put in their
+                        // batches' order (every rank's end kept) this wakeup.
+                        assert(lanes[s].rankEnds.count == lanes[s].ranks.count + 1)
                         lanes[s].issued.withUnsafeBufferPointer { issued in
                             lanes[s].rankEnds.withUnsafeBufferPointer { ends in
                                 runs[s] = ShardRun(tickets: issued, ends: ends)
@@ -814,7 +821,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
                             }
                         }
                     } else if !halves {
-                        ShardRun.merge(runs, into: out.baseAddress!)
+                        ShardRun.merge(runs, into: out)
                     } else {
                         // Where the first half ends in each run: the
                         // merge's path cut at the middle ticket.
@@ -823,9 +830,9 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
                         }
                         let whole = (a: runs[0].tickets.count, b: runs[1].tickets.count)
                         lanes[0].span = ShardSpan(
-                            a: runs[0], b: runs[1], from: (0, 0), to: middle, out: out.baseAddress!)
+                            a: runs[0], b: runs[1], from: (0, 0), to: middle, out: out)
                         lanes[1].span = ShardSpan(
-                            a: runs[0], b: runs[1], from: middle, to: whole, out: out.baseAddress!)
+                            a: runs[0], b: runs[1], from: middle, to: whole, out: out)
                         everyShard(mergePhase, parallel: true)
                     }
                 }
@@ -882,9 +889,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         guard count > 1 else { return cores[0].complete(taking: &results, at: time) }
         guard !results.isEmpty else { return }
         // Each shard's thread moves its time on, finds its own results by
-        // their serials' low bits, and completes them, reading and writing
-        // its own only (two threads on the lines of one array made each
-        // wait for the other).
+        // their serials' low bits (reading every result's serial), and
+        // completes them, writing its own results' outcomes only.
         results.withUnsafeMutableBufferPointer { results in
             places.withUnsafeBufferPointer { places in
                 for s in 0..<count {
@@ -987,8 +993,9 @@ struct ShardGroups: Sendable {
 
 /// One shard's part of a ``ShardSet``'s wakeup: its core, its buffers
 /// (kept from wakeup to wakeup), and what a phase reads (the time, a
-/// batch's results and the places). A phase on a shard's thread touches
-/// its lane and its core only.
+/// batch's results and the places). A phase on a shard's thread writes
+/// its lane and its core only; the merge's halves (``mergePhase``) also read
+/// the other lane's tickets and write their own part of the caller's.
 struct ShardLane {
     let core: UnsafeMutablePointer<SchedulerCore>
     let shard: Int
@@ -1001,10 +1008,6 @@ struct ShardLane {
     /// rank of their plugin and kind, then in global order).
     var issued: [ReloadTicket] = []
     var planned = 0
-    /// After ``finish()``: the set's group of its first ticket, and
-    /// whether its tickets are of more than one group.
-    var firstGroup: Int32 = -1
-    var grouped = false
     /// After ``finish()``: where each rank's batch ends in `issued`, by
     /// rank (one more, the last the count).
     var rankEnds: [Int] = []
@@ -1030,7 +1033,8 @@ struct ShardLane {
     /// position of each of that wakeup's tickets, by serial.
     var serialBase: UInt64 = 0
     var locals: [Int32] = []
-    /// The batch-time walk's deadline, and what it found.
+    /// The batch-time walk's deadline (then the set's earliest, for
+    /// ``latestPhase``), and what the walk found.
     var deadline = 0.0
     var within = (earliestDeadline: Double.infinity, latestTime: -Double.infinity)
     /// The shard's latest plan within the set's earliest deadline (asked

@@ -17,7 +17,8 @@ typealias ShardJob = @convention(c) (UnsafeMutableRawPointer) -> Void
 /// thread does not wake (a parked thread costs nothing between due events).
 ///
 /// One poster: the set's thread posts a job and waits for it; the worker
-/// touches only what the job's pointer names (its shard) meanwhile.
+/// writes only what the job's pointer names (its shard's lane and core,
+/// or its half of a merge) meanwhile.
 final class ShardWorker: @unchecked Sendable {
     /// Jobs posted, and done.
     private let posted = Atomic<Int>(0)
