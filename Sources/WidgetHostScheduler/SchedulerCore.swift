@@ -1384,12 +1384,17 @@ struct SchedulerCore: ~Copyable, Sendable {
     /// buckets are emptied at once. `asPlannedOnly` (with no limit): the
     /// reloads not issued as planned (made by every rule, which may read
     /// and write the host-wide free-reload ledger) are left queued as they
-    /// are, their positions moved to the front of `due`, in order;
-    /// `leavesNotIssued`: so are the reloads not due after all, to be
-    /// planned again by the caller (``replan(positions:)``) after the
-    /// wakeup's last issue, as one engine plans them after its whole
-    /// wakeup. Returns how many were issued, how many were left so, and
-    /// whether the reloads issued are of more than one group (batch).
+    /// are, their positions moved to the front of `due`, in order, but
+    /// for those the rules cannot read or write it for (a counted reload
+    /// of an app in the background, not under the free cap, outside
+    /// developer mode), which are issued by the rules here, as they read
+    /// and write nothing another shard does (one not due after all is left
+    /// too, and found so again in global order); `leavesNotIssued`: so are
+    /// the reloads not due after all, to be planned again by the caller
+    /// (``replan(positions:)``) after the wakeup's last issue, as one
+    /// engine plans them after its whole wakeup. Returns how many were
+    /// issued, how many were left so, and whether the reloads issued are of
+    /// more than one group (batch).
     /// Called once per wakeup, from
     /// ``issueDue(at:limit:into:)`` and a shard's
     /// ``issueShard(_:all:at:limit:asPlannedOnly:leavesNotIssued:into:)``, and never
@@ -1425,6 +1430,10 @@ struct SchedulerCore: ~Copyable, Sendable {
         // whose wakeups issue a reload or two, 4 % more instructions.)
         let placeholder = ReloadTicket(position: 0, group: 0, serial: 0)
         let start = tickets.count
+        // Whether a counted reload not under the free cap leaves the
+        // free-reload ledger alone (in developer mode a free reload is
+        // recorded there though no cap is asked).
+        let countedLeavesLedger = !configuration.developerMode
         tickets.append(contentsOf: repeatElement(placeholder, count: due.count))
         var firstGroup: Int32 = -1
         var grouped = false
@@ -1478,8 +1487,11 @@ struct SchedulerCore: ~Copyable, Sendable {
                         p, dueSince: dueSince, time: node.key, latest: node.latest, planned: planned, at: now)
                 } else {
                     // Left queued as it is, for the set to issue in
-                    // global order (moved to the front of `due` below).
-                    if asPlannedOnly { continue }
+                    // global order (moved to the front of `due` below),
+                    // when the rules may read or write the ledger for it.
+                    if asPlannedOnly && !(countedLeavesLedger && charge == .counted && !node.underFreeCap) {
+                        continue
+                    }
                     guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
                     serial = ruled
                 }

@@ -667,7 +667,10 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
 
     mutating func dueReloads(at now: Double, limit: Int, into tickets: inout [ReloadTicket]) {
         guard count > 1 else { return cores[0].dueReloads(at: now, limit: limit, into: &tickets) }
-        if !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) }
+        // The caller's tickets are replaced: the merge writes over their
+        // slots (no fill of the room first); without one, they are emptied.
+        var merged = false
+        defer { if !merged && !tickets.isEmpty { tickets.removeAll(keepingCapacity: true) } }
         // Each shard's time moved on (its rechecks and entry changes due by
         // now), on every shard's thread when a recheck is due and the
         // wakeup is large.
@@ -689,16 +692,27 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         if !(0..<count).allSatisfy({ cores[$0].walkHoldsDue(at: now) }) {
             if let wake = batchTime(now: now), wake > now { return }
         }
+        // Each lane holds its shard's maps (the set's global position of
+        // each of its positions, the set's group of each of its groups)
+        // until its tickets are made the set's: a swap, no copy.
         for s in 0..<count {
             lanes[s].now = now
             lanes[s].issued.removeAll(keepingCapacity: true)
             lanes[s].next = 0
+            lanes[s].finishesEarly = limit == .max
+            lanes[s].finished = false
+            swap(&lanes[s].globals, &globals[s])
+            swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
+            lanes[s].ranks = groups.ranks
         }
-        // Each shard issues its due reloads issued as planned, which read
-        // and write nothing host-wide, on every shard's thread when they
-        // are many; those made by every rule (which may read and write the
-        // free-reload ledger) are left in its lane. With a limit, only when
-        // every due reload is within it.
+        // Each shard issues its due reloads issued as planned, and those
+        // made by every rule that cannot read or write the free-reload
+        // ledger (a counted reload of an app in the background, not under
+        // the free cap), which read and write nothing host-wide, on every
+        // shard's thread when they are many; the others are left in its
+        // lane. With a limit, only when every due reload is within it.
+        // With none, a shard that left none makes its tickets the set's in
+        // the same part.
         let parallel: Bool
         if limit == .max {
             parallel = count > 1 && isLarge
@@ -713,28 +727,32 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             if total <= limit { everyShard(issuePhase, parallel: parallel) }
         }
         // The rest in global order: what one engine issues after those,
-        // the ledger's writes in the same order.
-        for s in 0..<count { lanes[s].planned = lanes[s].issued.count }
+        // the ledger's writes in the same order (none into a finished
+        // lane: it left nothing).
+        for s in 0..<count where !lanes[s].finished { lanes[s].planned = lanes[s].issued.count }
         issueInGlobalOrder(at: now, limit: limit)
-        // Each shard's tickets made the set's, on its thread (its lane
-        // holds its maps meanwhile: a swap, no copy), then merged.
-        for s in 0..<count {
-            swap(&lanes[s].globals, &globals[s])
-            swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
-            lanes[s].ranks = groups.ranks
+        // Each shard's tickets made the set's, on its thread where it did
+        // not already, then merged.
+        var unfinished = 0
+        for s in 0..<count where !lanes[s].finished { unfinished += 1 }
+        if unfinished == count {
+            everyShard(finishPhase, parallel: parallel)
+        } else if unfinished > 0 {
+            for s in 0..<count where !lanes[s].finished { finishPhase(UnsafeMutableRawPointer(lanes + s)) }
         }
-        everyShard(finishPhase, parallel: parallel)
         for s in 0..<count {
             swap(&lanes[s].globals, &globals[s])
             swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
         }
         readsComingAhead = false
+        merged = true
         merge(into: &tickets, parallel: parallel)
     }
 
     /// Issues the shards' due reloads not looked at yet (each lane's from
-    /// its `next`) in global order, a run of one shard's positions at a
-    /// time, at most `limit` in all with those issued before; after each
+    /// its `next`, its maps lent to it) in global order, a run of one
+    /// shard's positions at a time, at most `limit` in all with those
+    /// issued before; after each
     /// run that recorded a free reload under the cap, the ledger is handed
     /// to the other shards.
     private mutating func issueInGlobalOrder(at now: Double, limit: Int) {
@@ -753,7 +771,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             var lowest = Int32.max
             var second = Int32.max
             for t in 0..<count where lanes[t].next < lanes[t].due.count {
-                let g = globals[t][lanes[t].due[lanes[t].next]]
+                let g = lanes[t].globals[lanes[t].due[lanes[t].next]]
                 if g < lowest {
                     second = lowest
                     lowest = g
@@ -766,7 +784,7 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
             let lane = lanes + s
             let start = lane.pointee.next
             var end = start
-            while end < lane.pointee.due.count && globals[s][lane.pointee.due[end]] < second { end += 1 }
+            while end < lane.pointee.due.count && lane.pointee.globals[lane.pointee.due[end]] < second { end += 1 }
             let ledger = cores[s].freeLedger
             // The shard's whole due list in one run: its due buckets may be emptied at once.
             let all = start == 0 && end == lane.pointee.due.count
@@ -789,7 +807,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     }
 
     /// The shards' tickets, the set's already and each shard's in its
-    /// batches' order (``ShardLane/finish()``), appended to `tickets`
+    /// batches' order (``ShardLane/finish()``), in place of what `tickets`
+    /// held (written over its slots, so its room is not filled first),
     /// merged: the batches in the order of their plugin and kind,
     /// each in global order, as one engine groups them
     /// (``ReloadTicket/appendGrouped(_:grouped:ranks:counts:to:)``). With
@@ -797,16 +816,20 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
     private mutating func merge(into tickets: inout [ReloadTicket], parallel: Bool) {
         var total = 0
         for s in 0..<count { total += lanes[s].issued.count }
+        if tickets.count > total {
+            tickets.removeLast(tickets.count - total)
+        } else if tickets.count < total {
+            tickets.append(
+                contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total - tickets.count))
+        }
         guard total > 0 else { return }
-        let start = tickets.count
-        tickets.append(contentsOf: repeatElement(ReloadTicket(position: 0, group: 0, serial: 0), count: total))
         let lanes = self.lanes
         let count = self.count
         // Two threads when two shards' workers are there (asked for at
         // this wakeup's earlier parts, not again here).
         let halves = parallel && count == 2 && !workers.isEmpty
         tickets.withUnsafeMutableBufferPointer { tickets in
-            let out = tickets.baseAddress! + start
+            let out = tickets.baseAddress!
             withUnsafeTemporaryAllocation(of: ShardRun.self, capacity: count) { runs in
                 // Each lane's tickets and batches' ends lent for the merge
                 // (read by both threads, written by none meanwhile).
@@ -1003,20 +1026,25 @@ struct ShardLane {
     /// Its positions due at `now`, ascending, and the first not issued yet.
     var due: [Int] = []
     var next = 0
-    /// Its tickets issued, in its order: those issued as planned (the
+    /// Its tickets issued, in its order: those issued on its thread (the
     /// first `planned`), then those issued in global order; after
     /// ``finish()``, the set's tickets in their batches' order (by the
     /// rank of their plugin and kind, then in global order).
     var issued: [ReloadTicket] = []
     var planned = 0
+    /// Whether it may end its wakeup in its issuing part (no limit), and
+    /// whether it did (``finishPhase``).
+    var finishesEarly = false
+    var finished = false
     /// After ``finish()``: where each rank's batch ends in `issued`, by
     /// rank (one more, the last the count).
     var rankEnds: [Int] = []
     /// Scratch for ``finish()``.
     var sorted: [ReloadTicket] = []
-    /// What ``finish()`` reads, the set's own maps lent for the phase: the
-    /// set's global position of each of the shard's, and the set's group
-    /// of each of the shard's groups.
+    /// The set's own maps, lent from the issuing part of a wakeup to the
+    /// end of ``finish()``: the set's global position of each of the
+    /// shard's positions, and the set's group of each of the shard's
+    /// groups.
     var globals: [Int32] = []
     var groupsOfShard: [Int32] = []
     /// The set's ranks of its groups, lent for ``finish()`` and the merge.
@@ -1027,7 +1055,8 @@ struct ShardLane {
     var replan: [Int] = []
     var now = 0.0
     var results = UnsafeMutableBufferPointer<TicketCompletion>(start: nil, count: 0)
-    /// Where its own results are in `results`.
+    /// Room for the index of every result in `results`, its own first
+    /// (counted at each batch; grown, never filled).
     var indices: [Int32] = []
     var places = UnsafeBufferPointer<ShardPlace>(start: nil, count: 0)
     /// The shard's serial of its first ticket of the last wakeup, and the
@@ -1060,7 +1089,7 @@ struct ShardLane {
     mutating func finish() {
         locals.removeAll(keepingCapacity: true)
         serialBase = issued.first?.serial ?? 0
-        for ticket in issued { locals.append(ticket.position) }
+        locals.append(contentsOf: issued.lazy.map(\.position))
         if planned > 0 && planned < issued.count && issued[planned - 1].position > issued[planned].position {
             sorted.removeAll(keepingCapacity: true)
             var a = 0
@@ -1235,19 +1264,27 @@ private let finishPhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     lane.pointee.finish()
     lane.pointee.core.pointee.readAheadComingReloads()
+    lane.pointee.finished = true
 }
 
 /// A shard's collecting and issuing at a wakeup with no limit: its due
-/// reloads collected, those issued as planned issued (``issuePhase``).
+/// reloads collected, those issued as planned issued (``issuePhase``);
+/// when that left none for the set to issue in global order, its end of
+/// the wakeup too (``finishPhase``: no second part to hand over).
 private let collectAndIssuePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     lane.pointee.core.pointee.collectDue(at: lane.pointee.now, into: &lane.pointee.due)
     issuePhase(raw)
+    if lane.pointee.finishesEarly && lane.pointee.due.isEmpty {
+        lane.pointee.planned = lane.pointee.issued.count
+        finishPhase(raw)
+    }
 }
 
-/// A shard's issuing of its due reloads issued as planned (collected
-/// already); those made by every rule left in `due`, for the set to issue
-/// in global order.
+/// A shard's issuing of its due reloads issued as planned, and of those
+/// made by every rule that cannot touch the free-reload ledger (collected
+/// already); the others left in `due`, for the set to issue in global
+/// order.
 private let issuePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
     let now = lane.pointee.now
@@ -1274,19 +1311,31 @@ private let latestPhase: ShardJob = { raw in
 /// A shard's completing of its results in a batch.
 private let completePhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
-    // Its own results found first, by their serials' low bits.
-    lane.pointee.indices.removeAll(keepingCapacity: true)
+    // Its own results found first, by their serials' low bits: every
+    // index written, and counted when the result is the shard's, without a
+    // branch (the shards' results alternate as their positions do, which
+    // no predictor follows), in room for all of them (grown, not filled,
+    // at each batch).
     let mask = UInt64(1) << ShardSet.shardBits - 1
     let shard = UInt64(lane.pointee.shard)
     let results = lane.pointee.results
-    for i in results.indices where results[i].ticket.serial & mask == shard {
-        lane.pointee.indices.append(Int32(i))
+    if lane.pointee.indices.count < results.count {
+        lane.pointee.indices.append(contentsOf: repeatElement(0, count: results.count - lane.pointee.indices.count))
+    }
+    let own = lane.pointee.indices.withUnsafeMutableBufferPointer { indices in
+        var n = 0
+        for i in results.indices {
+            indices[n] = Int32(truncatingIfNeeded: i)
+            n &+= results[i].ticket.serial & mask == shard ? 1 : 0
+        }
+        return n
     }
     lane.pointee.locals.withUnsafeBufferPointer { locals in
         lane.pointee.indices.withUnsafeBufferPointer { indices in
             lane.pointee.core.pointee.completeShard(
-                lane.pointee.results, indices: indices, shard: lane.pointee.shard, bits: ShardSet.shardBits,
-                places: lane.pointee.places, recent: (lane.pointee.serialBase, locals), at: lane.pointee.now)
+                lane.pointee.results, indices: UnsafeBufferPointer(rebasing: indices[..<own]),
+                shard: lane.pointee.shard, bits: ShardSet.shardBits, places: lane.pointee.places,
+                recent: (lane.pointee.serialBase, locals), at: lane.pointee.now)
         }
     }
 }
