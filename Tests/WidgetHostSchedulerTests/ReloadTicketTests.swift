@@ -143,6 +143,29 @@ struct ReloadTicketTests {
         for i in 1..<6 { #expect(s.instanceState("w\(i)")?.inFlight == nil, "w\(i)") }
     }
 
+    @Test(
+        "replace what the array held, longer or shorter, on one thread or both; none due empties it",
+        arguments: [(1, 64), (2, 64), (2, 1), (3, 1)])
+    func replaceTheArray(shards: Int, parallelMinimum: Int) {
+        // The same scheduler three times, its tickets asked into an empty
+        // array, one holding more than the wakeup's six and one fewer.
+        var held: [[ReloadTicket]] = [
+            [],
+            (0..<10).map { ReloadTicket(position: Int32($0), group: 7, serial: 99) },
+            [ReloadTicket(position: 3, group: 1, serial: 5)],
+        ]
+        var schedulers = (0..<3).map { _ in Self.scheduler(shards: shards) }
+        for k in 0..<3 {
+            schedulers[k].parallelMinimum = parallelMinimum
+            schedulers[k].dueReloads(at: t0, into: &held[k])
+        }
+        #expect(held[0].count == 6)
+        #expect(held[1] == held[0] && held[2] == held[0])
+        // Every instance in flight: nothing due, the array emptied.
+        schedulers[1].dueReloads(at: t0 + 60, into: &held[1])
+        #expect(held[1].isEmpty)
+    }
+
     @Test("are void once the state is replaced or their issue rolled back", arguments: [1, 2, 3])
     func voidAfterReplaceAndRollBack(shards: Int) throws {
         var s = Self.scheduler(shards: shards)
