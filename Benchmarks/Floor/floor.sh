@@ -10,10 +10,17 @@
 # warm-up), INSTANCES instances (100,000) and 30 events per instance; then
 # the medians, and the spread and median of the rounds' ratios:
 #   Benchmarks/Floor/floor.sh --steady [INSTANCES] [ROUNDS]
+# With --roundtrip, a cache line's round trip between CPUs 0 and 1
+# (roundtrip.c), the floor of handing work between the shards' threads:
+#   Benchmarks/Floor/floor.sh --roundtrip
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 out=${FLOOR_OUT:-/tmp/widgethost-floor}
 mkdir -p "$out"
+if [ "$1" = "--roundtrip" ]; then
+    cc -O2 -pthread -o "$out/roundtrip" "$here/roundtrip.c"
+    exec "$out/roundtrip"
+fi
 if [ "$1" = "--steady" ]; then
     n=${2:-100000}
     rounds=${3:-6}
