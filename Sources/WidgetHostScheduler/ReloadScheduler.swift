@@ -450,7 +450,8 @@ public struct ReloadScheduler: Sendable {
         engine.dueReloads(at: now, limit: limit)
     }
 
-    /// The reloads due at `now`, as tickets in `tickets` (emptied first):
+    /// The reloads due at `now`, as tickets in `tickets`, in place of what
+    /// it held:
     /// grouped by batch (one per plugin and kind, in the order of their
     /// plugin and kind), each batch in the order of the instances. Each is
     /// marked in flight (and counted, if counted) until it is completed

@@ -1492,7 +1492,16 @@ struct SchedulerCore: ~Copyable, Sendable {
                     if asPlannedOnly && !(countedLeavesLedger && charge == .counted && !node.underFreeCap) {
                         continue
                     }
+                    #if DEBUG
+                        // On a shard's thread, the ledger is the other shards' too.
+                        let ledgerBefore = asPlannedOnly ? freeLedger : nil
+                    #endif
                     guard let ruled = issueByTheRules(p, appCharge: charge, at: now) else { continue }
+                    #if DEBUG
+                        assert(
+                            ledgerBefore.map { $0 == freeLedger } ?? true,
+                            "a reload issued on a shard's thread recorded a free reload in the host-wide ledger")
+                    #endif
                     serial = ruled
                 }
                 let group = Int32(instances[info: p].group)
@@ -2200,8 +2209,9 @@ extension SchedulerCore {
     /// Issues the reloads of `due` (this shard's positions queued by `now`,
     /// ascending), at most `limit`: ``issue(_:all:at:limit:asPlannedOnly:into:)``.
     /// Returns how many were issued and how many were left (moved to the
-    /// front of `due`): for the rules, with `asPlannedOnly`; not due after
-    /// all, with `leavesNotIssued`.
+    /// front of `due`): with `asPlannedOnly`, those made by every rule that
+    /// may touch the free-reload ledger, and those found not due after all;
+    /// not due after all, with `leavesNotIssued`.
     mutating func issueShard(
         _ due: UnsafeMutableBufferPointer<Int>, all: Bool, at now: Double, limit: Int, asPlannedOnly: Bool,
         leavesNotIssued: Bool = false, into tickets: inout [ReloadTicket]

@@ -708,7 +708,8 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         // Each shard issues its due reloads issued as planned, and those
         // made by every rule that cannot read or write the free-reload
         // ledger (a counted reload of an app in the background, not under
-        // the free cap), which read and write nothing host-wide, on every
+        // the free cap, outside developer mode), which read and write
+        // nothing host-wide, on every
         // shard's thread when they are many; the others are left in its
         // lane. With a limit, only when every due reload is within it.
         // With none, a shard that left none makes its tickets the set's in
@@ -733,13 +734,9 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         issueInGlobalOrder(at: now, limit: limit)
         // Each shard's tickets made the set's, on its thread where it did
         // not already, then merged.
-        var unfinished = 0
-        for s in 0..<count where !lanes[s].finished { unfinished += 1 }
-        if unfinished == count {
-            everyShard(finishPhase, parallel: parallel)
-        } else if unfinished > 0 {
-            for s in 0..<count where !lanes[s].finished { finishPhase(UnsafeMutableRawPointer(lanes + s)) }
-        }
+        // (A finished lane's part is empty: each unfinished one is finished
+        // on its own thread, whose cache its next issue reads.)
+        if (0..<count).contains(where: { !lanes[$0].finished }) { everyShard(finishPhase, parallel: parallel) }
         for s in 0..<count {
             swap(&lanes[s].globals, &globals[s])
             swap(&lanes[s].groupsOfShard, &groups.ofShard[s])
@@ -1026,8 +1023,8 @@ struct ShardLane {
     /// Its positions due at `now`, ascending, and the first not issued yet.
     var due: [Int] = []
     var next = 0
-    /// Its tickets issued, in its order: those issued on its thread (the
-    /// first `planned`), then those issued in global order; after
+    /// Its tickets issued, in its order: those issued in its shard's part
+    /// (the first `planned`), then those issued in global order; after
     /// ``finish()``, the set's tickets in their batches' order (by the
     /// rank of their plugin and kind, then in global order).
     var issued: [ReloadTicket] = []
@@ -1079,7 +1076,8 @@ struct ShardLane {
     /// The wakeup's tickets made the set's, in their batches' order: each
     /// one's position in the shard kept first, by serial (the shard numbers
     /// its issues one after another: a batch's completion finds each there,
-    /// not in the global places, a miss each); those issued as planned and
+    /// not in the global places, a miss each); those issued in its shard's
+    /// part and
     /// those issued in global order merged (each part is in order); then
     /// the global position, the set's group, and the serial with the shard
     /// in its low ``ShardSet/shardBits`` bits; then grouped by batch with
@@ -1089,7 +1087,7 @@ struct ShardLane {
     mutating func finish() {
         locals.removeAll(keepingCapacity: true)
         serialBase = issued.first?.serial ?? 0
-        locals.append(contentsOf: issued.lazy.map(\.position))
+        locals.append(contentsOf: issued.lazy.map { $0.position })
         if planned > 0 && planned < issued.count && issued[planned - 1].position > issued[planned].position {
             sorted.removeAll(keepingCapacity: true)
             var a = 0
@@ -1262,13 +1260,14 @@ private let observePhase: ShardJob = { raw in
 /// (``ShardLane/finish()``), and what comes next read ahead on its thread.
 private let finishPhase: ShardJob = { raw in
     let lane = raw.assumingMemoryBound(to: ShardLane.self)
+    guard !lane.pointee.finished else { return }
     lane.pointee.finish()
     lane.pointee.core.pointee.readAheadComingReloads()
     lane.pointee.finished = true
 }
 
 /// A shard's collecting and issuing at a wakeup with no limit: its due
-/// reloads collected, those issued as planned issued (``issuePhase``);
+/// reloads collected, those it may issue issued (``issuePhase``);
 /// when that left none for the set to issue in global order, its end of
 /// the wakeup too (``finishPhase``: no second part to hand over).
 private let collectAndIssuePhase: ShardJob = { raw in
@@ -1325,7 +1324,7 @@ private let completePhase: ShardJob = { raw in
     let own = lane.pointee.indices.withUnsafeMutableBufferPointer { indices in
         var n = 0
         for i in results.indices {
-            indices[n] = Int32(truncatingIfNeeded: i)
+            indices[n] = Int32(i)
             n &+= results[i].ticket.serial & mask == shard ? 1 : 0
         }
         return n

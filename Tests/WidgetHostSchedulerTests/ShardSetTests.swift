@@ -57,6 +57,46 @@ struct ShardSetTests {
         #expect(one.state == many.state)
     }
 
+    @Test("with a limit, the first reloads in global order, as one engine issues them", arguments: [2, 3])
+    func limitedWakeups(shards: Int) {
+        // Twelve instances of three apps, one in the foreground (its policy
+        // reloads free, under the host-wide cap: issued in global order),
+        // dealt out one at a time; every part on the shards' threads.
+        func scheduler(shards: Int) -> ReloadScheduler {
+            var s = ReloadScheduler(configuration: testConfig(), shards: shards, run: 1)
+            s.parallelMinimum = 1
+            for i in 0..<12 {
+                s.add(instance("w\(i)", kind: "k\(i % 2)", plugin: "p\(i % 3)", app: "a\(i % 3)"), at: t0)
+            }
+            s.handle(.appForeground("a1"), at: t0)
+            return s
+        }
+        var one = scheduler(shards: 1)
+        var many = scheduler(shards: shards)
+        var oneTickets: [ReloadTicket] = []
+        // Not empty: each wakeup's tickets replace what the array held,
+        // none at all (a limit of 0) included.
+        var manyTickets = (0..<5).map { ReloadTicket(position: Int32($0), group: 0, serial: 1) }
+        var wakeups = 0
+        while let wake = one.nextWakeup(), wake < t0 + day, wakeups < 2_000 {
+            #expect(many.nextWakeup() == wake)
+            let limit = [3, 1, 0, 7][wakeups % 4]
+            one.dueReloads(at: wake, limit: limit, into: &oneTickets)
+            many.dueReloads(at: wake, limit: limit, into: &manyTickets)
+            #expect(oneTickets.map(\.position) == manyTickets.map(\.position), "wakeup \(wakeups)")
+            #expect(oneTickets.map { one.decision(for: $0) } == manyTickets.map { many.decision(for: $0) })
+            one.complete(
+                oneTickets.map { TicketCompletion(ticket: $0, outcome: JournalTests.answer(one.decision(for: $0)!)) },
+                at: wake)
+            many.complete(
+                manyTickets.map { TicketCompletion(ticket: $0, outcome: JournalTests.answer(many.decision(for: $0)!)) },
+                at: wake)
+            #expect(one.state == many.state, "wakeup \(wakeups)")
+            wakeups += 1
+        }
+        #expect(wakeups > 100)
+    }
+
     @Test("tickets of a rolled-back wakeup, or of removed instances, complete nothing", arguments: [2, 3])
     func voidTicketsCompleteNothing(shards: Int) {
         var one = Self.scheduler(shards: 1)
