@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 enum { rounds = 2000000 };
@@ -21,11 +22,15 @@ enum { rounds = 2000000 };
 /* The counter: odd after CPU 0's write, even after CPU 1's. */
 static _Atomic long turn __attribute__((aligned(64)));
 
+/* Pins this thread to `cpu`; without two CPUs there is nothing to time. */
 static void pin(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+        fprintf(stderr, "roundtrip: cannot run on CPU %d (this machine needs CPUs 0 and 1 online)\n", cpu);
+        exit(2);
+    }
 }
 
 static void *answer(void *unused) {

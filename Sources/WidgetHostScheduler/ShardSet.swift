@@ -709,11 +709,10 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         // made by every rule that cannot read or write the free-reload
         // ledger (a counted reload of an app in the background, not under
         // the free cap, outside developer mode), which read and write
-        // nothing host-wide, on every
-        // shard's thread when they are many; the others are left in its
-        // lane. With a limit, only when every due reload is within it.
-        // With none, a shard that left none makes its tickets the set's in
-        // the same part.
+        // nothing host-wide, on every shard's thread when they are many;
+        // the others are left in its lane. With a limit, only when every
+        // due reload is within it. With none, a shard that left none makes
+        // its tickets the set's in the same part.
         let parallel: Bool
         if limit == .max {
             parallel = count > 1 && isLarge
@@ -732,10 +731,9 @@ struct ShardSet: ~Copyable, @unchecked Sendable {
         // lane: it left nothing).
         for s in 0..<count where !lanes[s].finished { lanes[s].planned = lanes[s].issued.count }
         issueInGlobalOrder(at: now, limit: limit)
-        // Each shard's tickets made the set's, on its thread where it did
-        // not already, then merged.
-        // (A finished lane's part is empty: each unfinished one is finished
-        // on its own thread, whose cache its next issue reads.)
+        // Each shard's tickets made the set's where it did not already, on
+        // its own thread, whose cache its next issue reads (a finished
+        // lane's part is empty), then merged.
         if (0..<count).contains(where: { !lanes[$0].finished }) { everyShard(finishPhase, parallel: parallel) }
         for s in 0..<count {
             swap(&lanes[s].globals, &globals[s])
@@ -1077,8 +1075,8 @@ struct ShardLane {
     /// one's position in the shard kept first, by serial (the shard numbers
     /// its issues one after another: a batch's completion finds each there,
     /// not in the global places, a miss each); those issued in its shard's
-    /// part and
-    /// those issued in global order merged (each part is in order); then
+    /// part and those issued in global order merged (each part is in
+    /// order); then
     /// the global position, the set's group, and the serial with the shard
     /// in its low ``ShardSet/shardBits`` bits; then grouped by batch with
     /// the counting sort one engine uses
