@@ -64,27 +64,37 @@ public enum DataDirectory {
     public static func makeTemporary() -> String? {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/widgethost-load.XXXXXX").utf8CString)
-        let made: String? = template.withUnsafeMutableBufferPointer { buffer in
-            guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
-            return String(cString: made)
-        }
-        if let made { InterruptCleanup.removeOnInterrupt(made) }
-        return made
+        return InterruptCleanup.make(
+            {
+                template.withUnsafeMutableBufferPointer { buffer in
+                    guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
+                    return String(cString: made)
+                }
+            }, removeOnInterrupt: { $0 })
     }
 
     /// Removes `path` and everything under it, without following symlinks.
     public static func removeTree(_ path: String) {
-        InterruptCleanup.forget(path)
+        // Removed, then forgotten: a signal in between finds it gone, where
+        // the other order left it to a process that died removing it.
         _ = wh_remove_tree(path)
+        InterruptCleanup.forget(path)
     }
 
-    /// Creates `path` and its parents (mode 0700) if missing.
+    /// Creates `path` and its parents (mode 0700) if missing; nothing once
+    /// the command is interrupted (``InterruptCleanup``), so a folder the
+    /// cleanup removed is not made again.
     public static func ensure(_ path: String) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            mkdir(prefix, 0o700)
-        }
+        if access(path, F_OK) == 0 { return }
+        _ = InterruptCleanup.make(
+            { () -> Void? in
+                var prefix = path.hasPrefix("/") ? "" : "."
+                for component in path.split(separator: "/") {
+                    prefix += "/" + component
+                    mkdir(prefix, 0o700)
+                }
+                return ()
+            }, removeOnInterrupt: { _ in nil })
     }
 }
 

@@ -56,6 +56,21 @@ public enum InterruptCleanup {
         if now { DataDirectory.removeTree(path) }
     }
 
+    /// Runs `make`, which creates folders, unless a signal came; the
+    /// cleanup waits while it runs. Then what `make` returns (a folder to
+    /// remove on an interrupt) is registered in the same step, so a signal
+    /// either finds the folder registered or stops it from being made.
+    /// Without this, a folder made while the cleanup was removing (a
+    /// temporary root, or a plugin's data folder under one, with `mkdir -p`
+    /// making its parent again) outlived the command. Nil after a signal.
+    static func make<Made>(_ make: () -> Made?, removeOnInterrupt path: (Made) -> String?) -> Made? {
+        state.withLock { state in
+            guard !state.interrupted, let made = make() else { return nil }
+            if let path = path(made) { state.paths.append(path) }
+            return made
+        }
+    }
+
     /// The command removed `path` itself (or keeps it).
     public static func forget(_ path: String) {
         state.withLock { $0.paths.removeAll { $0 == path } }
@@ -74,13 +89,21 @@ public enum InterruptCleanup {
             while got < 0 && errno == EINTR { got = read(pipe, &byte, 1) }
             guard got == 1 else { return }
             let signalNumber = Int32(byte)
-            // Every folder registered until now; one registered meanwhile
-            // is removed by removeOnInterrupt itself.
+            // Every folder registered until now; from now on none is made
+            // (make(_:removeOnInterrupt:)), and one registered after is
+            // removed by removeOnInterrupt itself.
             let paths = state.withLock { state in
                 state.interrupted = true
                 return state.paths
             }
-            for path in paths { DataDirectory.removeTree(path) }
+            // A runner still writing in its data folder can refill it while
+            // it is removed (the runners die with this process, not before).
+            for path in paths {
+                for attempt in 0..<5 where access(path, F_OK) == 0 {
+                    if attempt > 0 { usleep(20_000) }
+                    DataDirectory.removeTree(path)
+                }
+            }
             signal(signalNumber, SIG_DFL)
             raise(signalNumber)
         }
