@@ -21,6 +21,7 @@ enum DaemonReport {
             if let identifier = plugin.identifier { line += "  \(identifier) \(plugin.version ?? "")" }
             if let isolation = plugin.isolation { line += "  isolation: \(isolation)" }
             if plugin.crashes > 0 { line += "  crashes: \(plugin.crashes)" }
+            if plugin.calling == true { line += "  calling" }
             lines.append(line)
             lines.append("      \(plugin.path)")
             if let problem = plugin.problem { lines.append("      problem: \(problem)") }

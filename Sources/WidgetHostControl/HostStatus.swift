@@ -50,6 +50,11 @@ public struct PluginStatus: Sendable, Hashable, Codable {
     /// quarantine ends then). Absent when the file is the one loaded, and
     /// while the plugin is loading.
     public var fileChanged: Bool?
+    /// True while a call of this plugin runs in its runner. A reload issued
+    /// but waiting in the plugin's queue (its worker starting, or another
+    /// call running) is `inFlight` on its instance, not yet calling here.
+    /// Absent when no call runs.
+    public var calling: Bool?
 
     public init(
         name: String, path: String, state: String, identifier: String? = nil, version: String? = nil,

@@ -31,6 +31,7 @@ extension Daemon {
             // One stat per plugin (never a read of the file): what was
             // loaded is reported as such once the file is replaced.
             if worker.fileChanged { entry.fileChanged = true }
+            if worker.isCalling { entry.calling = true }
             return entry
         }
         let count = scheduler.instanceCount

@@ -420,9 +420,17 @@ struct DaemonSignalTests {
                 }
                 """)
         try daemon.start()
+        // Running in the runner, not only issued: a reload still queued
+        // behind the worker's start (a busy machine) stays queued at a
+        // SIGTERM, and the daemon stops at once without a timeout to log.
         try waitUntil("the call is running") {
-            try daemon.status().instances.first { $0.id == "stuck" }?.inFlight == true
+            let status = try daemon.status()
+            return status.instances.first { $0.id == "stuck" }?.inFlight == true
+                && status.plugins.first { $0.name == "hang" }?.calling == true
         }
+        let text = try CLI.run(["status", "--socket", daemon.socket])
+        let pluginLine = text.stdout.split(separator: "\n").first { $0.hasPrefix("  hang  loaded") }
+        #expect(pluginLine?.hasSuffix("  calling") == true, "\(text.stdout)")
         let started = Date()
         #expect(daemon.stop() == 0)
         let took = Date().timeIntervalSince(started)
