@@ -49,19 +49,26 @@ public struct WidgetHostCommand: ParsableCommand {
     /// error.
     public static func runFromCommandLine() -> Never {
         let wantsJSON = CommandLine.arguments.dropFirst().prefix(while: { $0 != "--" }).contains("--json")
+        // An interrupted command dies by its signal once its temporary
+        // folders are removed, whatever it was doing (InterruptCleanup).
+        func exit(_ status: Int32) -> Never {
+            InterruptCleanup.holdIfInterrupted()
+            Glibc.exit(status)
+        }
         func fail(_ message: String, code: String, hint: String?, status: Int32) -> Never {
+            InterruptCleanup.holdIfInterrupted()
             FileHandleOutput.standardError("error: \(message)\n")
             if wantsJSON {
                 print(JSONReport.line(JSONReport.ErrorDocument(code: code, message: message, hint: hint)))
             }
-            Glibc.exit(status)
+            exit(status)
         }
         do {
             var command = try parseAsRoot()
             try command.run()
-            Glibc.exit(0)
+            exit(0)
         } catch let code as ExitCode {
-            Glibc.exit(code.rawValue)
+            exit(code.rawValue)
         } catch let usage as UsageError {
             fail(usage.description, code: "usage", hint: nil, status: ExitStatus.usage.rawValue)
         } catch let fault as HostFault {
@@ -79,7 +86,7 @@ public struct WidgetHostCommand: ParsableCommand {
             if code == .success {
                 // --help and --version
                 print(fullMessage(for: error))
-                Glibc.exit(0)
+                exit(0)
             }
             let status: Int32 = code == .failure ? 1 : 2
             FileHandleOutput.standardError(fullMessage(for: error) + "\n")
@@ -90,7 +97,7 @@ public struct WidgetHostCommand: ParsableCommand {
                     hint: status == 2 ? "see --help for the command's usage" : nil)
                 print(JSONReport.line(document))
             }
-            Glibc.exit(status)
+            exit(status)
         }
     }
 }

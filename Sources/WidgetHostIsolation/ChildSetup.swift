@@ -59,8 +59,9 @@ public enum DataDirectory {
     }
 
     /// A new empty directory (mode 0700) under `$TMPDIR` or /tmp, for a load
-    /// without a call; nil if it cannot be made. Removed if the command is
-    /// interrupted first (``InterruptCleanup``).
+    /// without a call; nil if it cannot be made, or once the command is
+    /// interrupted (`errno` EINTR). Removed if the command is interrupted
+    /// first (``InterruptCleanup``).
     public static func makeTemporary() -> String? {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/widgethost-load.XXXXXX").utf8CString)
@@ -75,8 +76,9 @@ public enum DataDirectory {
 
     /// Removes `path` and everything under it, without following symlinks.
     public static func removeTree(_ path: String) {
-        // Removed, then forgotten: a signal in between finds it gone, where
-        // the other order left it to a process that died removing it.
+        // Removed, then forgotten: a signal during the removal still finds
+        // it registered, and the cleanup removes it too (the other order
+        // left it to a process that died removing it).
         _ = wh_remove_tree(path)
         InterruptCleanup.forget(path)
     }

@@ -29,7 +29,8 @@ public enum InterruptCleanup {
     private struct State {
         var paths: [String] = []
         var enabled = false
-        /// A signal came: folders registered from now on are removed at once.
+        /// A signal came: no folder is made any more (``make(_:removeOnInterrupt:)``),
+        /// and one registered from now on is removed at once.
         var interrupted = false
     }
 
@@ -65,10 +66,25 @@ public enum InterruptCleanup {
     /// making its parent again) outlived the command. Nil after a signal.
     static func make<Made>(_ make: () -> Made?, removeOnInterrupt path: (Made) -> String?) -> Made? {
         state.withLock { state in
-            guard !state.interrupted, let made = make() else { return nil }
+            guard !state.interrupted else {
+                errno = EINTR
+                return nil
+            }
+            guard let made = make() else { return nil }
             if let path = path(made) { state.paths.append(path) }
             return made
         }
+    }
+
+    /// Waits for the signal's default action if the command was
+    /// interrupted, and returns at once otherwise. A command calls it before
+    /// it exits: a command whose folder was refused after the signal (or
+    /// that ended meanwhile) would otherwise exit with its own status, maybe
+    /// while the cleanup was still removing, instead of dying by the signal
+    /// once the folders are gone.
+    public static func holdIfInterrupted() {
+        guard state.withLock({ $0.interrupted }) else { return }
+        while true { pause() }
     }
 
     /// The command removed `path` itself (or keeps it).

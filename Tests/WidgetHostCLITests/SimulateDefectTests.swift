@@ -96,7 +96,7 @@ struct SimulateDefectTests {
         let script = """
             export TMPDIR='\(tmp)'
             for ms in \(delays.map(String.init).joined(separator: " ")); do
-                '\(CLI.executable)' bench '\(CLI.fixtures)/good.so' --entry timeline -n 100000000 --json >/dev/null 2>&1 &
+                '\(CLI.executable)' bench '\(CLI.fixtures)/good.so' --entry timeline -n \(BenchLoad.maximumCalls) --json >/dev/null 2>&1 &
                 pid=$!
                 sleep $(printf '0.%03d' $ms)
                 kill -TERM $pid
