@@ -51,7 +51,7 @@ public struct WidgetHostCommand: ParsableCommand {
         let wantsJSON = CommandLine.arguments.dropFirst().prefix(while: { $0 != "--" }).contains("--json")
         // An interrupted command dies by its signal once its temporary
         // folders are removed, whatever it was doing (InterruptCleanup).
-        func exit(_ status: Int32) -> Never {
+        func leave(_ status: Int32) -> Never {
             InterruptCleanup.holdIfInterrupted()
             Glibc.exit(status)
         }
@@ -61,14 +61,14 @@ public struct WidgetHostCommand: ParsableCommand {
             if wantsJSON {
                 print(JSONReport.line(JSONReport.ErrorDocument(code: code, message: message, hint: hint)))
             }
-            exit(status)
+            leave(status)
         }
         do {
             var command = try parseAsRoot()
             try command.run()
-            exit(0)
+            leave(0)
         } catch let code as ExitCode {
-            exit(code.rawValue)
+            leave(code.rawValue)
         } catch let usage as UsageError {
             fail(usage.description, code: "usage", hint: nil, status: ExitStatus.usage.rawValue)
         } catch let fault as HostFault {
@@ -86,7 +86,7 @@ public struct WidgetHostCommand: ParsableCommand {
             if code == .success {
                 // --help and --version
                 print(fullMessage(for: error))
-                exit(0)
+                leave(0)
             }
             let status: Int32 = code == .failure ? 1 : 2
             FileHandleOutput.standardError(fullMessage(for: error) + "\n")
@@ -97,7 +97,7 @@ public struct WidgetHostCommand: ParsableCommand {
                     hint: status == 2 ? "see --help for the command's usage" : nil)
                 print(JSONReport.line(document))
             }
-            exit(status)
+            leave(status)
         }
     }
 }

@@ -71,7 +71,7 @@ public enum DataDirectory {
                     guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
                     return String(cString: made)
                 }
-            }, removeOnInterrupt: { $0 })
+            }, removeOnInterrupt: true)
     }
 
     /// Removes `path` and everything under it, without following symlinks.
@@ -89,14 +89,14 @@ public enum DataDirectory {
     public static func ensure(_ path: String) {
         if access(path, F_OK) == 0 { return }
         _ = InterruptCleanup.make(
-            { () -> Void? in
+            {
                 var prefix = path.hasPrefix("/") ? "" : "."
                 for component in path.split(separator: "/") {
                     prefix += "/" + component
                     mkdir(prefix, 0o700)
                 }
-                return ()
-            }, removeOnInterrupt: { _ in nil })
+                return path
+            }, removeOnInterrupt: false)
     }
 }
 

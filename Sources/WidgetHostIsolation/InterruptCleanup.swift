@@ -57,21 +57,22 @@ public enum InterruptCleanup {
         if now { DataDirectory.removeTree(path) }
     }
 
-    /// Runs `make`, which creates folders, unless a signal came; the
-    /// cleanup waits while it runs. Then what `make` returns (a folder to
-    /// remove on an interrupt) is registered in the same step, so a signal
-    /// either finds the folder registered or stops it from being made.
-    /// Without this, a folder made while the cleanup was removing (a
-    /// temporary root, or a plugin's data folder under one, with `mkdir -p`
-    /// making its parent again) outlived the command. Nil after a signal.
-    static func make<Made>(_ make: () -> Made?, removeOnInterrupt path: (Made) -> String?) -> Made? {
+    /// Runs `make`, which creates a folder and returns its path (nil if it
+    /// could not), unless a signal came (then nil, `errno` EINTR); the
+    /// cleanup waits while it runs. With `removeOnInterrupt`, the folder is
+    /// registered in the same step, so a signal either finds it registered
+    /// or stops it from being made. Without this, a folder made while the
+    /// cleanup was removing (a temporary root, or a plugin's data folder
+    /// under one, with `mkdir -p` making its parent again) outlived the
+    /// command.
+    static func make(_ make: () -> String?, removeOnInterrupt: Bool) -> String? {
         state.withLock { state in
             guard !state.interrupted else {
                 errno = EINTR
                 return nil
             }
             guard let made = make() else { return nil }
-            if let path = path(made) { state.paths.append(path) }
+            if removeOnInterrupt { state.paths.append(made) }
             return made
         }
     }

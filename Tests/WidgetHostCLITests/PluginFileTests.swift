@@ -68,6 +68,10 @@ extension DaemonTests {
         var plugin = try #require(try daemon.status().plugins.first)
         #expect(plugin.identifier == "test.fixture.good")
         #expect(plugin.fileChanged == nil)
+        // No call runs once the reload is done (`calling` is absent).
+        try waitUntil("its call has ended", showing: daemon) {
+            try daemon.status().plugins.first?.calling == nil
+        }
 
         // Replaced as an install does: a new file renamed over the old one.
         try FileManager.default.copyItem(atPath: CLI.fixtures + "/ticking.so", toPath: file + ".new")
